@@ -1,0 +1,24 @@
+#include "util/error.h"
+
+namespace primus {
+
+std::string Error::Format() const {
+  std::string out = "error: " + message;
+  if (!hint.empty()) out += "\n  hint: " + hint;
+  return out;
+}
+
+Error UsageError(std::string message, std::string hint) {
+  return Error{ExitCode::kUsage, std::move(message), std::move(hint)};
+}
+Error ConfigError(std::string message, std::string hint) {
+  return Error{ExitCode::kConfig, std::move(message), std::move(hint)};
+}
+Error EnvironmentError(std::string message, std::string hint) {
+  return Error{ExitCode::kEnvironment, std::move(message), std::move(hint)};
+}
+Error TaskError(std::string message, std::string hint) {
+  return Error{ExitCode::kTaskFailed, std::move(message), std::move(hint)};
+}
+
+}  // namespace primus

@@ -1,0 +1,135 @@
+#include "util/files.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "util/strings.h"
+
+namespace primus {
+
+Result<std::string> ReadFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return EnvironmentError("cannot read " + path + ": " + std::strerror(errno));
+  }
+  std::string content;
+  char buffer[65536];
+  while (true) {
+    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int saved = errno;
+      ::close(fd);
+      return EnvironmentError("cannot read " + path + ": " + std::strerror(saved));
+    }
+    if (n == 0) break;
+    content.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return content;
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view content, int mode) {
+  std::string temporary = path + ".tmp." + std::to_string(getpid());
+  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) return EnvironmentError("cannot write " + path + ": " + std::strerror(errno));
+  const char* data = content.data();
+  size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, data, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int saved = errno;
+      ::close(fd);
+      ::unlink(temporary.c_str());
+      return EnvironmentError("cannot write " + path + ": " + std::strerror(saved));
+    }
+    data += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    ::unlink(temporary.c_str());
+    return EnvironmentError("cannot flush " + path + ": " + std::strerror(errno));
+  }
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    int saved = errno;
+    ::unlink(temporary.c_str());
+    return EnvironmentError("cannot rename into " + path + ": " + std::strerror(saved));
+  }
+  return Status::Ok();
+}
+
+Status MakeDirs(const std::string& path, int mode) {
+  if (path.empty()) return Status::Ok();
+  std::string partial;
+  for (const std::string& part : Split(path, '/')) {
+    partial += part;
+    if (!partial.empty() && ::mkdir(partial.c_str(), mode) != 0 && errno != EEXIST) {
+      return EnvironmentError("cannot create directory " + partial + ": " + std::strerror(errno),
+                              "check that the parent directory is writable");
+    }
+    partial += '/';
+  }
+  if (!IsDirectory(path)) {
+    return EnvironmentError("cannot create directory " + path + ": a file of that name exists");
+  }
+  return Status::Ok();
+}
+
+bool PathExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string FindExecutable(const std::string& name) {
+  if (name.empty()) return "";
+  if (name.find('/') != std::string::npos) return IsExecutableFile(name) ? name : "";
+  const char* path = std::getenv("PATH");
+  for (const std::string& dir : Split(path ? path : "/usr/local/bin:/usr/bin:/bin", ':')) {
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (IsExecutableFile(candidate)) return candidate;
+  }
+  return "";
+}
+
+std::string HomeDir() {
+  if (const char* home = std::getenv("HOME"); home && *home) return home;
+  if (passwd* entry = getpwuid(getuid()); entry && entry->pw_dir) return entry->pw_dir;
+  return "/";
+}
+
+std::string CurrentDir() {
+  char buffer[4096];
+  return ::getcwd(buffer, sizeof(buffer)) ? std::string(buffer) : std::string(".");
+}
+
+std::string DirName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string JoinPath(const std::string& base, const std::string& relative) {
+  if (relative.empty()) return base;
+  if (relative.front() == '/' || base.empty() || base == ".") return relative;
+  return base.back() == '/' ? base + relative : base + "/" + relative;
+}
+
+}  // namespace primus

@@ -1,0 +1,96 @@
+#include "util/log.h"
+
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace primus::log {
+namespace {
+
+Level g_level = Level::kInfo;
+int g_color = -1;  // -1: decide from the terminal on first use
+
+bool UseColor() {
+  if (g_color < 0) g_color = isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr ? 1 : 0;
+  return g_color == 1;
+}
+
+std::string_view ColorOf(Level level) {
+  switch (level) {
+    case Level::kDebug: return "\033[2m";
+    case Level::kInfo: return "\033[32m";
+    case Level::kWarn: return "\033[33m";
+    case Level::kError: return "\033[31;1m";
+  }
+  return "";
+}
+
+}  // namespace
+
+bool ParseLevel(std::string_view text, Level* level) {
+  if (text == "debug") *level = Level::kDebug;
+  else if (text == "info") *level = Level::kInfo;
+  else if (text == "warn" || text == "warning") *level = Level::kWarn;
+  else if (text == "error") *level = Level::kError;
+  else return false;
+  return true;
+}
+
+std::string_view LevelName(Level level) {
+  switch (level) {
+    case Level::kDebug: return "DEBUG";
+    case Level::kInfo: return "INFO";
+    case Level::kWarn: return "WARN";
+    case Level::kError: return "ERROR";
+  }
+  return "?";
+}
+
+void SetLevel(Level level) { g_level = level; }
+Level GetLevel() { return g_level; }
+bool Enabled(Level level) { return level >= g_level; }
+void SetColor(bool enabled) { g_color = enabled ? 1 : 0; }
+
+const std::string& HostName() {
+  static const std::string name = [] {
+    char buffer[256] = {};
+    if (gethostname(buffer, sizeof(buffer) - 1) != 0) return std::string("localhost");
+    std::string host(buffer);
+    // Short name: the part before the first dot, as Slurm and users write it.
+    return host.substr(0, host.find('.'));
+  }();
+  return name;
+}
+
+std::string FormatLine(Level level, std::string_view message) {
+  timeval now;
+  gettimeofday(&now, nullptr);
+  tm local;
+  localtime_r(&now.tv_sec, &local);
+  char stamp[32];
+  strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &local);
+  return fmt::format("[{}.{:03d}] [{}] [{}] {}\n", stamp, static_cast<int>(now.tv_usec / 1000),
+                     HostName(), LevelName(level), message);
+}
+
+void Write(Level level, std::string_view message) {
+  std::string line = FormatLine(level, message);
+  if (UseColor()) {
+    size_t level_start = line.find("] [", line.find("] [") + 1) + 3;
+    size_t level_end = line.find(']', level_start);
+    line = line.substr(0, level_start) + std::string(ColorOf(level)) +
+           line.substr(level_start, level_end - level_start) + "\033[0m" + line.substr(level_end);
+  }
+  const char* data = line.data();
+  size_t left = line.size();
+  while (left > 0) {
+    ssize_t n = ::write(STDERR_FILENO, data, left);
+    if (n <= 0) break;
+    data += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+}  // namespace primus::log

@@ -1,0 +1,51 @@
+// The launcher's own log, on stderr: "[time] [host] [LEVEL] message".
+// Colour only when stderr is a terminal (and NO_COLOR is unset). --quiet
+// keeps warnings and errors; --debug adds every resolved command and
+// environment change. Each line goes out in one write(2), so lines from
+// several processes sharing a terminal never interleave mid-line.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <string>
+#include <string_view>
+
+namespace primus::log {
+
+enum class Level { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
+
+// Parses "debug", "info", "warn"/"warning", "error".
+bool ParseLevel(std::string_view text, Level* level);
+std::string_view LevelName(Level level);
+
+void SetLevel(Level level);
+Level GetLevel();
+bool Enabled(Level level);
+// Overrides terminal detection (tests, or --color=always later).
+void SetColor(bool enabled);
+
+// Formats one line exactly as written (without colour); exposed for tests.
+std::string FormatLine(Level level, std::string_view message);
+void Write(Level level, std::string_view message);
+
+template <typename... Args>
+void Debug(fmt::format_string<Args...> format, Args&&... args) {
+  if (Enabled(Level::kDebug)) Write(Level::kDebug, fmt::format(format, std::forward<Args>(args)...));
+}
+template <typename... Args>
+void Info(fmt::format_string<Args...> format, Args&&... args) {
+  if (Enabled(Level::kInfo)) Write(Level::kInfo, fmt::format(format, std::forward<Args>(args)...));
+}
+template <typename... Args>
+void Warn(fmt::format_string<Args...> format, Args&&... args) {
+  if (Enabled(Level::kWarn)) Write(Level::kWarn, fmt::format(format, std::forward<Args>(args)...));
+}
+template <typename... Args>
+void Error(fmt::format_string<Args...> format, Args&&... args) {
+  Write(Level::kError, fmt::format(format, std::forward<Args>(args)...));
+}
+
+// The short host name used in log lines and console prefixes.
+const std::string& HostName();
+
+}  // namespace primus::log

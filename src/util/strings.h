@@ -1,0 +1,41 @@
+// Small string helpers shared by every layer: splitting, trimming, number
+// parsing that reports failure instead of throwing, shell quoting for the
+// command lines we print, and "did you mean" suggestions for typos.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace primus {
+
+std::vector<std::string> Split(std::string_view text, char separator);
+std::string Join(const std::vector<std::string>& parts, std::string_view separator);
+std::string_view Trim(std::string_view text);
+std::string ToLower(std::string_view text);
+std::string ToUpper(std::string_view text);
+std::string ReplaceAll(std::string text, std::string_view from, std::string_view to);
+
+std::optional<int64_t> ParseInt(std::string_view text);
+std::optional<double> ParseDouble(std::string_view text);
+// true/false, yes/no, on/off, 1/0 (case-insensitive).
+std::optional<bool> ParseBool(std::string_view text);
+
+// Levenshtein distance between two strings.
+size_t EditDistance(std::string_view a, std::string_view b);
+
+// The candidate closest to `word`, when it is close enough to be a likely typo
+// (distance at most a third of the word's length, at least 1; or a prefix).
+std::optional<std::string> ClosestMatch(std::string_view word,
+                                        const std::vector<std::string>& candidates);
+
+// " (did you mean 'x'?)" or "" when nothing is close.
+std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates);
+
+// Quotes one argument for a POSIX shell only when it needs it.
+std::string ShellQuote(std::string_view arg);
+std::string ShellJoin(const std::vector<std::string>& argv);
+
+}  // namespace primus

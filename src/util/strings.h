@@ -23,7 +23,7 @@ std::optional<double> ParseDouble(std::string_view text);
 // true/false, yes/no, on/off, 1/0 (case-insensitive).
 std::optional<bool> ParseBool(std::string_view text);
 
-// Levenshtein distance between two strings.
+// Edit distance counting a swap of neighbouring characters as one edit.
 size_t EditDistance(std::string_view a, std::string_view b);
 
 // The candidate closest to `word`, when it is close enough to be a likely typo

@@ -47,3 +47,13 @@ TEST(StringsTest, ShellQuoteOnlyWhenNeeded) {
 
 }  // namespace
 }  // namespace primus
+
+namespace primus {
+namespace {
+TEST(StringsTest, TranspositionIsOneEdit) {
+  EXPECT_EQ(EditDistance("slrum", "slurm"), 1u);
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+}
+}  // namespace
+}  // namespace primus

@@ -370,7 +370,8 @@ Result<Value> ParseYaml(std::string_view text, const YamlParseOptions& options) 
     while (!builder.failed() && parser.HandleNextDocument(builder)) {
     }
   } catch (const YAML::Exception& exception) {
-    if (builder.failed()) return builder.error();  // an earlier error of ours comes first
+    // A syntax error wins over one of ours: before throwing, yaml-cpp may
+    // have sent events for a structure that is not really there.
     Origin where = builder.LocateSyntaxError(exception);
     return ConfigErrorAt(where, "invalid YAML: " + exception.msg,
                          SyntaxHint(text, where, exception.msg));

@@ -105,8 +105,26 @@ std::string FormatDouble(double value) {
   return text;
 }
 
+namespace {
+
+// Strings that a YAML 1.1 reader (PyYAML, used by training backends) would
+// type differently: y/n/yes/no/on/off, and number-like text such as 1:00:00
+// (sexagesimal 3600) or 1_000.
+bool Yaml11ReadsDifferently(std::string_view text) {
+  static const char* const kYaml11Words[] = {"y", "n", "yes", "no", "on", "off"};
+  std::string lower = ToLower(text);
+  for (const char* word : kYaml11Words) {
+    if (lower == word) return true;
+  }
+  std::string_view rest = WithoutSign(text);
+  return !rest.empty() && (IsDigit(rest.front()) || rest.front() == '.');
+}
+
+}  // namespace
+
 std::string QuoteForYaml(std::string_view text) {
   bool needs_quotes = text.empty() || text == "<<" || !InferScalar(text).IsString() ||
+                      Yaml11ReadsDifferently(text) ||
                       text.front() == ' ' || text.back() == ' ' || text.back() == ':' ||
                       std::string_view("-?:,[]{}#&*!|>'\"%@`").find(text.front()) !=
                           std::string_view::npos ||

@@ -26,6 +26,8 @@ std::string FormatDouble(double value);
 
 // The string as a YAML scalar: plain when it reads back as the same string,
 // double-quoted with escapes otherwise ("" , "true", "1", "a: b", " x").
+// Also quoted: what a YAML 1.1 reader such as PyYAML would not read as a
+// string ("yes", "off", "1:00:00", "1.2.3"), since our output feeds Python.
 std::string QuoteForYaml(std::string_view text);
 
 // A scalar, or an empty list/map, as YAML text that reads back as the same

@@ -74,6 +74,12 @@ TEST(QuoteForYamlTest, QuotesOnlyWhatWouldReadBackDifferently) {
   EXPECT_EQ(QuoteForYaml("[{host}:{rank}] "), "\"[{host}:{rank}] \"");
   EXPECT_EQ(QuoteForYaml("- item"), "\"- item\"");
   EXPECT_EQ(QuoteForYaml("<<"), "\"<<\"");
+  // YAML 1.1 readers (PyYAML) would turn these into booleans or numbers.
+  EXPECT_EQ(QuoteForYaml("yes"), "\"yes\"");
+  EXPECT_EQ(QuoteForYaml("Off"), "\"Off\"");
+  EXPECT_EQ(QuoteForYaml("1:00:00"), "\"1:00:00\"");
+  EXPECT_EQ(QuoteForYaml("10.0.0.1"), "\"10.0.0.1\"");
+  EXPECT_EQ(QuoteForYaml("yesterday"), "yesterday");
   EXPECT_EQ(QuoteForYaml("say \"hi\"\n\tnow\\"), "\"say \\\"hi\\\"\\n\\tnow\\\\\"");
 }
 

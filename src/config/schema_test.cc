@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "config/launcher_schema.h"
 #include "config/yaml_parser.h"
 
 namespace primus::config {
@@ -147,6 +148,23 @@ TEST(SchemaTest, TypedSourcesDoNotParseStrings) {
   // "2" in quotes in a file is a string; only env/flag text is converted.
   EXPECT_EQ(CheckError("run:\n  nodes: \"2\"\n"),
             "layer.yaml:2:10: run.nodes: expected an integer, got a string ('2')");
+}
+
+TEST(LauncherSchemaTest, EveryKeyHasADescriptionAndADefaultOfItsType) {
+  const Schema& schema = LauncherSchema();
+  Value defaults = schema.Defaults();
+  EXPECT_EQ(schema.keys().size(), 46u);
+  for (const SchemaKey& key : schema.keys()) {
+    EXPECT_FALSE(key.description.empty()) << key.path;
+    EXPECT_EQ(std::count(key.path.begin(), key.path.end(), '.'), 1) << key.path;
+    ASSERT_NE(defaults.Find(key.path), nullptr) << key.path;
+  }
+  EXPECT_EQ(*defaults.Find("direct.nproc_per_node"), Value::String("auto"));
+  EXPECT_EQ(*defaults.Find("direct.console_prefix"), Value::String("[{host}:{rank}] "));
+  EXPECT_EQ(*defaults.Find("direct.term_timeout"), Value::Double(30.0));
+  EXPECT_EQ(*defaults.Find("container.shm_size"), Value::String("64g"));
+  EXPECT_EQ(*defaults.Find("k8s.namespace"), Value::String("default"));
+  EXPECT_EQ(*defaults.Find("slurm.requeue"), Value::Bool(false));
 }
 
 }  // namespace

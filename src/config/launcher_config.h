@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "config/environment.h"
-#include "config/schema.h"
 #include "config/value.h"
 #include "util/error.h"
 

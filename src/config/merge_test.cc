@@ -52,5 +52,11 @@ TEST(MergeTest, ExplicitNullReplaces) {
   EXPECT_TRUE(merged.Find("a")->IsNull());
 }
 
+TEST(MergeTest, AMapWithoutAnOriginKeepsTheBaseOrigin) {
+  Value base = Map({{"a", Value::Int(1)}}, Origin::File("base.yaml", 1, 1));
+  Value merged = Merge(base, Map({{"b", Value::Int(2)}}));
+  EXPECT_EQ(merged.origin().Describe(), "base.yaml:1:1");
+}
+
 }  // namespace
 }  // namespace primus::config

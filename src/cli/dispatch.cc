@@ -18,7 +18,8 @@ namespace {
 
 int Fail(const Error& error) {
   log::Error("{}", error.message);
-  if (!error.hint.empty()) log::Info("hint: {}", error.hint);
+  // The hint goes out at the error's level: --quiet must not hide what to do.
+  if (!error.hint.empty()) log::Error("hint: {}", error.hint);
   return static_cast<int>(error.code);
 }
 

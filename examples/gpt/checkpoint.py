@@ -79,10 +79,16 @@ def _fsync_dir(path):
 
 
 def torch_load(path_or_file):
-    """torch.load on the CPU; plain tensors and containers only where supported."""
+    """torch.load on the CPU of a checkpoint this trainer wrote.
+
+    weights_only=False is explicit because torch >= 2.6 defaults to True, and
+    torch 1.13's weights-only unpickler rejects plain Python floats (which the
+    optimizer state holds), which would make every valid checkpoint look corrupt.
+    Only load checkpoints from directories you trust.
+    """
     try:
-        return torch.load(path_or_file, map_location="cpu", weights_only=True)
-    except TypeError:   # torch without the weights_only argument
+        return torch.load(path_or_file, map_location="cpu", weights_only=False)
+    except TypeError:   # torch older than 1.13: no weights_only argument
         return torch.load(path_or_file, map_location="cpu")
 
 

@@ -457,59 +457,60 @@ def main(argv=None):
               flush=True)
         heartbeat.beat()
 
-    model.train()
-    start = time.time()
-    first_loss = last_loss = None
-    step = start_step
-    while step < args.steps:
-        step += 1
-        heartbeat.beat()
-        if (args.fail_at_step == step and first_attempt
-                and (args.fail_rank is None or args.fail_rank == rank)):
-            raise RuntimeError(f"test hook --fail-at-step {step}: rank {rank} fails on purpose "
-                               f"(attempt {env['restart_count']})")
-        t0 = time.time()
-        lr = optimizer.param_groups[0]["lr"]
-        optimizer.zero_grad(set_to_none=True)
-        loss_sum = torch.zeros((), device=device)
-        for micro in range(args.grad_accum):
-            x, y = sampler.next_batch()
-            sync = micro == args.grad_accum - 1 or not env["distributed"]
-            with (contextlib.nullcontext() if sync else model.no_sync()):
-                with autocast():
-                    _, loss = model(x, y)
-                (loss / args.grad_accum).backward()
-            loss_sum += loss.detach()
-        if args.grad_clip > 0:
-            torch.nn.utils.clip_grad_norm_(raw_model.parameters(), args.grad_clip)
-        optimizer.step()
-        scheduler.step()
-        mean_loss = loss_sum / args.grad_accum
-        if env["distributed"]:
-            dist.all_reduce(mean_loss)
-            mean_loss /= world
-        loss_value = mean_loss.item()   # also waits for the GPU
-        if not math.isfinite(loss_value):
-            raise FloatingPointError(f"loss is {loss_value} at step {step}")
-        dt = max(time.time() - t0, 1e-9)
-        last_loss = loss_value
-        if first_loss is None:
-            first_loss = loss_value
-        if rank == 0:
-            if metrics:
-                metrics.write(json.dumps({
-                    "step": step, "loss": round(loss_value, 6), "lr": lr,
-                    "tokens_per_s": round(tokens_per_step / dt, 1), "elapsed_s": round(time.time() - start, 3),
-                    "mem_bytes": memory_bytes(device), "world_size": world, "time": round(time.time(), 3),
-                    "restart_count": env["restart_count"]}) + "\n")
-            if step == start_step + 1 or step % args.log_interval == 0 or step == args.steps:
-                print(f"step {step}/{args.steps} loss {loss_value:.4f} lr {lr:.2e} "
-                      f"tok/s {tokens_per_step / dt:.0f}", flush=True)
-        if args.ckpt_dir and ((args.ckpt_interval and step % args.ckpt_interval == 0) or step == args.steps):
-            save_checkpoint(step)
-
-    if metrics:
-        metrics.close()
+    try:
+        model.train()
+        start = time.time()
+        first_loss = last_loss = None
+        step = start_step
+        while step < args.steps:
+            step += 1
+            heartbeat.beat()
+            if (args.fail_at_step == step and first_attempt
+                    and (args.fail_rank is None or args.fail_rank == rank)):
+                raise RuntimeError(f"test hook --fail-at-step {step}: rank {rank} fails on purpose "
+                                   f"(attempt {env['restart_count']})")
+            t0 = time.time()
+            lr = optimizer.param_groups[0]["lr"]
+            optimizer.zero_grad(set_to_none=True)
+            loss_sum = torch.zeros((), device=device)
+            for micro in range(args.grad_accum):
+                x, y = sampler.next_batch()
+                sync = micro == args.grad_accum - 1 or not env["distributed"]
+                with (contextlib.nullcontext() if sync else model.no_sync()):
+                    with autocast():
+                        _, loss = model(x, y)
+                    (loss / args.grad_accum).backward()
+                loss_sum += loss.detach()
+            if args.grad_clip > 0:
+                torch.nn.utils.clip_grad_norm_(raw_model.parameters(), args.grad_clip)
+            optimizer.step()
+            scheduler.step()
+            mean_loss = loss_sum / args.grad_accum
+            if env["distributed"]:
+                dist.all_reduce(mean_loss)
+                mean_loss /= world
+            loss_value = mean_loss.item()   # also waits for the GPU
+            if not math.isfinite(loss_value):
+                raise FloatingPointError(f"loss is {loss_value} at step {step}")
+            dt = max(time.time() - t0, 1e-9)
+            last_loss = loss_value
+            if first_loss is None:
+                first_loss = loss_value
+            if rank == 0:
+                if metrics:
+                    metrics.write(json.dumps({
+                        "step": step, "loss": round(loss_value, 6), "lr": lr,
+                        "tokens_per_s": round(tokens_per_step / dt, 1), "elapsed_s": round(time.time() - start, 3),
+                        "mem_bytes": memory_bytes(device), "world_size": world, "time": round(time.time(), 3),
+                        "restart_count": env["restart_count"]}) + "\n")
+                if step == start_step + 1 or step % args.log_interval == 0 or step == args.steps:
+                    print(f"step {step}/{args.steps} loss {loss_value:.4f} lr {lr:.2e} "
+                          f"tok/s {tokens_per_step / dt:.0f}", flush=True)
+            if args.ckpt_dir and ((args.ckpt_interval and step % args.ckpt_interval == 0) or step == args.steps):
+                save_checkpoint(step)
+    finally:
+        if metrics:
+            metrics.close()
     if env["distributed"]:
         dist.barrier()
     rank0_print(env, f"done: {step - start_step} steps ({start_step + 1}..{step}) on {world} worker(s) in "

@@ -192,7 +192,7 @@ def validate(args, parser, env):
         parser.error(f"--min-lr-ratio must be in [0, 1], got {args.min_lr_ratio}")
     if not 0.0 <= args.dropout < 1.0:
         parser.error(f"--dropout must be in [0, 1), got {args.dropout}")
-    if args.resume not in ("auto", "none") and not os.path.exists(args.resume):
+    if args.resume not in ("auto", "none") and env["rank"] == 0 and not os.path.exists(args.resume):
         parser.error(f"--resume {args.resume}: no such file or directory (use auto, none or a path)")
     if args.fail_rank is not None and args.fail_at_step is None:
         parser.error("--fail-rank needs --fail-at-step")
@@ -284,12 +284,15 @@ def choose_checkpoint(args, env, device):
     if args.resume == "none":
         return None
     source = args.ckpt_dir if args.resume == "auto" else args.resume
-    if not source or (args.resume == "auto" and not os.path.isdir(source)):
+    if not source:
         return None
+    # Only rank 0 looks at the file system (other nodes may not see the directory yet).
     chosen_step, path, state, failure = -1, None, None, None
     if env["rank"] == 0:
         try:
-            if os.path.isdir(source):
+            if args.resume == "auto" and not os.path.isdir(source):
+                pass   # no checkpoint directory yet: a fresh start
+            elif os.path.isdir(source):
                 ckpt.remove_stale_temporaries(source)
                 found = ckpt.find_latest_valid(source, quarantine=True)
                 if found:

@@ -78,7 +78,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def launch(nproc, args, workdir, env=None, timeout=60):
+def launch(nproc, args, workdir, env=None, timeout=120):
     """Start nproc workers with torchrun's environment; returns [(returncode, log)] by rank.
 
     When a worker fails the others get a few seconds to notice, then are killed
@@ -314,6 +314,9 @@ class TrainingTest(unittest.TestCase):
         self.assertIn("at step 3", out)
         self.assertIn("steps 4..8", out)
         self.assertEqual(ckpt.load(os.path.join(ck, "step_8.pt"))["step"], 8)
+        # An explicitly named checkpoint that is invalid is an error, not a fresh start.
+        with self.assertRaisesRegex(RuntimeError, "cannot resume from .*step_6.pt.corrupt"):
+            run_main(FAST + ["--steps", "9", "--resume", os.path.join(ck, "step_6.pt.corrupt")])
 
     def test_bad_flags_exit_2(self):
         for bad in (["--steps", "0"], ["--model", "huge"], ["--seq-len", "65"], ["--dtype", "fp8"],
@@ -331,11 +334,11 @@ class TrainingTest(unittest.TestCase):
         args = [PYTHON, str(TRAIN)] + FAST + ["--steps", "9", "--ckpt-interval", "3", "--ckpt-dir", ck,
                                               "--crash-during-checkpoint", "--crash-checkpoint-step", "6"]
         env = {k: v for k, v in os.environ.items() if k not in _ENV_KEYS}
-        first = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60)
+        first = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
         self.assertEqual(first.returncode, -signal.SIGKILL, first.stderr)
         self.assertEqual(sorted(os.listdir(ck)), ["step_3.pt", "step_6.pt.tmp"])
         env["TORCHELASTIC_RESTART_COUNT"] = "1"
-        second = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60)
+        second = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
         self.assertEqual(second.returncode, 0, second.stderr)
         self.assertIn("removing partial checkpoint", second.stderr)
         self.assertIn("at step 3", second.stdout)

@@ -145,13 +145,13 @@ def build_parser():
     return p
 
 
-def read_env():
+def read_env(parser):
     def get(name, default):
         value = os.environ.get(name, "")
         try:
             return int(value) if value != "" else default
         except ValueError:
-            raise SystemExit(f"train.py: error: environment variable {name}={value!r} is not an integer")
+            parser.error(f"environment variable {name}={value!r} is not an integer")
     world = get("WORLD_SIZE", 1)
     env = dict(rank=get("RANK", 0), world_size=world, local_rank=get("LOCAL_RANK", 0),
                local_world_size=get("LOCAL_WORLD_SIZE", world),
@@ -327,7 +327,7 @@ def choose_checkpoint(args, env, device):
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    env = read_env()
+    env = read_env(parser)
     validate(args, parser, env)
     rank, world = env["rank"], env["world_size"]
     first_attempt = env["restart_count"] == 0
@@ -411,7 +411,8 @@ def main(argv=None):
         print("note: torch is using the reference (netlib) BLAS; CPU training is about 10x faster "
               "with OpenBLAS (Debian: apt-get install libopenblas0-pthread)", file=sys.stderr, flush=True)
     if start_step >= args.steps:
-        rank0_print(env, f"nothing to do: the checkpoint is at step {start_step} >= --steps {args.steps}")
+        rank0_print(env, f"nothing to do: the checkpoint is at step {start_step} >= --steps {args.steps} "
+                         "(raise --steps to train on, or use --resume none or a new --ckpt-dir to start over)")
         if env["distributed"]:
             dist.barrier()
             dist.destroy_process_group()

@@ -1,0 +1,195 @@
+"""Byte-level data for the example GPT trainer.
+
+Tokens are raw bytes (vocabulary 256), so no tokenizer is needed and nothing
+is downloaded. The default corpus is English-like text produced at run time
+by a small deterministic grammar (`generate_corpus`): the same seed gives the
+same bytes on every machine and Python version (it only uses
+`random.Random(seed).random()` style draws, whose sequence Python keeps
+stable). `--data PATH` trains on any file instead (its bytes are the tokens).
+
+    /usr/bin/python3 examples/gpt/data.py --write /tmp/corpus.txt   # look at it
+
+Sampling is deterministic and resumable: batch number i of rank r draws its
+windows from a generator seeded with (seed, r, i). The sampler's whole state
+is therefore the index of the next batch; a checkpoint stores it and a resumed
+run continues the exact data stream it would have seen without the restart.
+"""
+import argparse
+import random
+import sys
+
+import numpy as np
+import torch
+
+DEFAULT_CORPUS_SEED = 20240521
+DEFAULT_CORPUS_BYTES = 256 * 1024
+
+# --- the grammar --------------------------------------------------------------
+
+_NAMES = ["Ada", "Bram", "Clara", "Dmitri", "Elena", "Farid", "Greta", "Hugo", "Ines", "Jonas",
+          "Kira", "Lars", "Mina", "Nils", "Olga", "Pavel", "Rosa", "Sven", "Tilde", "Ulla"]
+_NOUNS = ["river", "garden", "lantern", "mountain", "village", "library", "ship", "forest",
+          "window", "bridge", "letter", "market", "kettle", "orchard", "harbor", "clock",
+          "meadow", "tower", "road", "wagon", "candle", "field", "song", "storm", "door"]
+_ANIMALS = ["fox", "heron", "dog", "cat", "horse", "owl", "goat", "sparrow", "badger", "mule"]
+_ADJS = ["old", "quiet", "small", "bright", "cold", "narrow", "green", "heavy", "gentle",
+         "broken", "golden", "distant", "warm", "dark", "patient", "crooked", "clean", "wild"]
+_VERBS_T = ["watched", "carried", "found", "painted", "mended", "followed", "counted", "opened",
+            "closed", "remembered", "visited", "crossed", "cleaned", "described", "sold", "built"]
+_VERBS_I = ["waited", "laughed", "slept", "sang", "worked", "listened", "walked", "rested",
+            "wondered", "hurried", "smiled", "stayed"]
+_ADVS = ["slowly", "quietly", "again", "carefully", "at once", "without a word", "all day",
+         "once more", "with great care", "before dawn"]
+_PLACES = ["by the river", "in the garden", "near the old bridge", "at the market",
+           "under the tower", "behind the library", "on the narrow road", "in the village",
+           "beside the harbor", "across the meadow"]
+_TIMES = ["In the morning", "At noon", "That evening", "Late at night", "Every spring",
+          "On the first day of winter", "After the storm", "Before the market opened",
+          "Long ago", "One autumn"]
+_CONJ = ["and then", "but", "so", "while", "because", "although"]
+_SAY = ["said", "asked", "whispered", "replied", "called out"]
+_TITLES = ["The Lantern", "The Harbor Road", "A Winter Market", "The Clockmaker",
+           "The Green Door", "Letters from the Tower", "The Quiet Orchard", "The Ferry"]
+
+
+class _Grammar:
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+
+    def pick(self, items):
+        # Index from random() (not choice()) so the stream is stable across versions.
+        return items[int(self.rng.random() * len(items))]
+
+    def chance(self, p):
+        return self.rng.random() < p
+
+    def noun_phrase(self):
+        det = self.pick(["the", "a", "the", "her", "his", "their"])
+        words = [self.pick(_ADJS)] if self.chance(0.5) else []
+        words.append(self.pick(_NOUNS + _ANIMALS))
+        if det == "a" and words[0][0] in "aeiou":
+            det = "an"
+        return " ".join([det] + words)
+
+    def subject(self):
+        return self.pick(_NAMES) if self.chance(0.55) else self.noun_phrase()
+
+    def clause(self):
+        subj = self.subject()
+        if self.chance(0.6):
+            body = f"{subj} {self.pick(_VERBS_T)} {self.noun_phrase()}"
+        else:
+            body = f"{subj} {self.pick(_VERBS_I)}"
+        if self.chance(0.4):
+            body += " " + self.pick(_PLACES)
+        if self.chance(0.3):
+            body += " " + self.pick(_ADVS)
+        return body
+
+    def sentence(self):
+        r = self.rng.random()
+        if r < 0.15:
+            name = self.pick(_NAMES)
+            quote = self.clause()
+            quote = quote[0].upper() + quote[1:]
+            end = "?" if self.chance(0.3) else "."
+            return f"\"{quote}{end}\" {self.pick(_SAY)} {name}."
+        if r < 0.35:
+            text = f"{self.pick(_TIMES)}, {self.clause()}"
+        elif r < 0.6:
+            text = f"{self.clause()}, {self.pick(_CONJ)} {self.clause()}"
+        else:
+            text = self.clause()
+        text = text[0].upper() + text[1:]
+        return text + ("!" if self.chance(0.05) else ".")
+
+    def paragraph(self):
+        n = 3 + int(self.rng.random() * 5)
+        return " ".join(self.sentence() for _ in range(n))
+
+
+def generate_corpus(seed=DEFAULT_CORPUS_SEED, target_bytes=DEFAULT_CORPUS_BYTES):
+    """Deterministic English-like text of about target_bytes bytes (ASCII)."""
+    g = _Grammar(seed)
+    parts, size, chapter = [], 0, 0
+    while size < target_bytes:
+        chapter += 1
+        title = f"Chapter {chapter}. {g.pick(_TITLES)}\n\n"
+        parts.append(title)
+        size += len(title)
+        for _ in range(4 + int(g.rng.random() * 4)):
+            para = g.paragraph() + "\n\n"
+            parts.append(para)
+            size += len(para)
+    return "".join(parts).encode("ascii")[:target_bytes]
+
+
+def load_tokens(path=None, corpus_bytes=DEFAULT_CORPUS_BYTES, corpus_seed=DEFAULT_CORPUS_SEED):
+    """The token stream (np.uint8): the bytes of `path`, or the generated corpus."""
+    if path:
+        with open(path, "rb") as f:
+            data = f.read()
+    else:
+        data = generate_corpus(corpus_seed, corpus_bytes)
+    return np.frombuffer(data, dtype=np.uint8).copy()
+
+
+# --- sampling -------------------------------------------------------------------
+
+class TokenSampler:
+    """Random windows of seq_len+1 tokens; deterministic per (seed, rank, batch index)."""
+
+    KIND = "random-windows-v1"
+
+    def __init__(self, tokens, seq_len, batch_size, seed, rank, device="cpu"):
+        if len(tokens) < seq_len + 2:
+            raise ValueError(f"corpus has {len(tokens)} tokens, fewer than seq_len+2 = {seq_len + 2}")
+        self.tokens = tokens
+        self.seq_len = seq_len
+        self.batch_size = batch_size
+        self.seed = seed
+        self.rank = rank
+        self.device = device
+        self.next_index = 0
+        self._offsets = np.arange(seq_len + 1)
+
+    def next_batch(self):
+        rng = np.random.default_rng([self.seed, self.rank, self.next_index])
+        self.next_index += 1
+        starts = rng.integers(0, len(self.tokens) - self.seq_len - 1, size=self.batch_size)
+        windows = torch.from_numpy(self.tokens[starts[:, None] + self._offsets].astype(np.int64))
+        x, y = windows[:, :-1], windows[:, 1:]
+        if str(self.device) != "cpu":
+            x = x.pin_memory().to(self.device, non_blocking=True)
+            y = y.pin_memory().to(self.device, non_blocking=True)
+        return x.contiguous(), y.contiguous()
+
+    def state_dict(self):
+        return {"kind": self.KIND, "seed": self.seed, "next_index": self.next_index}
+
+    def load_state_dict(self, state):
+        if state.get("kind") != self.KIND:
+            raise ValueError(f"unknown sampler state kind {state.get('kind')!r}")
+        # Keep the checkpoint's seed so the resumed stream is the one that was interrupted.
+        self.seed = int(state["seed"])
+        self.next_index = int(state["next_index"])
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="Write or inspect the generated training corpus.")
+    p.add_argument("--write", metavar="PATH", help="write the corpus to PATH")
+    p.add_argument("--bytes", type=int, default=DEFAULT_CORPUS_BYTES)
+    p.add_argument("--seed", type=int, default=DEFAULT_CORPUS_SEED)
+    args = p.parse_args(argv)
+    data = generate_corpus(args.seed, args.bytes)
+    if args.write:
+        with open(args.write, "wb") as f:
+            f.write(data)
+        print(f"wrote {len(data)} bytes to {args.write}")
+    else:
+        sys.stdout.write(data[:2000].decode("ascii") + "\n...\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -225,8 +225,11 @@ Result<EnvironmentPlan> ResolveEnvironment(const HostInfo& host, const Environme
   // 5. The user's environment keeps what it already has.
   int environment_priority =
       request.profiles_override_environment ? kUserEnvironmentBelowProfiles : kUserEnvironment;
+  // Every variable a layer mentions, and those auto-config would have set:
+  // a user's own NCCL_SOCKET_IFNAME shows up in the plan with its origin.
   std::vector<std::string> mentioned;
   for (const auto& [name, candidate] : resolution.candidates()) mentioned.push_back(name);
+  for (const NetworkSetting& setting : network.settings) mentioned.push_back(setting.name);
   for (const std::string& name : mentioned) {
     if (auto value = Lookup(environment, name)) {
       resolution.Offer(name, *value, "user environment", environment_priority);

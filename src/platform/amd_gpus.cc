@@ -75,13 +75,6 @@ std::vector<int> XgmiPeerNodes(const std::string& node_dir, Diagnostics& diagnos
   return peers;
 }
 
-const PciDevice* FindPci(const std::vector<PciDevice>& pci, const std::string& bus_id) {
-  for (const PciDevice& device : pci) {
-    if (device.bus_id == bus_id) return &device;
-  }
-  return nullptr;
-}
-
 void DescribeFromProperties(const std::map<std::string, uint64_t>& properties, GpuInfo& gpu) {
   gpu.arch = GfxTargetName(Property(properties, "gfx_target_version"));
   gpu.vendor_id = static_cast<uint16_t>(Property(properties, "vendor_id"));
@@ -102,10 +95,12 @@ void DescribeFromProperties(const std::map<std::string, uint64_t>& properties, G
     gpu.model = std::string(gpu.known->model);
     gpu.product = std::string(gpu.known->product);
     if (gpu.arch.empty()) gpu.arch = std::string(gpu.known->arch);
-  } else {
+  } else if (gpu.device_id != 0) {  // 0: the properties could not be read (already warned)
     gpu.product = fmt::format("AMD GPU {} (device 0x{:04x})", gpu.arch.empty() ? "?" : gpu.arch, gpu.device_id);
     log::Info("AMD device 0x{:04x} ({}) is not in the device table: its profile comes from the "
               "architecture", gpu.device_id, gpu.arch.empty() ? "unknown architecture" : gpu.arch);
+  } else {
+    gpu.product = "AMD GPU (properties unreadable)";
   }
 }
 
@@ -157,8 +152,7 @@ std::vector<GpuInfo> DetectAmdGpus(const Roots& roots, const std::vector<PciDevi
     }
 
     if (!gpu.pci_bus_id.empty()) {
-      const PciDevice* device = FindPci(pci, gpu.pci_bus_id);
-      gpu.pci = device ? *device : ReadPciDevice(roots, gpu.pci_bus_id);
+      gpu.pci = FindOrReadPciDevice(roots, pci, gpu.pci_bus_id);
       gpu.numa_node = gpu.pci.numa_node;
     }
     peer_nodes[gpu.kfd_node] = XgmiPeerNodes(node_dir, diagnostics);

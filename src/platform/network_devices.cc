@@ -87,7 +87,7 @@ std::vector<IbPort> DetectIbPorts(const Roots& roots, Diagnostics& diagnostics) 
   for (const std::string& device : ListDirectory(class_dir)) {
     std::string device_dir = class_dir + "/" + device;
     std::string bus_id = LinkTargetName(device_dir + "/device");
-    int numa_node = static_cast<int>(ParseInt(ReadAttribute(device_dir + "/device/numa_node").value_or("")).value_or(-1));
+    int numa_node = static_cast<int>(ReadIntegerAttribute(device_dir + "/device/numa_node", -1));
     std::vector<std::string> port_numbers = ListDirectory(device_dir + "/ports");
     if (port_numbers.empty()) diagnostics.Warn("RDMA device " + device_dir + " lists no ports");
     for (const std::string& number : port_numbers) {
@@ -128,9 +128,9 @@ std::vector<NetInterface> DetectInterfaces(const Roots& roots, Diagnostics& diag
     interface.name = name;
     interface.operstate = ReadAttribute(dir + "/operstate").value_or("");
     interface.mac = ReadAttribute(dir + "/address").value_or("");
-    interface.mtu = static_cast<int>(ParseInt(ReadAttribute(dir + "/mtu").value_or("")).value_or(0));
+    interface.mtu = static_cast<int>(ReadIntegerAttribute(dir + "/mtu", 0));
     // Reading speed fails (EINVAL) while the link is down; that is not an error.
-    interface.speed_mbps = ParseInt(ReadAttribute(dir + "/speed").value_or("")).value_or(-1);
+    interface.speed_mbps = ReadIntegerAttribute(dir + "/speed", -1);
     interface.loopback = ReadAttribute(dir + "/type").value_or("") == "772";  // ARPHRD_LOOPBACK
     interface.virtual_device = !PathExists(dir + "/device");
     if (interface.operstate.empty()) diagnostics.Warn("cannot read " + dir + "/operstate");

@@ -57,13 +57,6 @@ void Describe(GpuInfo& gpu) {
   }
 }
 
-const PciDevice* FindPci(const std::vector<PciDevice>& pci, const std::string& bus_id) {
-  for (const PciDevice& device : pci) {
-    if (device.bus_id == bus_id) return &device;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 std::string NvidiaDriverVersion(const Roots& roots) {
@@ -128,8 +121,7 @@ std::vector<GpuInfo> DetectNvidiaGpus(const Roots& roots, const std::vector<PciD
     if (information.ok() && gpu.product.empty()) {
       diagnostics.Warn(information_path + " has no 'Model:' line");
     }
-    const PciDevice* device = FindPci(pci, gpu.pci_bus_id);
-    gpu.pci = device ? *device : ReadPciDevice(roots, gpu.pci_bus_id);
+    gpu.pci = FindOrReadPciDevice(roots, pci, gpu.pci_bus_id);
     Describe(gpu);
     gpus.push_back(std::move(gpu));
   }

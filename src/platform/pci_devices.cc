@@ -17,13 +17,6 @@ bool IsAccelerator(uint16_t vendor_id, uint32_t class_code) {
   return gpu_vendor && base_class == 0x03;  // VGA, 3D or other display controller
 }
 
-int ReadInt(const std::string& path, int fallback) {
-  auto text = ReadAttribute(path);
-  if (!text) return fallback;
-  auto value = ParseInt(*text);
-  return value ? static_cast<int>(*value) : fallback;
-}
-
 // Identity and link attributes of the function at `dir`; vendor and class
 // are read by the caller (the scan needs them first to decide).
 PciDevice ReadPciDetails(const std::string& dir, const std::string& bus_id, uint16_t vendor_id,
@@ -33,12 +26,12 @@ PciDevice ReadPciDetails(const std::string& dir, const std::string& bus_id, uint
   device.vendor_id = vendor_id;
   device.class_code = class_code;
   device.device_id = static_cast<uint16_t>(ParseUnsigned(ReadAttribute(dir + "/device").value_or(""), 16).value_or(0));
-  device.numa_node = ReadInt(dir + "/numa_node", -1);
+  device.numa_node = static_cast<int>(ReadIntegerAttribute(dir + "/numa_node", -1));
   device.driver = LinkTargetName(dir + "/driver");
   device.current_link_speed = ReadAttribute(dir + "/current_link_speed").value_or("");
   device.max_link_speed = ReadAttribute(dir + "/max_link_speed").value_or("");
-  device.current_link_width = ReadInt(dir + "/current_link_width", 0);
-  device.max_link_width = ReadInt(dir + "/max_link_width", 0);
+  device.current_link_width = static_cast<int>(ReadIntegerAttribute(dir + "/current_link_width", 0));
+  device.max_link_width = static_cast<int>(ReadIntegerAttribute(dir + "/max_link_width", 0));
   return device;
 }
 
@@ -66,6 +59,13 @@ PciDevice ReadPciDevice(const Roots& roots, const std::string& bus_id) {
   auto class_code = ParseUnsigned(ReadAttribute(dir + "/class").value_or(""), 16);
   return ReadPciDetails(dir, bus_id, static_cast<uint16_t>(ParseUnsigned(*vendor, 16).value_or(0)),
                         static_cast<uint32_t>(class_code.value_or(0)));
+}
+
+PciDevice FindOrReadPciDevice(const Roots& roots, const std::vector<PciDevice>& scanned, const std::string& bus_id) {
+  for (const PciDevice& device : scanned) {
+    if (device.bus_id == bus_id) return device;
+  }
+  return ReadPciDevice(roots, bus_id);
 }
 
 std::vector<PciDevice> ScanPciAccelerators(const Roots& roots, Diagnostics& diagnostics) {

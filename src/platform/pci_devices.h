@@ -20,6 +20,10 @@ std::vector<PciDevice> ScanPciAccelerators(const Roots& roots, Diagnostics& diag
 // One PCI function by address; bus_id is empty when it does not exist.
 PciDevice ReadPciDevice(const Roots& roots, const std::string& bus_id);
 
+// The device from an earlier scan, or read afresh when the scan skipped it
+// (a GPU whose PCI class the scan does not treat as an accelerator).
+PciDevice FindOrReadPciDevice(const Roots& roots, const std::vector<PciDevice>& scanned, const std::string& bus_id);
+
 // "0000:0c:00.0" from KFD's domain and location_id (bus<<8 | device<<3 | function).
 std::string BusIdFromLocation(uint64_t domain, uint64_t location_id);
 

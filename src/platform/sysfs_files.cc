@@ -51,6 +51,11 @@ bool NaturalLess(const std::string& a, const std::string& b) {
   return a.size() - i < b.size() - j;
 }
 
+int64_t ReadIntegerAttribute(const std::string& path, int64_t fallback) {
+  auto text = ReadAttribute(path);
+  return text ? ParseInt(*text).value_or(fallback) : fallback;
+}
+
 std::vector<std::string> ListDirectory(const std::string& path) {
   std::vector<std::string> names;
   DIR* dir = ::opendir(path.c_str());

@@ -34,6 +34,10 @@ std::vector<std::string> ListDirectory(const std::string& path);
 // Orders names with embedded numbers by those numbers: "eth2" < "eth10".
 bool NaturalLess(const std::string& a, const std::string& b);
 
+// A signed decimal attribute (numa_node is -1 on one-node machines), or
+// `fallback` when the file cannot be read or holds something else.
+int64_t ReadIntegerAttribute(const std::string& path, int64_t fallback);
+
 // The last component of the path a symbolic link resolves to ("" if none):
 // sysfs names a device's driver and PCI address this way.
 std::string LinkTargetName(const std::string& path);

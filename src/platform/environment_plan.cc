@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <arpa/inet.h>
+
 #include <cctype>
 
 #include "platform/network_config.h"
@@ -119,6 +121,12 @@ Status CheckResolvedVccl(const std::map<std::string, EnvValue>& variables) {
   return Status::Ok();
 }
 
+// True for a dotted-quad IPv4 address.
+bool IsIpv4Address(const std::string& text) {
+  in_addr address{};
+  return ::inet_pton(AF_INET, text.c_str(), &address) == 1;
+}
+
 bool IsProfileName(const std::string& name) {
   if (name.empty()) return false;
   for (char c : name) {
@@ -215,8 +223,14 @@ Result<EnvironmentPlan> ResolveEnvironment(const HostInfo& host, const Environme
   // 2. Network auto-config, for what neither the user's layers nor the
   // user's environment set.
   NetworkPlan network = AutoConfigureNetwork(host, request.master_addr, request.nnodes);
+  auto user_sets = [&](const std::string& name) {
+    return resolution.SetAtOrAbove(name, kUserProfile) || environment.count(name) > 0;
+  };
   for (const NetworkSetting& setting : network.settings) {
-    if (resolution.SetAtOrAbove(setting.name, kUserProfile) || environment.count(setting.name)) continue;
+    if (user_sets(setting.name)) continue;
+    // HCAs the user named (sysfs may not show them, e.g. in a container) are
+    // not switched off because detection found none.
+    if (setting.name == "NCCL_IB_DISABLE" && user_sets("NCCL_IB_HCA")) continue;
     resolution.Offer(setting.name, setting.value, "network auto-config", kNetworkAutoConfig);
   }
   plan.notes = network.notes;
@@ -238,6 +252,16 @@ Result<EnvironmentPlan> ResolveEnvironment(const HostInfo& host, const Environme
 
   for (const auto& [name, candidate] : resolution.candidates()) plan.variables[name] = candidate.value;
   if (Status status = CheckResolvedVccl(plan.variables); !status.ok()) return status.error();
+
+  for (const char* name : {"NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"}) {
+    auto found = plan.variables.find(name);
+    std::string value = found == plan.variables.end() ? "" : found->second.value;
+    if (!value.empty() && value.front() == '=') value.erase(0, 1);
+    if (!value.empty() && IsIpv4Address(value)) {
+      diagnostics.Warn(fmt::format("{}={} (from {}) is an IP address; it must name an interface (such as eth0)",
+                                   name, found->second.value, found->second.origin));
+    }
+  }
 
   auto fault_tolerance = plan.variables.find(kFaultTolerance.variable);
   if (fault_tolerance != plan.variables.end() && IsEnabled(fault_tolerance->second.value) &&

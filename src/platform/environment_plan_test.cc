@@ -91,6 +91,25 @@ TEST(EnvironmentPlanTest, TheUsersEnvironmentIsKept) {
   EXPECT_EQ(workers["GPU_MAX_HW_QUEUES"], "2");
 }
 
+TEST(EnvironmentPlanTest, UserNamedHcasAreNotSwitchedOff) {
+  // No RDMA device in sysfs would mean NCCL_IB_DISABLE=1 ...
+  EXPECT_EQ(Resolve("cpu-only").variables["NCCL_IB_DISABLE"].value, "1");
+  // ... unless the user named HCAs (a container may not show them in sysfs).
+  EnvironmentRequest request;
+  request.current_environment = {{"NCCL_IB_HCA", "mlx5_0:1"}};
+  EXPECT_EQ(Resolve("cpu-only", request).variables.count("NCCL_IB_DISABLE"), 0u);
+}
+
+TEST(EnvironmentPlanTest, AnAddressInSocketIfnameIsFlagged) {
+  EnvironmentRequest request;
+  request.current_environment = {{"NCCL_SOCKET_IFNAME", "10.10.0.15"}};
+  EnvironmentPlan plan = Resolve("mi300x-8", request);
+  EXPECT_EQ(plan.variables["NCCL_SOCKET_IFNAME"].value, "10.10.0.15");  // kept: it is the user's
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_NE(plan.warnings[0].find("is an IP address"), std::string::npos);
+  EXPECT_NE(plan.warnings[0].find("user environment"), std::string::npos);
+}
+
 TEST(EnvironmentPlanTest, ProfilesMayOverrideTheEnvironmentWhenAsked) {
   EnvironmentRequest request;
   request.current_environment = {{"HSA_NO_SCRATCH_RECLAIM", "0"}, {"NCCL_SOCKET_IFNAME", "bond0"}};

@@ -1,74 +1,95 @@
-// The `info` task: what the tool sees on this host, in one screen (or JSON).
-// This first version reports the host itself; GPUs, NICs, NUMA and the
-// profile chain join it with the platform layer (issue #4).
-#include <sys/utsname.h>
-#include <unistd.h>
-
+// The `info` task: what primus-cli sees on this host, and the environment the
+// workers would get, with the origin of every variable.
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "platform/environment.h"
+#include "platform/environment_plan.h"
+#include "platform/host_detect.h"
+#include "platform/launcher_request.h"
+#include "platform/info_report.h"
+#include "platform/profile_chain.h"
+#include "platform/vendor_runtime.h"
+#include "platform/visible_devices.h"
 #include "tasks/task.h"
-#include "util/files.h"
-#include "util/log.h"
-#include "util/strings.h"
 
 namespace primus::tasks {
 namespace {
 
-// The value of `key` in a "key: value" or KEY="value" file, or "".
-std::string FieldOf(const std::string& path, const std::string& key, char separator) {
-  auto content = ReadFile(path);
-  if (!content.ok()) return "";
-  for (const std::string& line : Split(*content, '\n')) {
-    size_t at = line.find(separator);
-    if (at == std::string::npos || Trim(line.substr(0, at)) != key) continue;
-    std::string value(Trim(line.substr(at + 1)));
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
-    return value;
-  }
-  return "";
-}
-
 class InfoTask : public Task {
  public:
   std::string name() const override { return "info"; }
-  std::string summary() const override { return "show what primus-cli sees on this host"; }
+  std::string summary() const override { return "show the GPUs, network and environment primus-cli sees on this host"; }
   std::string help() const override {
-    return "usage: primus-cli [global options] [direct --] info [--json]\n"
+    return "usage: primus-cli [global options] [direct --] info [--json] [--live]\n"
            "\n"
-           "Host, operating system, kernel, CPUs and memory as primus-cli detects them.\n";
+           "GPUs (model, architecture, memory, PCI address, NUMA node, XGMI), RDMA ports\n"
+           "and interfaces, CPUs and NUMA nodes, the profile chain, and every environment\n"
+           "variable the workers would get with where it came from (profile file and line,\n"
+           "user environment, network auto-config, --env). Reads sysfs and procfs only.\n"
+           "\n"
+           "  --json   machine-readable; keys: host, drivers, gpus, nics, profile_chain, env,\n"
+           "           notes, warnings, visible_gpus\n"
+           "  --live   add memory in use, utilisation, ECC and GPU processes (NVML / amd-smi\n"
+           "           when installed, KFD sysfs on AMD)\n"
+           "\n"
+           "PRIMUS_SYSFS_ROOT, PRIMUS_PROCFS_ROOT and PRIMUS_ETC_ROOT read a captured tree\n"
+           "instead of this host's. See docs/platform.md and docs/profiles.md.\n";
   }
 
   Result<int> Run(const TaskContext& context) override {
-    bool as_json = false;
+    bool as_json = false, live = false;
     for (const std::string& arg : context.args) {
       if (arg == "--json") as_json = true;
-      else return UsageError("unknown argument '" + arg + "' for task 'info'", "usage: info [--json]");
+      else if (arg == "--live") live = true;
+      else return UsageError("unknown argument '" + arg + "' for task 'info'", "usage: info [--json] [--live]");
     }
     if (context.dry_run) return 0;
 
-    utsname uts{};
-    uname(&uts);
-    nlohmann::ordered_json info;
-    info["version"] = PRIMUS_VERSION;
-    info["host"] = log::HostName();
-    info["os"] = FieldOf("/etc/os-release", "PRETTY_NAME", '=');
-    info["kernel"] = std::string(uts.release);
-    info["arch"] = std::string(uts.machine);
-    info["cpus"] = sysconf(_SC_NPROCESSORS_ONLN);
-    std::string memory = FieldOf("/proc/meminfo", "MemTotal", ':');  // "24634548 kB"
-    info["memory_bytes"] = ParseInt(Split(memory, ' ')[0]).value_or(0) * 1024;
+    platform::Roots roots = platform::Roots::FromEnvironment();
+    platform::HostInfo host = platform::DetectHost(roots);
+    platform::EnvironmentRequest request =
+        platform::RequestFromLauncher(*context.launcher, platform::CurrentEnvironment());
+    auto plan = platform::ResolveEnvironment(host, request);
+    if (!plan.ok()) return plan.error();
 
+    int visible = platform::CountVisibleGpus(host, request.current_environment);
     if (as_json) {
+      nlohmann::ordered_json info = platform::InfoJson(host, *plan);
+      info["version"] = PRIMUS_VERSION;
+      info["visible_gpus"] = visible;
+      if (live) {
+        nlohmann::ordered_json statuses = nlohmann::ordered_json::array();
+        for (const platform::GpuRuntimeStatus& status : platform::QueryRuntimeStatus(host, roots)) {
+          nlohmann::ordered_json processes = nlohmann::ordered_json::array();
+          for (const auto& process : status.processes) {
+            processes.push_back({{"pid", process.pid}, {"used_memory_bytes", process.used_memory_bytes}});
+          }
+          statuses.push_back({{"pci_bus_id", status.pci_bus_id}, {"sources", status.sources},
+                              {"memory_used_bytes", status.memory_used_bytes},
+                              {"memory_total_bytes", status.memory_total_bytes},
+                              {"utilization_percent", status.utilization_percent},
+                              {"ecc_corrected", status.ecc_corrected}, {"ecc_uncorrected", status.ecc_uncorrected},
+                              {"processes", processes}});
+        }
+        info["live"] = statuses;
+      }
       std::cout << info.dump(2) << "\n";
       return 0;
     }
-    std::cout << "primus-cli " << PRIMUS_VERSION << "\n"
-              << "host      " << info["host"].get<std::string>() << "\n"
-              << "os        " << info["os"].get<std::string>() << "\n"
-              << "kernel    " << info["kernel"].get<std::string>() << " (" << info["arch"].get<std::string>() << ")\n"
-              << "cpus      " << info["cpus"].get<long>() << "\n"
-              << "memory    " << info["memory_bytes"].get<int64_t>() / (1024 * 1024 * 1024) << " GiB\n";
+    std::cout << "primus-cli " << PRIMUS_VERSION << "\n" << platform::InfoText(host, *plan);
+    if (visible != static_cast<int>(host.gpus.size())) {
+      std::cout << "visible   " << visible << " of " << host.gpus.size()
+                << " GPUs (CUDA/HIP/ROCR_VISIBLE_DEVICES)\n";
+    }
+    if (live) {
+      for (const platform::GpuRuntimeStatus& status : platform::QueryRuntimeStatus(host, roots)) {
+        std::cout << "live      " << status.pci_bus_id << "  used "
+                  << (status.memory_used_bytes < 0 ? std::string("?") : std::to_string(status.memory_used_bytes >> 20) + " MiB")
+                  << "  util " << (status.utilization_percent < 0 ? std::string("?") : std::to_string(status.utilization_percent) + "%")
+                  << "  processes " << status.processes.size() << "\n";
+      }
+    }
     return 0;
   }
 };

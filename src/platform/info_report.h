@@ -1,0 +1,18 @@
+// What `primus-cli info [--json]` prints: the detected host and the resolved
+// environment with the origin of every variable. The JSON keys are a stable
+// interface (scripts and the preflight task read them): gpus, nics,
+// profile_chain and env are always present.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "platform/environment_plan.h"
+#include "platform/host_info.h"
+
+namespace primus::platform {
+
+nlohmann::ordered_json InfoJson(const HostInfo& host, const EnvironmentPlan& plan);
+std::string InfoText(const HostInfo& host, const EnvironmentPlan& plan);
+
+}  // namespace primus::platform

@@ -1,0 +1,32 @@
+// Which GPUs a job launched from this environment will actually see, honouring
+// the user's CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES
+// (indices or UUIDs) the way the runtimes do. The launcher only reads these
+// variables: it never sets or rewrites them (the public Primus overwrote
+// HIP_VISIBLE_DEVICES; we do not). `--nproc-per-node auto` is the count.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "platform/environment.h"
+#include "platform/host_info.h"
+
+namespace primus::platform {
+
+// The variables that restrict GPU visibility, in the order runtimes apply them.
+const std::vector<std::string>& VisibleDeviceVariables();
+
+// Indices into host.gpus that the runtime will enumerate, in its order (the
+// first is the job's device 0). GPUs of the host's first vendor only.
+// AMD: ROCR_VISIBLE_DEVICES selects from all GPUs, then HIP_VISIBLE_DEVICES
+// (or CUDA_VISIBLE_DEVICES) indexes into that selection. NVIDIA:
+// CUDA_VISIBLE_DEVICES. As in CUDA, a list is read up to its first entry
+// that names no GPU (with a warning); an empty value hides every GPU.
+std::vector<int> VisibleGpuIndices(const HostInfo& host, const Environment& environment);
+
+int CountVisibleGpus(const HostInfo& host, const Environment& environment);
+
+// What --nproc-per-node auto means: the visible GPU count, or 1 without GPUs.
+int AutoProcessesPerNode(const HostInfo& host, const Environment& environment);
+
+}  // namespace primus::platform

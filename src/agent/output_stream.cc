@@ -1,0 +1,136 @@
+#include "agent/output_stream.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "util/log.h"
+
+namespace primus::agent {
+
+Result<RankLog> RankLog::Open(const std::string& path) {
+  RankLog log;
+  log.path_ = path;
+  log.fd_.Reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!log.fd_.valid()) {
+    return EnvironmentError("cannot create log file " + path + ": " + std::strerror(errno),
+                            "check that the log directory is writable and not full");
+  }
+  return log;
+}
+
+void RankLog::Flush() {
+  if (buffer_.empty()) return;
+  if (!failed_ && !WriteAll(fd_.get(), buffer_.data(), buffer_.size())) {
+    failed_ = true;
+    log::Warn("cannot write log file {}: {}; its further output is lost", path_, std::strerror(errno));
+  }
+  buffer_.Clear();
+  buffer_.ReleaseIfLarge(4 << 20);
+}
+
+OutputStream::OutputStream(UniqueFd pipe, char marker, RankLog* log, ConsoleSink* console,
+                           std::string console_prefix)
+    : pipe_(std::move(pipe)),
+      marker_(marker),
+      log_(log),
+      console_(console),
+      console_prefix_(std::move(console_prefix)) {
+  int flags = ::fcntl(pipe_.get(), F_GETFL);
+  ::fcntl(pipe_.get(), F_SETFL, flags | O_NONBLOCK);
+}
+
+OutputStream::ReadStatus OutputStream::ReadOnce(char* scratch, LineStamp& stamp) {
+  while (true) {
+    ssize_t n = ::read(pipe_.get(), scratch, kReadSize);
+    if (n > 0) {
+      ProcessChunk(scratch, static_cast<size_t>(n), stamp.Now());
+      return ReadStatus::kData;
+    }
+    if (n == 0) return ReadStatus::kEof;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN) return ReadStatus::kWouldBlock;
+    return ReadStatus::kEof;  // EIO and friends: treat as closed
+  }
+}
+
+void OutputStream::Finish(LineStamp& stamp) {
+  if (!partial_.empty()) {
+    std::string_view when = stamp.Now();
+    EmitLine(partial_.data(), partial_.size(), nullptr, 0, when);
+    partial_.Clear();
+  }
+  partial_.ReleaseIfLarge(0);
+  pipe_.Reset();
+}
+
+void OutputStream::ProcessChunk(const char* data, size_t size, std::string_view stamp) {
+  const char* end = data + size;
+  if (!partial_.empty()) {
+    const char* newline = static_cast<const char*>(std::memchr(data, '\n', size));
+    if (newline == nullptr) {
+      size_t room = kMaxLine - partial_.size();
+      if (size < room) {
+        partial_.Append(data, size);
+        return;
+      }
+      // Too long to hold: emit what fits as one line, keep the rest.
+      EmitLine(partial_.data(), partial_.size(), data, room, stamp);
+      partial_.Clear();
+      partial_.ReleaseIfLarge(1 << 20);
+      data += room;
+      if (data < end) ProcessChunk(data, static_cast<size_t>(end - data), stamp);
+      return;
+    }
+    EmitLine(partial_.data(), partial_.size(), data, static_cast<size_t>(newline - data), stamp);
+    partial_.Clear();
+    partial_.ReleaseIfLarge(1 << 20);
+    data = newline + 1;
+  }
+  while (data < end) {
+    const char* newline = static_cast<const char*>(std::memchr(data, '\n', static_cast<size_t>(end - data)));
+    if (newline == nullptr) break;
+    EmitLine(data, static_cast<size_t>(newline - data), nullptr, 0, stamp);
+    data = newline + 1;
+  }
+  if (data < end) {
+    size_t rest = static_cast<size_t>(end - data);
+    if (rest >= kMaxLine) {
+      EmitLine(data, kMaxLine, nullptr, 0, stamp);
+      ProcessChunk(data + kMaxLine, rest - kMaxLine, stamp);
+      return;
+    }
+    partial_.Append(data, rest);
+  }
+}
+
+void OutputStream::EmitLine(const char* head, size_t head_size, const char* tail, size_t tail_size,
+                            std::string_view stamp) {
+  size_t line_size = head_size + tail_size;
+  ByteBuffer& file = log_->buffer();
+  char* out = file.Reserve(stamp.size() + 3 + line_size + 1);
+  std::memcpy(out, stamp.data(), stamp.size());
+  out += stamp.size();
+  out[0] = ' ';
+  out[1] = marker_;
+  out[2] = ' ';
+  out += 3;
+  std::memcpy(out, head, head_size);
+  if (tail_size > 0) std::memcpy(out + head_size, tail, tail_size);
+  out[line_size] = '\n';
+  file.Commit(stamp.size() + 3 + line_size + 1);
+
+  if (console_ == nullptr || !console_->active()) return;
+  ByteBuffer& console = console_->buffer();
+  char* line = console.Reserve(console_prefix_.size() + line_size + 1);
+  std::memcpy(line, console_prefix_.data(), console_prefix_.size());
+  line += console_prefix_.size();
+  std::memcpy(line, head, head_size);
+  if (tail_size > 0) std::memcpy(line + head_size, tail, tail_size);
+  line[line_size] = '\n';
+  console.Commit(console_prefix_.size() + line_size + 1);
+}
+
+}  // namespace primus::agent

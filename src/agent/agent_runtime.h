@@ -18,16 +18,17 @@
 
 namespace primus::agent {
 
-// Tags of the fds in the epoll set; worker streams use kFirstStreamTag + n.
+// Tags of the fds in the epoll set; worker streams use kFirstStreamTag + n,
+// worker pidfds kFirstPidTag + worker index.
 inline constexpr uint64_t kSignalTag = 1;
 inline constexpr uint64_t kTimerTag = 2;
 inline constexpr uint64_t kFirstStreamTag = 16;
+inline constexpr uint64_t kFirstPidTag = uint64_t{1} << 32;
 
 class AgentRuntime {
  public:
   // Blocks the signals, creates the epoll set and timer, starts the orphan
-  // guard for `token_entry`, then makes this process a child subreaper (after
-  // the guard, so the guard is not re-parented to us).
+  // guard for `token_entry`, and makes this process a child subreaper.
   static Result<std::unique_ptr<AgentRuntime>> Start(std::string_view token_entry);
   ~AgentRuntime();
 
@@ -40,7 +41,7 @@ class AgentRuntime {
   pid_t agent_pid() const { return agent_pid_; }
 
   // Reaps every exited child without blocking; calls `on_exit(pid, status)`
-  // for each (strays included).
+  // for each (strays included; the guard is noted, not reported).
   template <typename Callback>
   void ReapChildren(Callback&& on_exit);
 
@@ -76,6 +77,10 @@ void AgentRuntime::ReapChildren(Callback&& on_exit) {
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, WNOHANG);
     if (pid > 0) {
+      if (pid == guard_->pid()) {
+        guard_->MarkExited();
+        continue;
+      }
       on_exit(pid, status);
       continue;
     }

@@ -181,31 +181,15 @@ Result<std::unique_ptr<OrphanGuard>> OrphanGuard::Start(std::string_view token_e
   std::memcpy(token, token_entry.data(), token_entry.size());
   size_t token_length = token_entry.size();
 
-  PipeEnds channel, report;
-  if (!MakePipe(&channel) || !MakePipe(&report)) {
+  PipeEnds channel;
+  if (!MakePipe(&channel)) {
     return EnvironmentError(std::string("cannot create the orphan guard's pipe: ") + std::strerror(errno));
   }
-  pid_t middle = fork();
-  if (middle < 0) {
+  pid_t guard = fork();
+  if (guard < 0) {
     return EnvironmentError(std::string("cannot fork the orphan guard: ") + std::strerror(errno));
   }
-  if (middle == 0) {
-    // Middle process: fork the guard and exit, so the guard is nobody's child
-    // that might wait for it (it goes to init or the nearest subreaper).
-    pid_t guard = fork();
-    if (guard == 0) GuardMain(channel.read.get(), token, token_length);
-    ssize_t ignored = write(report.write.get(), &guard, sizeof(guard));
-    (void)ignored;
-    _exit(guard > 0 ? 0 : 1);
-  }
-  int status = 0;
-  while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {
-  }
-  pid_t guard = 0;
-  report.write.Reset();
-  if (read(report.read.get(), &guard, sizeof(guard)) != sizeof(guard) || guard <= 0) {
-    return EnvironmentError("cannot start the orphan guard process");
-  }
+  if (guard == 0) GuardMain(channel.read.get(), token, token_length);
   std::unique_ptr<OrphanGuard> result(new OrphanGuard());
   result->channel_ = std::move(channel.write);
   result->pid_ = guard;
@@ -215,6 +199,10 @@ Result<std::unique_ptr<OrphanGuard>> OrphanGuard::Start(std::string_view token_e
 OrphanGuard::~OrphanGuard() {
   Send(kDisarm, 0);
   channel_.Reset();
+  if (exited_) return;
+  int status;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
 }
 
 void OrphanGuard::WatchGroup(pid_t process_group) { Send(kWatchGroup, process_group); }

@@ -2,9 +2,9 @@
 //
 // Workers die with the agent through PR_SET_PDEATHSIG, but their children do
 // not. So before starting any worker the agent forks this guard: a tiny
-// process (double-forked, so it is not the agent's child, in its own process
-// group so a group-wide kill of the agent spares it) that blocks reading a
-// pipe from the agent. The agent tells it each worker's process group as it
+// process (in its own process group, so a group-wide kill of the agent spares
+// it; without PDEATHSIG, so it outlives the agent) that blocks reading a pipe
+// from the agent. The agent tells it each worker's process group as it
 // starts. If the pipe reaches end-of-file without a "disarm" message — the
 // agent died, however — the guard SIGKILLs those process groups, then every
 // process whose environment carries this launch's unique token
@@ -28,7 +28,7 @@ class OrphanGuard {
  public:
   // `token_entry` is the exact "PRIMUS_LAUNCH_TOKEN=<hex>" string workers carry.
   static Result<std::unique_ptr<OrphanGuard>> Start(std::string_view token_entry);
-  // Disarms: the guard exits without killing anything.
+  // Disarms: the guard exits without killing anything, and is reaped.
   ~OrphanGuard();
   OrphanGuard(const OrphanGuard&) = delete;
   OrphanGuard& operator=(const OrphanGuard&) = delete;
@@ -37,6 +37,8 @@ class OrphanGuard {
   void WatchGroup(pid_t process_group);
   // After an attempt is torn down: its group ids may be reused by others.
   void ForgetGroups();
+  // The agent reaped the guard (it died): nothing to disarm or wait for.
+  void MarkExited() { exited_ = true; }
 
  private:
   OrphanGuard() = default;
@@ -44,6 +46,7 @@ class OrphanGuard {
 
   UniqueFd channel_;
   pid_t pid_ = 0;
+  bool exited_ = false;
 };
 
 // Kills (SIGKILL) every process but the caller whose /proc/<pid>/environ holds

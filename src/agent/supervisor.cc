@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,6 +68,7 @@ struct Supervisor::Worker {
   std::unique_ptr<RankLog> log;
   std::unique_ptr<OutputStream> out;
   std::unique_ptr<OutputStream> err;
+  UniqueFd pidfd;  // readable when the worker exits; absent on kernels < 5.3
 };
 
 Supervisor::Supervisor(const LaunchPlan& plan, const WorkerEnvironment& environment, AgentRuntime& runtime,
@@ -153,6 +155,12 @@ Status Supervisor::StartWorker(Worker& worker) {
   if (!pid) return pid.error();
   worker.pid = *pid;
   worker.running = true;
+  worker.pidfd.Reset(static_cast<int>(::syscall(SYS_pidfd_open, worker.pid, 0)));
+  if (worker.pidfd.valid()) {
+    if (Status status = runtime_.poller().Add(worker.pidfd.get(), kFirstPidTag + worker.index); !status) {
+      worker.pidfd.Reset();
+    }
+  }
   runtime_.guard().WatchGroup(worker.pid);
   hang_watch_.Track(worker.index, worker.heartbeat_file, SteadyClock::now());
 
@@ -187,6 +195,8 @@ void Supervisor::Loop() {
       } else if (tag == kTimerTag) {
         runtime_.timer().Acknowledge();
         HandleDeadline();
+      } else if (tag >= kFirstPidTag) {
+        HandleWorkerPidfd(static_cast<size_t>(tag - kFirstPidTag));
       } else if (tag >= kFirstStreamTag) {
         HandleStream(static_cast<size_t>(tag - kFirstStreamTag));
       }
@@ -235,6 +245,18 @@ void Supervisor::HandleStream(size_t stream_index) {
   }
 }
 
+void Supervisor::HandleWorkerPidfd(size_t worker_index) {
+  if (worker_index >= workers_.size()) return;
+  Worker& worker = *workers_[worker_index];
+  if (!worker.running) return;
+  int status = 0;
+  pid_t reaped;
+  do {
+    reaped = ::waitpid(worker.pid, &status, WNOHANG);
+  } while (reaped < 0 && errno == EINTR);
+  if (reaped == worker.pid) OnWorkerExit(worker, status);
+}
+
 void Supervisor::HandleDeadline() {
   SteadyTime now = SteadyClock::now();
   if (phase_ == Phase::kStopping) {
@@ -275,6 +297,10 @@ std::optional<SteadyTime> Supervisor::NextDeadline() const {
 
 void Supervisor::OnWorkerExit(Worker& worker, int status) {
   worker.running = false;
+  if (worker.pidfd.valid()) {
+    runtime_.poller().Remove(worker.pidfd.get());
+    worker.pidfd.Reset();
+  }
   worker.ended_at = WallSeconds();
   if (WIFSIGNALED(status)) {
     worker.signal = WTERMSIG(status);

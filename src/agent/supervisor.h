@@ -4,7 +4,9 @@
 //
 // Everything happens in one epoll loop: SIGCHLD and the agent's own signals
 // arrive through the signalfd, output through the pipes, deadlines (SIGKILL
-// after the grace, hang checks) through the timerfd. The first worker that
+// after the grace, hang checks) through the timerfd. Each worker also has a
+// pidfd in the set, so its exit is seen even if another thread of the
+// process swallowed the SIGCHLD. The first worker that
 // exits non-zero or by a signal (or hangs) stops the attempt: every other
 // worker's process group gets SIGTERM (or the signal the agent received),
 // SIGKILL after term_timeout, and the agent waits for each. Descendants that
@@ -57,6 +59,7 @@ class Supervisor {
   void Loop();
   void HandleSignals();
   void HandleStream(size_t stream_index);
+  void HandleWorkerPidfd(size_t worker_index);
   void HandleDeadline();
   void OnWorkerExit(Worker& worker, int status);
   void OnAgentSignal(int signal);

@@ -1,1 +1,9 @@
-int main() { return 0; }
+#include <string>
+#include <vector>
+
+#include "cli/dispatch.h"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return primus::cli::Main(args);
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs everything primus-cli needs to build and to run its whole test
+# suite on Debian 12, and nothing else. Idempotent: packages already present
+# are skipped, and `apt-get update` runs at most once, only when something is
+# missing. Works without a terminal (CI=true) and as root or with sudo.
+#
+#   scripts/setup.sh            build + test dependencies
+#   scripts/setup.sh --print    list the packages and exit
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  cmake ninja-build g++ make binutils
+  libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libgtest-dev
+  # real workers in the tests: Debian's PyTorch (gloo backend) on /usr/bin/python3
+  python3 python3-torch python3-numpy
+  # process and network tools the tests use
+  procps iproute2 util-linux psmisc
+)
+
+if [[ "${1:-}" == "--print" ]]; then
+  printf '%s\n' "${PACKAGES[@]}"
+  exit 0
+fi
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$package")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 4; }
+  SUDO="sudo"
+fi
+
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: done"

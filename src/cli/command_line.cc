@@ -1,0 +1,196 @@
+#include "cli/command_line.h"
+
+#include <algorithm>
+
+#include "tasks/task.h"
+#include "util/strings.h"
+
+namespace primus::cli {
+namespace {
+
+using runtime::Runtime;
+using runtime::RuntimeRegistry;
+using tasks::TaskRegistry;
+
+bool Contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+// Global options inside a pass-through mode: long names only, because short
+// ones collide with engine flags (`docker run -h` is --hostname).
+const std::vector<OptionSpec>& LongGlobalOptions() {
+  static const std::vector<OptionSpec> table = [] {
+    std::vector<OptionSpec> out;
+    for (OptionSpec spec : runtime::GlobalOptions()) {
+      std::erase_if(spec.names, [](const std::string& n) { return !n.starts_with("--"); });
+      out.push_back(spec);
+    }
+    return out;
+  }();
+  return table;
+}
+
+bool IsGlobalSpec(const OptionSpec* spec) {
+  for (const auto* table : {&runtime::GlobalOptions(), &LongGlobalOptions()}) {
+    if (spec >= table->data() && spec < table->data() + table->size()) return true;
+  }
+  return false;
+}
+
+// Records a global option; returns true when it asks for help.
+void ApplyGlobal(const ParsedOption& option, GlobalSettings* globals) {
+  const std::string& name = option.spec->names.front();
+  if (name == "--config") globals->config_file = option.value;
+  else if (name == "--set") globals->set_assignments.push_back(option.value);
+  else if (name == "--dry-run") globals->dry_run = option.value == "true";
+  else if (name == "--help") globals->help = true;
+  else if (name == "--version") globals->version = true;
+  else globals->config_flags.push_back(option);
+}
+
+std::vector<std::string> ModesAndTasks() {
+  std::vector<std::string> names = RuntimeRegistry::Global().Names();
+  for (const auto& task : TaskRegistry::Global().Names()) names.push_back(task);
+  return names;
+}
+
+std::string TaskList() { return Join(TaskRegistry::Global().Names(), ", "); }
+
+Error UnknownTask(const std::string& word, const std::string& where) {
+  return UsageError("unknown task '" + word + "'" + where + DidYouMean(word, TaskRegistry::Global().Names()),
+                    "tasks: " + TaskList() + " (primus-cli --help lists them)");
+}
+
+// Parses one mode starting at args[i] (the mode's name) and everything after
+// it; appends to command->launch.chain.
+Status ParseMode(const std::vector<std::string>& args, size_t i, CommandLine* command) {
+  Runtime* mode = RuntimeRegistry::Global().Find(args[i]);
+  runtime::ModeInvocation invocation;
+  invocation.mode = mode->name();
+  ++i;
+  if (!mode->actions().empty()) {
+    if (i < args.size() && Contains(mode->actions(), args[i])) {
+      invocation.action = args[i++];
+    } else {
+      invocation.action = mode->default_action();
+    }
+  }
+
+  bool pass_through = mode->unknown_options() == UnknownOptionPolicy::kPassThrough;
+  const auto& globals = pass_through ? LongGlobalOptions() : runtime::GlobalOptions();
+  std::string context = "mode '" + mode->name() + "'";
+  auto parsed = ParseOptions(args, i, {&mode->options(), &globals}, mode->unknown_options(), context);
+  if (!parsed.ok()) return parsed.error();
+
+  size_t end_of_options = parsed->stopped_at_separator ? parsed->next - 1 : parsed->next;
+  invocation.written.assign(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(end_of_options));
+  invocation.passthrough = parsed->passthrough;
+  for (const ParsedOption& option : parsed->options) {
+    if (IsGlobalSpec(option.spec)) ApplyGlobal(option, &command->globals);
+    else invocation.options.push_back(option);
+  }
+  command->launch.chain.push_back(std::move(invocation));
+
+  if (command->globals.help) {
+    command->kind = CommandLine::Kind::kHelp;
+    command->help_topic = mode->name();
+    return Status::Ok();
+  }
+
+  size_t next = parsed->next;
+  if (next >= args.size()) {
+    if (!parsed->stopped_at_separator && pass_through) {
+      return UsageError("no '--' after the " + context + " options, so there is no task to run",
+                        "write: primus-cli " + mode->name() + " [options] -- <task> [args]  (tasks: " + TaskList() + ")");
+    }
+    return UsageError("missing task after " + context,
+                      "write: primus-cli " + mode->name() + " [options] -- <task> [args]  (tasks: " + TaskList() + ")");
+  }
+
+  const std::string& word = args[next];
+  if (RuntimeRegistry::Global().Find(word)) {
+    if (!Contains(mode->inner_modes(), word)) {
+      std::string allowed = mode->inner_modes().empty() ? "none" : Join(mode->inner_modes(), ", ");
+      return UsageError("mode '" + word + "' cannot run inside mode '" + mode->name() + "'",
+                        "modes allowed after '" + mode->name() + " ... --': " + allowed);
+    }
+    if (!parsed->stopped_at_separator) {
+      return UsageError("expected '--' before '" + word + "'", "write: " + mode->name() + " [options] -- " + word + " ...");
+    }
+    return ParseMode(args, next, command);
+  }
+  if (!TaskRegistry::Global().Find(word)) {
+    if (!parsed->stopped_at_separator) {
+      return UsageError("unexpected argument '" + word + "' for " + context + DidYouMean(word, ModesAndTasks()),
+                        "mode options come before '--', the task after it: primus-cli " + mode->name() +
+                            " [options] -- <task> [args]");
+    }
+    return UnknownTask(word, " after '" + mode->name() + " ... --'");
+  }
+  command->launch.task = word;
+  command->launch.task_args.assign(args.begin() + static_cast<long>(next) + 1, args.end());
+  command->kind = CommandLine::Kind::kLaunch;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
+  CommandLine command;
+  auto parsed = ParseOptions(args, 0, {&runtime::GlobalOptions()}, UnknownOptionPolicy::kReject, "primus-cli");
+  if (!parsed.ok()) {
+    Error error = parsed.error();
+    error.hint = "global options come first: primus-cli [global options] <mode> [mode options] -- <task> ...";
+    return error;
+  }
+  for (const ParsedOption& option : parsed->options) ApplyGlobal(option, &command.globals);
+
+  size_t i = parsed->next;
+  if (command.globals.version) {
+    command.kind = CommandLine::Kind::kVersion;
+    return command;
+  }
+  if (i >= args.size()) {
+    command.kind = CommandLine::Kind::kHelp;
+    if (!command.globals.help) {
+      return UsageError("missing mode or task",
+                        "try: primus-cli direct -- <task> [args]   (primus-cli --help lists modes and tasks)");
+    }
+    return command;
+  }
+
+  const std::string& word = args[i];
+  if (word == "help") {
+    command.kind = CommandLine::Kind::kHelp;
+    if (i + 1 < args.size()) command.help_topic = args[i + 1];
+    return command;
+  }
+  if (word == "config") {
+    command.kind = CommandLine::Kind::kConfigCommand;
+    command.builtin_args.assign(args.begin() + static_cast<long>(i) + 1, args.end());
+    return command;
+  }
+  if (RuntimeRegistry::Global().Find(word)) {
+    Status status = ParseMode(args, i, &command);
+    if (!status.ok()) return status.error();
+    return command;
+  }
+  if (TaskRegistry::Global().Find(word)) {
+    runtime::ModeInvocation direct;
+    direct.mode = "direct";
+    command.launch.chain.push_back(direct);
+    command.launch.implicit_direct = true;
+    command.launch.task = word;
+    command.launch.task_args.assign(args.begin() + static_cast<long>(i) + 1, args.end());
+    command.kind = CommandLine::Kind::kLaunch;
+    return command;
+  }
+  if (command.globals.help) {
+    command.kind = CommandLine::Kind::kHelp;
+    return command;
+  }
+  return UsageError("unknown mode or task '" + word + "'" + DidYouMean(word, ModesAndTasks()),
+                    "modes: " + Join(RuntimeRegistry::Global().Names(), ", ") + "; tasks: " + TaskList());
+}
+
+}  // namespace primus::cli

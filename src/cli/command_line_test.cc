@@ -1,0 +1,175 @@
+// The grammar against the command lines of the user's documents and the
+// malformed ones users really type.
+#include "cli/command_line.h"
+
+#include <gtest/gtest.h>
+
+#include "util/strings.h"
+
+namespace primus::cli {
+namespace {
+
+CommandLine Parse(const std::string& line) {
+  auto parsed = ParseCommandLine(Split(line, ' '));
+  EXPECT_TRUE(parsed.ok()) << line << "\n" << (parsed.ok() ? "" : parsed.error().Format());
+  return parsed.ok() ? *parsed : CommandLine{};
+}
+
+Error ParseError(const std::string& line) {
+  auto parsed = ParseCommandLine(Split(line, ' '));
+  EXPECT_FALSE(parsed.ok()) << line;
+  return parsed.ok() ? Error{} : parsed.error();
+}
+
+std::string Option(const runtime::ModeInvocation& mode, const std::string& canonical) {
+  for (const auto& option : mode.options) {
+    if (option.spec->names.front() == canonical) return option.value;
+  }
+  return "<absent>";
+}
+
+TEST(CommandLineTest, DirectTrain) {
+  CommandLine c = Parse("direct -- train pretrain --config deepseek_v2.yaml");
+  EXPECT_EQ(c.kind, CommandLine::Kind::kLaunch);
+  ASSERT_EQ(c.launch.chain.size(), 1u);
+  EXPECT_EQ(c.launch.chain[0].mode, "direct");
+  EXPECT_EQ(c.launch.task, "train");
+  EXPECT_EQ(c.launch.task_args, (std::vector<std::string>{"pretrain", "--config", "deepseek_v2.yaml"}));
+}
+
+TEST(CommandLineTest, ContainerWithImageAndMount) {
+  CommandLine c = Parse("container --image rocm/megatron-lm:v25.8_py310 --mount /data:/data -- train pretrain --config c.yaml");
+  ASSERT_EQ(c.launch.chain.size(), 1u);
+  EXPECT_EQ(Option(c.launch.chain[0], "--image"), "rocm/megatron-lm:v25.8_py310");
+  EXPECT_EQ(Option(c.launch.chain[0], "--mount"), "/data:/data");
+  EXPECT_EQ(c.launch.task, "train");
+}
+
+TEST(CommandLineTest, ContainerWithoutImageUsesConfig) {
+  CommandLine c = Parse("container -- benchmark gemm -M 4096");
+  EXPECT_EQ(c.launch.task, "benchmark");
+  EXPECT_EQ(c.launch.task_args, (std::vector<std::string>{"gemm", "-M", "4096"}));
+}
+
+TEST(CommandLineTest, SlurmSrunDefaultsAndPassThrough) {
+  CommandLine c = Parse("slurm srun -N 8 -- benchmark gemm -M 4096");
+  EXPECT_EQ(c.launch.chain[0].action, "srun");
+  EXPECT_EQ(Option(c.launch.chain[0], "--nodes"), "8");
+  CommandLine implicit = Parse("slurm -N 8 -- train pretrain");
+  EXPECT_EQ(implicit.launch.chain[0].action, "srun");
+}
+
+TEST(CommandLineTest, SlurmSrunIntoContainer) {
+  CommandLine c = Parse("slurm srun -N 2 -p gpu-test -- container --image IMG -- train pretrain --config c.yaml");
+  ASSERT_EQ(c.launch.chain.size(), 2u);
+  EXPECT_EQ(Option(c.launch.chain[0], "--partition"), "gpu-test");
+  EXPECT_EQ(c.launch.chain[1].mode, "container");
+  EXPECT_EQ(Option(c.launch.chain[1], "--image"), "IMG");
+  EXPECT_EQ(c.launch.task_args, (std::vector<std::string>{"pretrain", "--config", "c.yaml"}));
+}
+
+TEST(CommandLineTest, SlurmSbatchProductionLine) {
+  CommandLine c = Parse(
+      "slurm sbatch -N 64 -p gpu-prod -t 72:00:00 --job-name=deepseek-v2-prod -o logs/train_%j.log -- container "
+      "--image IMG -- train pretrain --config c.yaml");
+  const auto& slurm = c.launch.chain[0];
+  EXPECT_EQ(slurm.action, "sbatch");
+  EXPECT_EQ(Option(slurm, "--nodes"), "64");
+  EXPECT_EQ(Option(slurm, "--time"), "72:00:00");
+  EXPECT_EQ(slurm.passthrough, (std::vector<std::string>{"--job-name=deepseek-v2-prod", "-o", "logs/train_%j.log"}));
+  EXPECT_EQ(c.launch.chain[1].mode, "container");
+}
+
+TEST(CommandLineTest, DirectPatchAndDebug) {
+  CommandLine c = Parse("direct --patch fixes/workaround_rccl.sh -- train pretrain --config config.yaml");
+  EXPECT_EQ(Option(c.launch.chain[0], "--patch"), "fixes/workaround_rccl.sh");
+  CommandLine debug = Parse("direct --debug -- train pretrain --config c.yaml");
+  ASSERT_EQ(debug.globals.config_flags.size(), 1u);
+  EXPECT_EQ(debug.globals.config_flags[0].spec->names.front(), "--debug");
+}
+
+TEST(CommandLineTest, OtherSeedTasks) {
+  EXPECT_EQ(Parse("direct -- benchmark gemm --dtype bf16 -M 8192").launch.task, "benchmark");
+  EXPECT_EQ(Parse("direct -- preflight check --gpu --network").launch.task, "preflight");
+  EXPECT_EQ(Parse("direct -- analyze topology --visualize").launch.task, "analyze");
+  CommandLine replay = Parse("direct -- train pretrain --replay output/exp_2025_11_10_134522/");
+  EXPECT_EQ(replay.launch.task_args.back(), "output/exp_2025_11_10_134522/");
+  CommandLine env = Parse("container --env MASTER_ADDR=10.1.1.1 -- train pretrain --config c.yaml");
+  EXPECT_EQ(Option(env.launch.chain[0], "--env"), "MASTER_ADDR=10.1.1.1");
+}
+
+TEST(CommandLineTest, TaskShorthandMeansDirect) {
+  CommandLine c = Parse("train pretrain --config x.yaml");
+  EXPECT_TRUE(c.launch.implicit_direct);
+  EXPECT_EQ(c.launch.chain[0].mode, "direct");
+  EXPECT_EQ(c.launch.task, "train");
+}
+
+TEST(CommandLineTest, TorchrunSpellingsAndGlobalsBeforeMode) {
+  CommandLine c = Parse("--dry-run --config launcher.yaml direct --nproc_per_node=4 --master_port 29500 -- run /bin/true");
+  EXPECT_TRUE(c.globals.dry_run);
+  EXPECT_EQ(c.globals.config_file, "launcher.yaml");
+  EXPECT_EQ(Option(c.launch.chain[0], "--nproc-per-node"), "4");
+  EXPECT_EQ(Option(c.launch.chain[0], "--master-port"), "29500");
+}
+
+TEST(CommandLineTest, RunKeepsCommandArgumentsVerbatim) {
+  CommandLine c = Parse("direct -- run python3 train.py --config x --help");
+  EXPECT_EQ(c.launch.task_args, (std::vector<std::string>{"python3", "train.py", "--config", "x", "--help"}));
+}
+
+TEST(CommandLineTest, HelpAtEveryLevel) {
+  EXPECT_EQ(Parse("--help").kind, CommandLine::Kind::kHelp);
+  CommandLine mode = Parse("slurm --help");
+  EXPECT_EQ(mode.kind, CommandLine::Kind::kHelp);
+  EXPECT_EQ(mode.help_topic, "slurm");
+  CommandLine task = Parse("direct -- benchmark --help");
+  EXPECT_EQ(task.kind, CommandLine::Kind::kLaunch);  // dispatch sees the task's --help
+  EXPECT_EQ(Parse("help train").help_topic, "train");
+  EXPECT_EQ(Parse("--version").kind, CommandLine::Kind::kVersion);
+}
+
+TEST(CommandLineTest, UnknownModeSuggests) {
+  Error e = ParseError("dirct -- train pretrain");
+  EXPECT_EQ(e.code, ExitCode::kUsage);
+  EXPECT_NE(e.message.find("unknown mode or task 'dirct' (did you mean 'direct'?)"), std::string::npos);
+}
+
+TEST(CommandLineTest, UnknownTaskSuggests) {
+  Error e = ParseError("direct -- trian pretrain");
+  EXPECT_NE(e.message.find("unknown task 'trian'"), std::string::npos);
+  EXPECT_NE(e.message.find("did you mean 'train'?"), std::string::npos);
+}
+
+TEST(CommandLineTest, UnknownDirectFlagSuggests) {
+  Error e = ParseError("direct --nproc-per-nod 2 -- run /bin/true");
+  EXPECT_NE(e.message.find("did you mean '--nproc-per-node'"), std::string::npos);
+}
+
+TEST(CommandLineTest, MissingTaskAndSeparator) {
+  EXPECT_NE(ParseError("direct").message.find("missing task"), std::string::npos);
+  EXPECT_NE(ParseError("slurm srun -N 2").message.find("no '--'"), std::string::npos);
+  auto nothing = ParseCommandLine({});
+  ASSERT_FALSE(nothing.ok());
+  EXPECT_NE(nothing.error().message.find("missing mode or task"), std::string::npos);
+}
+
+TEST(CommandLineTest, ChainsOnlyWhereTheyMakeSense) {
+  Error inside = ParseError("container --image IMG -- slurm srun -- train pretrain");
+  EXPECT_NE(inside.message.find("mode 'slurm' cannot run inside mode 'container'"), std::string::npos);
+  EXPECT_NE(ParseError("direct -- container -- train").message.find("cannot run inside"), std::string::npos);
+}
+
+TEST(CommandLineTest, UnknownGlobalFlag) {
+  Error e = ParseError("--dryrun direct -- train pretrain");
+  EXPECT_NE(e.message.find("did you mean '--dry-run'"), std::string::npos);
+}
+
+TEST(CommandLineTest, DockerShortHostnameFlagIsNotHelp) {
+  CommandLine c = Parse("container --image IMG -h myhost -- run /bin/true");
+  EXPECT_EQ(c.kind, CommandLine::Kind::kLaunch);
+  EXPECT_EQ(c.launch.chain[0].passthrough, (std::vector<std::string>{"-h", "myhost"}));
+}
+
+}  // namespace
+}  // namespace primus::cli

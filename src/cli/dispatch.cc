@@ -1,0 +1,165 @@
+#include "cli/dispatch.h"
+
+#include <iostream>
+
+#include "cli/command_line.h"
+#include "cli/help.h"
+#include "cli/plan.h"
+#include "config/launcher_config.h"
+#include "config/render_config.h"
+#include "config/value.h"
+#include "runtime/runtime.h"
+#include "tasks/task.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+namespace primus::cli {
+namespace {
+
+int Fail(const Error& error) {
+  log::Error("{}", error.message);
+  // The hint goes out at the error's level: --quiet must not hide what to do.
+  if (!error.hint.empty()) log::Error("hint: {}", error.hint);
+  return static_cast<int>(error.code);
+}
+
+// Logging flags take effect before the configuration is read, so that
+// problems while reading it are reported at the level the user asked for.
+void ApplyLoggingFlags(const GlobalSettings& globals) {
+  for (const ParsedOption& option : globals.config_flags) {
+    const std::string& name = option.spec->names.front();
+    log::Level level;
+    if (name == "--debug" && option.value == "true") log::SetLevel(log::Level::kDebug);
+    if (name == "--quiet" && option.value == "true") log::SetLevel(log::Level::kWarn);
+    if (name == "--log-level" && log::ParseLevel(option.value, &level)) log::SetLevel(level);
+  }
+}
+
+// main.* keys from files and the environment, once the configuration is known.
+Status ApplyLoggingConfig(const config::LauncherConfig& config) {
+  const config::Value& launcher = config.effective();
+  const config::Value* debug = launcher.Find("main.debug");
+  const config::Value* quiet = launcher.Find("main.quiet");
+  const config::Value* level_value = launcher.Find("main.log_level");
+  log::Level level = log::Level::kInfo;
+  if (level_value && level_value->IsString() && !log::ParseLevel(level_value->AsString(), &level)) {
+    return ConfigError(level_value->origin().Describe() + ": main.log_level must be debug, info, warn or error, not '" +
+                           level_value->AsString() + "'",
+                       "set main.log_level to one of debug, info, warn, error");
+  }
+  if (quiet && quiet->IsBool() && quiet->AsBool()) level = log::Level::kWarn;
+  if (debug && debug->IsBool() && debug->AsBool()) level = log::Level::kDebug;
+  log::SetLevel(level);
+  return Status::Ok();
+}
+
+// Flags that land in the launcher configuration, from the global options and
+// every mode of the chain, in command-line order.
+std::vector<config::FlagSetting> FlagSettings(const CommandLine& command) {
+  std::vector<config::FlagSetting> settings;
+  auto add = [&](const ParsedOption& option) {
+    const OptionSpec& spec = *option.spec;
+    if (spec.config_key.empty()) return;
+    // Map keys (direct.env) take NAME=VALUE as the value; list keys append.
+    settings.push_back(config::FlagSetting{spec.config_key, {option.value}, option.written});
+  };
+  for (const ParsedOption& option : command.globals.config_flags) add(option);
+  for (const runtime::ModeInvocation& mode : command.launch.chain) {
+    for (const ParsedOption& option : mode.options) add(option);
+  }
+  return settings;
+}
+
+Result<config::LauncherConfig> LoadLauncher(const CommandLine& command) {
+  auto sources = config::LauncherSources::FromProcess(command.globals.config_file, command.globals.set_assignments,
+                                                      FlagSettings(command));
+  auto launcher = config::LoadLauncherConfig(sources);
+  if (launcher.ok()) {
+    for (const std::string& warning : launcher->warnings()) log::Warn("{}", warning);
+  }
+  return launcher;
+}
+
+int RunConfigCommand(const CommandLine& command) {
+  const auto& args = command.builtin_args;
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::cout << *TopicHelp("config");
+    return args.empty() ? static_cast<int>(ExitCode::kUsage) : 0;
+  }
+  if (args[0] != "show") {
+    return Fail(UsageError("unknown config command '" + args[0] + "'" + DidYouMean(args[0], {"show"}),
+                           "usage: primus-cli config show [--origin]"));
+  }
+  bool with_origin = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--origin") with_origin = true;
+    else return Fail(UsageError("unknown argument '" + args[i] + "' for 'config show'", "usage: primus-cli config show [--origin]"));
+  }
+  auto launcher = LoadLauncher(command);
+  if (!launcher.ok()) return Fail(launcher.error());
+  std::cout << config::RenderConfig(launcher->effective(), with_origin);
+  return 0;
+}
+
+int RunLaunch(const CommandLine& command) {
+  const runtime::Launch& launch = command.launch;
+  tasks::Task* task = tasks::TaskRegistry::Global().Find(launch.task);
+  if (task->IsHelpRequest(launch.task_args)) {
+    std::cout << *TopicHelp(task->name());
+    return 0;
+  }
+  auto launcher = LoadLauncher(command);
+  if (!launcher.ok()) return Fail(launcher.error());
+  if (Status status = ApplyLoggingConfig(*launcher); !status.ok()) return Fail(status.error());
+  ApplyLoggingFlags(command.globals);
+
+  runtime::Runtime* outer = runtime::RuntimeRegistry::Global().Find(launch.chain.front().mode);
+  runtime::RuntimeContext context;
+  context.launch = &launch;
+  context.launcher = &*launcher;
+  context.dry_run = command.globals.dry_run;
+  context.debug = log::Enabled(log::Level::kDebug);
+
+  if (context.dry_run) {
+    std::cout << FormatPlan(launch, *launcher) << std::flush;
+    if (!outer->available()) {
+      log::Warn("mode '{}' is not available yet in this build: a real run would stop here (exit 5)", outer->name());
+      return 0;
+    }
+  }
+  log::Debug("launch: mode {} task {} {}", outer->name(), launch.task, ShellJoin(launch.task_args));
+  auto result = outer->Execute(context);
+  if (!result.ok()) return Fail(result.error());
+  return *result;
+}
+
+}  // namespace
+
+int Main(const std::vector<std::string>& args) {
+  auto command = ParseCommandLine(args);
+  if (!command.ok()) return Fail(command.error());
+  ApplyLoggingFlags(command->globals);
+
+  switch (command->kind) {
+    case CommandLine::Kind::kVersion:
+      std::cout << VersionText();
+      return 0;
+    case CommandLine::Kind::kHelp: {
+      if (command->help_topic.empty()) {
+        std::cout << OverviewHelp();
+        return 0;
+      }
+      auto help = TopicHelp(command->help_topic);
+      if (!help.ok()) return Fail(help.error());
+      std::cout << *help;
+      return 0;
+    }
+    case CommandLine::Kind::kConfigCommand:
+      return RunConfigCommand(*command);
+    case CommandLine::Kind::kLaunch:
+      return RunLaunch(*command);
+  }
+  return 0;
+}
+
+}  // namespace primus::cli

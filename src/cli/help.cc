@@ -1,0 +1,97 @@
+#include "cli/help.h"
+
+#include "runtime/runtime.h"
+#include "tasks/task.h"
+#include "util/option_parser.h"
+#include "util/strings.h"
+
+namespace primus::cli {
+namespace {
+
+std::string Row(const std::string& name, const std::string& text) {
+  std::string padded = "  " + name;
+  if (padded.size() < 14) padded += std::string(14 - padded.size(), ' ');
+  else padded += "  ";
+  return padded + text + "\n";
+}
+
+std::string ModeHelp(const runtime::Runtime& mode) {
+  std::string out = "usage: " + mode.usage() + "\n\n" + mode.summary() + "\n";
+  if (!mode.details().empty()) out += "\n" + mode.details();
+  if (!mode.actions().empty()) {
+    out += "\nactions: " + Join(mode.actions(), ", ") + " (default: " + mode.default_action() + ")\n";
+  }
+  out += "\n" + mode.name() + " options:\n" + FormatOptionHelp(mode.options());
+  if (mode.unknown_options() == UnknownOptionPolicy::kPassThrough) {
+    out += "  (other flags are passed through unchanged to " +
+           std::string(mode.name() == "slurm" ? "srun/sbatch" : "the container engine") + ")\n";
+  }
+  if (!mode.inner_modes().empty()) {
+    out += "\nafter '--': one of the modes " + Join(mode.inner_modes(), ", ") + ", or a task\n";
+  }
+  out += "\nglobal options (accepted here too):\n" + FormatOptionHelp(runtime::GlobalOptions());
+  if (!mode.available()) out += "\nnote: this mode is not available yet in this build (--dry-run works).\n";
+  return out;
+}
+
+std::string TaskHelp(const tasks::Task& task) {
+  std::string out = task.help();
+  if (!task.subtasks().empty()) out += "\nsubtasks: " + Join(task.subtasks(), ", ") + "\n";
+  if (!task.available()) out += "\nnote: this task is not available yet in this build (--dry-run works).\n";
+  return out;
+}
+
+}  // namespace
+
+std::string OverviewHelp() {
+  std::string out =
+      "primus-cli: one entry point for large-model training, from a bare node to a running job.\n"
+      "\n"
+      "usage: primus-cli [global options] <mode> [mode options] -- [<mode> ... --] <task> [subtask] [args]\n"
+      "       primus-cli [global options] <task> [subtask] [args]      (same as: direct -- <task> ...)\n"
+      "       primus-cli [global options] config show [--origin]\n"
+      "       primus-cli help <mode|task>\n"
+      "\nmodes:\n";
+  for (const auto& name : runtime::RuntimeRegistry::Global().Names()) {
+    const auto* mode = runtime::RuntimeRegistry::Global().Find(name);
+    out += Row(name, mode->summary() + (mode->available() ? "" : " [not available yet]"));
+  }
+  out += "\ntasks:\n";
+  for (const auto& name : tasks::TaskRegistry::Global().Names()) {
+    const auto* task = tasks::TaskRegistry::Global().Find(name);
+    out += Row(name, task->summary() + (task->available() ? "" : " [not available yet]"));
+  }
+  out += "\nglobal options:\n" + FormatOptionHelp(runtime::GlobalOptions());
+  out +=
+      "\nexamples:\n"
+      "  primus-cli direct -- train pretrain --config exp.yaml\n"
+      "  primus-cli direct --nproc-per-node 2 -- run python3 train.py\n"
+      "  primus-cli slurm srun -N 8 -- benchmark gemm -M 4096\n"
+      "  primus-cli slurm sbatch -N 64 -p prod -- container --image IMG -- train pretrain --config exp.yaml\n"
+      "\nexit codes:\n"
+      "  0 success; 1 the task failed (agent-run tasks: the failing worker's own code);\n"
+      "  2 usage error; 3 configuration error; 4 missing environment (tool, library, device, port);\n"
+      "  5 task or mode not available yet in this build; 128+N killed by signal N.\n"
+      "\nmore: 'primus-cli <mode> --help', 'primus-cli direct -- <task> --help', docs/ in the repository.\n";
+  return out;
+}
+
+Result<std::string> TopicHelp(const std::string& topic) {
+  if (const auto* mode = runtime::RuntimeRegistry::Global().Find(topic)) return ModeHelp(*mode);
+  if (const auto* task = tasks::TaskRegistry::Global().Find(topic)) return TaskHelp(*task);
+  if (topic == "config") {
+    return std::string(
+        "usage: primus-cli [--config FILE] [--set KEY=VALUE]... config show [--origin]\n\n"
+        "Prints the effective launcher configuration, merged key by key from: built-in defaults <\n"
+        "/etc/primus/config.yaml < ~/.config/primus/config.yaml < ./.primus.yaml < --config FILE <\n"
+        "PRIMUS_* environment < command-line flags. --origin names where each value came from.\n");
+  }
+  std::vector<std::string> topics = runtime::RuntimeRegistry::Global().Names();
+  for (const auto& name : tasks::TaskRegistry::Global().Names()) topics.push_back(name);
+  topics.push_back("config");
+  return UsageError("no help topic '" + topic + "'" + DidYouMean(topic, topics), "topics: " + Join(topics, ", "));
+}
+
+std::string VersionText() { return std::string("primus-cli ") + PRIMUS_VERSION + "\n"; }
+
+}  // namespace primus::cli

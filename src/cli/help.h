@@ -1,0 +1,17 @@
+// --help at every level: the overview (modes, tasks, global options, exit
+// codes), one mode (its usage, options and the modes it can wrap), one task.
+// Built from the registries, so a new mode or task shows up by itself.
+#pragma once
+
+#include <string>
+
+#include "util/error.h"
+
+namespace primus::cli {
+
+std::string OverviewHelp();
+// Help for a mode or task name; a usage error (with a suggestion) otherwise.
+Result<std::string> TopicHelp(const std::string& topic);
+std::string VersionText();
+
+}  // namespace primus::cli

@@ -1,0 +1,77 @@
+#include "config/launcher_schema.h"
+
+namespace primus::config {
+namespace {
+
+constexpr ValueType kString = ValueType::kString;
+constexpr ValueType kInt = ValueType::kInt;
+constexpr ValueType kDouble = ValueType::kDouble;
+constexpr ValueType kBool = ValueType::kBool;
+constexpr ValueType kStringList = ValueType::kStringList;
+constexpr ValueType kStringMap = ValueType::kStringMap;
+
+// Defaults are written as an environment variable would be ("" is an empty
+// list or map for those types).
+std::vector<SchemaKey> LauncherKeys() {
+  return {
+      {"main.log_level", kString, "info", "log level: debug, info, warn or error"},
+      {"main.debug", kBool, "false", "log every resolved command and environment change"},
+      {"main.quiet", kBool, "false", "only warnings and errors"},
+
+      {"direct.nproc_per_node", kString, "auto", "workers per node: a number, or auto (one per GPU)"},
+      {"direct.nnodes", kInt, "1", "number of nodes"},
+      {"direct.node_rank", kInt, "0", "rank of this node, 0 to nnodes-1"},
+      {"direct.master_addr", kString, "", "address of the rank-0 node"},
+      {"direct.master_port", kInt, "0", "rendezvous port; 0 chooses a free port"},
+      {"direct.max_restarts", kInt, "0", "times the worker group is restarted after a failure"},
+      {"direct.restart_backoff", kDouble, "1.0", "seconds to wait before a restart"},
+      {"direct.term_timeout", kDouble, "30.0", "seconds between SIGTERM and SIGKILL when stopping workers"},
+      {"direct.hang_timeout", kDouble, "0.0", "seconds without progress before a job is called hung; 0 is off"},
+      {"direct.log_dir", kString, "", "directory for per-rank logs"},
+      {"direct.ranks_filter", kString, "", "ranks whose output reaches the console, e.g. 0,8-15"},
+      {"direct.console_prefix", kString, "[{host}:{rank}] ", "prefix of each console line"},
+      {"direct.env", kStringMap, "", "environment variables set for the workers"},
+      {"direct.patch", kStringList, "", "patch scripts run before the workers, in order"},
+      {"direct.hooks_dir", kStringList, "", "directories searched for hooks"},
+      {"direct.numa_bind", kBool, "false", "bind each worker to the NUMA node of its GPU"},
+      {"direct.profile", kString, "", "profiler to run the workers under; empty for none"},
+
+      {"container.image", kString, "", "container image to run in"},
+      {"container.engine", kString, "auto", "docker, podman, or auto"},
+      {"container.mounts", kStringList, "", "host:container bind mounts"},
+      {"container.env", kStringList, "", "environment passed into the container: NAME or NAME=VALUE"},
+      {"container.devices", kStringList, "", "extra devices passed into the container"},
+      {"container.options", kStringList, "", "extra arguments for the container engine"},
+      {"container.shm_size", kString, "64g", "size of /dev/shm in the container"},
+      {"container.user", kString, "", "user (uid[:gid]) to run as in the container"},
+      {"container.pull", kString, "missing", "when to pull the image: always, missing or never"},
+      {"container.name", kString, "", "container name; empty chooses one"},
+
+      {"slurm.partition", kString, "", "Slurm partition"},
+      {"slurm.account", kString, "", "Slurm account"},
+      {"slurm.time", kString, "", "time limit, e.g. 4:00:00"},
+      {"slurm.qos", kString, "", "quality of service"},
+      {"slurm.reservation", kString, "", "reservation name"},
+      {"slurm.nodes", kInt, "0", "nodes to allocate; 0 leaves it to Slurm and the other settings"},
+      {"slurm.gpus_per_node", kInt, "0", "GPUs per node to request; 0 does not ask for GPUs explicitly"},
+      {"slurm.options", kStringList, "", "extra srun/sbatch arguments"},
+      {"slurm.requeue", kBool, "false", "requeue the job when a node fails"},
+      {"slurm.wait", kBool, "false", "wait for a batch job to finish"},
+
+      {"k8s.namespace", kString, "default", "Kubernetes namespace"},
+      {"k8s.image", kString, "", "container image for the pods"},
+      {"k8s.vendor", kString, "auto", "GPU vendor: amd, nvidia, or auto"},
+      {"k8s.gpus_per_node", kInt, "0", "GPUs per pod; 0 leaves the choice to the launcher"},
+      {"k8s.service_account", kString, "", "service account of the pods"},
+      {"k8s.platform", kString, "auto", "target Kubernetes platform; auto detects it"},
+  };
+}
+
+}  // namespace
+
+const Schema& LauncherSchema() {
+  static const Schema schema(LauncherKeys());
+  return schema;
+}
+
+}  // namespace primus::config

@@ -1,0 +1,79 @@
+#include "config/render_config.h"
+
+#include <gtest/gtest.h>
+
+#include "config/launcher_config.h"
+#include "config/testdata_path.h"
+#include "config/yaml_parser.h"
+
+namespace primus::config {
+namespace {
+
+Value Yaml(std::string_view text) {
+  YamlParseOptions options;
+  options.source = "exp.yaml";
+  Result<Value> value = ParseYaml(text, options);
+  EXPECT_TRUE(value.ok()) << value.error().message;
+  return value.ok() ? *value : Value();
+}
+
+TEST(RenderConfigTest, WithoutOriginIsPlainYaml) {
+  Value tree = Yaml("direct:\n  nnodes: 2\n  env: {NCCL_DEBUG: INFO}\n  patch: []\n"
+                    "container:\n  mounts: [/a:/a, /b:/b]\n  image: \"\"\n");
+  EXPECT_EQ(RenderConfig(tree, /*with_origin=*/false),
+            "direct:\n"
+            "  nnodes: 2\n"
+            "  env:\n"
+            "    NCCL_DEBUG: INFO\n"
+            "  patch: []\n"
+            "container:\n"
+            "  mounts:\n"
+            "    - /a:/a\n"
+            "    - /b:/b\n"
+            "  image: \"\"\n");
+}
+
+TEST(RenderConfigTest, EveryLeafIsFollowedByItsAlignedOrigin) {
+  Value tree = Yaml("direct:\n  nnodes: 2\n  env: {NCCL_DEBUG: INFO}\n  patch: []\n"
+                    "container:\n  mounts: [/a:/a]\n");
+  tree.Find("direct")->Put("master_port", Value::Int(29500, Origin::Set()));
+  tree.Find("direct")->Put("log_level", Value::String("info", Origin::Default()));
+  EXPECT_EQ(RenderConfig(tree, /*with_origin=*/true),
+            "direct:\n"
+            "  nnodes: 2           # exp.yaml:2:11\n"
+            "  env:\n"
+            "    NCCL_DEBUG: INFO  # exp.yaml:3:21\n"
+            "  patch: []           # exp.yaml:4:10\n"
+            "  master_port: 29500  # --set\n"
+            "  log_level: info     # default\n"
+            "container:\n"
+            "  mounts:\n"
+            "    - /a:/a           # exp.yaml:6:12\n");
+}
+
+TEST(RenderConfigTest, ShowsTheEffectiveLauncherConfiguration) {
+  LauncherSources sources;
+  sources.user_file = TestDataPath("launcher/home.yaml");
+  sources.environment = Environment({{"PRIMUS_CONTAINER_IMAGE", "rocm/primus:v1"}});
+  sources.flags = {{"direct.nnodes", {"2"}, "--nnodes"}};
+  Result<LauncherConfig> config = LoadLauncherConfig(sources);
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  std::string text = RenderConfig(config->effective(), /*with_origin=*/true);
+  std::string home = TestDataPath("launcher/home.yaml");
+  EXPECT_NE(text.find("main:\n  log_level: info"), std::string::npos) << text;
+  EXPECT_NE(text.find("  nnodes: 2 "), std::string::npos) << text;
+  EXPECT_NE(text.find("# flag --nnodes\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  image: rocm/primus:v1 "), std::string::npos) << text;
+  EXPECT_NE(text.find("# env PRIMUS_CONTAINER_IMAGE\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  account: home-account "), std::string::npos) << text;
+  EXPECT_NE(text.find("# " + home + ":3:12\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  console_prefix: \"[{host}:{rank}] \" "), std::string::npos) << text;
+  // Every schema key appears.
+  for (const char* key : {"  nproc_per_node:", "  hang_timeout:", "  shm_size:", "  requeue:",
+                          "  service_account:", "  platform:"}) {
+    EXPECT_NE(text.find(key), std::string::npos) << key;
+  }
+}
+
+}  // namespace
+}  // namespace primus::config

@@ -1,0 +1,35 @@
+// YAML text -> located Value. Built on yaml-cpp's event parser rather than
+// its node API, because that is where we see what the node API hides: which
+// scalars were quoted (quoted scalars stay strings), the mark of every node
+// (errors say file:line:column), duplicate keys (yaml-cpp keeps one silently)
+// and merge keys `<<` (yaml-cpp 0.7 does not implement them; we do, per the
+// YAML merge-key spec). yaml-cpp's exceptions stop here and come back as a
+// ConfigError with the file name and line:column from the exception's mark.
+//
+// This is one document of text; files and `extends:` are yaml_loader.h.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/environment.h"
+#include "config/value.h"
+#include "util/error.h"
+
+namespace primus::config {
+
+struct YamlParseOptions {
+  // Names the text in every origin and error: a file path, or e.g. "value of a.b".
+  std::string source;
+  // The files whose `extends:` led to this text, outermost first.
+  std::vector<std::string> extends_chain;
+  // When set, `${VAR}` in string scalars is interpolated from it (plain
+  // scalars are typed after interpolation). When null, strings stay as written.
+  const Environment* environment = nullptr;
+};
+
+// Null for an empty document. Several documents ("---") are an error.
+Result<Value> ParseYaml(std::string_view text, const YamlParseOptions& options);
+
+}  // namespace primus::config

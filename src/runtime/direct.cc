@@ -1,0 +1,69 @@
+// `direct`: run the task on this host. For agent-run tasks (run, train,
+// benchmark, preflight) the node agent starts one worker per GPU here; the
+// options below are its inputs (torchrun's flags, underscores accepted).
+#include "runtime/runtime.h"
+#include "tasks/task.h"
+#include "util/log.h"
+
+namespace primus::runtime {
+namespace {
+
+using K = OptionSpec::Kind;
+
+class DirectRuntime : public Runtime {
+ public:
+  std::string name() const override { return "direct"; }
+  std::string summary() const override { return "run the task on this host (node agent: one worker per GPU)"; }
+  std::string usage() const override {
+    return "primus-cli [global options] direct [direct options] -- <task> [subtask] [args]";
+  }
+  std::string details() const override {
+    return "Inside a Slurm allocation or a Kubernetes pod the distributed settings are derived\n"
+           "from the scheduler's environment unless given here. torchrun spellings\n"
+           "(--nproc_per_node, PET_* variables) are accepted.\n";
+  }
+  const std::vector<OptionSpec>& options() const override {
+    static const std::vector<OptionSpec> table = {
+        {{"--nproc-per-node"}, K::kValue, "N|auto", "direct.nproc_per_node", "workers on this node (auto: visible GPUs, else 1)"},
+        {{"--nnodes"}, K::kValue, "N", "direct.nnodes", "number of nodes in the job"},
+        {{"--node-rank"}, K::kValue, "R", "direct.node_rank", "this node's rank (0..nnodes-1)"},
+        {{"--master-addr"}, K::kValue, "ADDR", "direct.master_addr", "address of node 0 (never reverse-resolved)"},
+        {{"--master-port"}, K::kValue, "PORT", "direct.master_port", "rendezvous port (default: a free port)"},
+        {{"--max-restarts"}, K::kValue, "N", "direct.max_restarts", "restart all workers up to N times on failure"},
+        {{"--restart-backoff"}, K::kValue, "SECONDS", "direct.restart_backoff", "first restart delay, doubled each time (capped)"},
+        {{"--term-timeout"}, K::kValue, "SECONDS", "direct.term_timeout", "grace between SIGTERM and SIGKILL at teardown"},
+        {{"--hang-timeout"}, K::kValue, "SECONDS", "direct.hang_timeout", "a worker silent this long is reported as hung (0: off)"},
+        {{"--log-dir"}, K::kValue, "DIR", "direct.log_dir", "per-rank log files go here"},
+        {{"--ranks-filter", "--local-ranks-filter"}, K::kValue, "R,R", "direct.ranks_filter", "show only these ranks on the console (files keep all)"},
+        {{"--console-prefix"}, K::kValue, "TEMPLATE", "direct.console_prefix", "console line prefix: {host} {rank} {local_rank} {node_rank}"},
+        {{"--env"}, K::kKeyValue, "K=V", "direct.env", "set a variable for the workers", true},
+        {{"--patch"}, K::kValue, "FILE", "direct.patch", "run a patch script before the task", true},
+        {{"--hooks-dir"}, K::kValue, "DIR", "direct.hooks_dir", "extra hook directory", true},
+        {{"--numa-bind"}, K::kFlag, "", "direct.numa_bind", "bind each rank to its GPU's NUMA node"},
+        {{"--profile"}, K::kValue, "NAME", "direct.profile", "apply a named environment profile"},
+        {{"--standalone"}, K::kFlag, "", "", "single node with a free port (torchrun compatibility; the default)"},
+    };
+    return table;
+  }
+
+  Result<int> Execute(const RuntimeContext& context) override {
+    const Launch& launch = *context.launch;
+    tasks::Task* task = tasks::TaskRegistry::Global().Find(launch.task);
+    if (!task) return UsageError("unknown task '" + launch.task + "'");
+    tasks::TaskContext task_context;
+    task_context.args = launch.task_args;
+    task_context.launcher = context.launcher;
+    task_context.dry_run = context.dry_run;
+    task_context.debug = context.debug;
+    if (!task->available() && context.dry_run) {
+      log::Warn("task '{}' is not available yet in this build: a real run would stop here (exit 5)", task->name());
+      return 0;
+    }
+    return task->Run(task_context);
+  }
+};
+
+RuntimeRegistration<DirectRuntime> registration;
+
+}  // namespace
+}  // namespace primus::runtime

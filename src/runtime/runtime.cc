@@ -1,0 +1,51 @@
+#include "runtime/runtime.h"
+
+#include <algorithm>
+
+namespace primus::runtime {
+
+RuntimeRegistry& RuntimeRegistry::Global() {
+  static RuntimeRegistry registry;
+  return registry;
+}
+
+void RuntimeRegistry::Register(std::unique_ptr<Runtime> runtime) {
+  runtimes_.push_back(std::move(runtime));
+}
+
+Runtime* RuntimeRegistry::Find(const std::string& name) const {
+  for (const auto& runtime : runtimes_) {
+    if (runtime->name() == name) return runtime.get();
+  }
+  return nullptr;
+}
+
+std::vector<std::string> RuntimeRegistry::Names() const {
+  static const std::vector<std::string> kOrder = {"direct", "container", "slurm", "k8s"};
+  std::vector<std::string> names;
+  for (const auto& runtime : runtimes_) names.push_back(runtime->name());
+  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    auto rank = [](const std::string& n) {
+      return std::find(kOrder.begin(), kOrder.end(), n) - kOrder.begin();
+    };
+    return rank(a) != rank(b) ? rank(a) < rank(b) : a < b;
+  });
+  return names;
+}
+
+const std::vector<OptionSpec>& GlobalOptions() {
+  using K = OptionSpec::Kind;
+  static const std::vector<OptionSpec> options = {
+      {{"--config"}, K::kValue, "FILE", "", "launcher configuration file (layered over /etc, ~/.config, ./.primus.yaml)"},
+      {{"--set"}, K::kValue, "KEY=VALUE", "", "override one launcher configuration key", true},
+      {{"--debug"}, K::kFlag, "", "main.debug", "print every resolved command and environment change"},
+      {{"--dry-run"}, K::kFlag, "", "", "print the resolved plan and execute nothing (no hooks, no patches)"},
+      {{"--log-level"}, K::kValue, "LEVEL", "main.log_level", "debug | info | warn | error"},
+      {{"--quiet", "-q"}, K::kFlag, "", "main.quiet", "only warnings and errors"},
+      {{"--version"}, K::kFlag, "", "", "print the version and exit"},
+      {{"--help", "-h"}, K::kFlag, "", "", "show help for the current level"},
+  };
+  return options;
+}
+
+}  // namespace primus::runtime

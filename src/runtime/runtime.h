@@ -1,0 +1,87 @@
+// A runtime turns a launch into processes: `direct` runs the task here,
+// `container` inside an engine, `slurm` through srun/sbatch, `k8s` in pods.
+// Each runtime lives in its own file, declares its mode options (which map
+// onto launcher-config keys, so a flag is just the top configuration layer)
+// and registers itself; the command-line grammar is built from this registry.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "util/error.h"
+#include "util/option_parser.h"
+
+namespace primus::config {
+class LauncherConfig;
+}
+
+namespace primus::runtime {
+
+// One mode of a command line as the user wrote it, e.g.
+// `slurm sbatch -N 64 -p gpu-prod -t 72:00:00 --job-name=x --`.
+struct ModeInvocation {
+  std::string mode;                      // direct | container | slurm | k8s
+  std::string action;                    // slurm: srun | sbatch; k8s: manifest | submit | ""
+  std::vector<ParsedOption> options;     // known mode options, in order
+  std::vector<std::string> passthrough;  // unknown flags, verbatim, for the engine/srun/sbatch
+  std::vector<std::string> written;      // every token between the mode name and "--"
+};
+
+// A parsed command line below the global options.
+struct Launch {
+  std::vector<ModeInvocation> chain;     // outermost first; never empty
+  std::string task;
+  std::vector<std::string> task_args;    // subtask first
+  bool implicit_direct = false;          // `primus-cli train ...` shorthand
+};
+
+struct RuntimeContext {
+  const Launch* launch = nullptr;
+  size_t depth = 0;                        // which chain entry is executing
+  const config::LauncherConfig* launcher = nullptr;  // effective launcher configuration
+  bool dry_run = false;
+  bool debug = false;
+};
+
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+  virtual std::string name() const = 0;
+  virtual std::string summary() const = 0;
+  virtual std::string usage() const = 0;    // the synopsis line(s)
+  virtual std::string details() const { return ""; }  // extra help paragraphs
+  virtual const std::vector<OptionSpec>& options() const = 0;
+  // Modes that may follow this one after "--" (e.g. slurm -> container).
+  virtual std::vector<std::string> inner_modes() const { return {}; }
+  // Sub-actions written right after the mode name (slurm: srun/sbatch).
+  virtual std::vector<std::string> actions() const { return {}; }
+  virtual std::string default_action() const { return ""; }
+  virtual UnknownOptionPolicy unknown_options() const { return UnknownOptionPolicy::kReject; }
+  // False while the implementation has not landed (exit code 5 when run).
+  virtual bool available() const { return true; }
+  virtual Result<int> Execute(const RuntimeContext& context) = 0;
+};
+
+class RuntimeRegistry {
+ public:
+  static RuntimeRegistry& Global();
+  void Register(std::unique_ptr<Runtime> runtime);
+  Runtime* Find(const std::string& name) const;
+  std::vector<std::string> Names() const;  // in registration-independent, documented order
+  const std::vector<std::unique_ptr<Runtime>>& runtimes() const { return runtimes_; }
+
+ private:
+  std::vector<std::unique_ptr<Runtime>> runtimes_;
+};
+
+template <typename T>
+struct RuntimeRegistration {
+  RuntimeRegistration() { RuntimeRegistry::Global().Register(std::make_unique<T>()); }
+};
+
+// The options every mode accepts too (--debug, --dry-run, ...), defined by
+// the CLI layer and shared so that `direct --debug` works as the seeds write it.
+const std::vector<OptionSpec>& GlobalOptions();
+
+}  // namespace primus::runtime

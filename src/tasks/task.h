@@ -1,0 +1,72 @@
+// A task is what runs at the end of a command line: train, benchmark,
+// preflight, analyze, run, info. Each task lives in its own file and
+// registers itself with a static TaskRegistration, so adding a task touches
+// no core file; the registry is what --help lists and what dispatch consults.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "util/error.h"
+
+namespace primus::config {
+class LauncherConfig;
+}
+
+namespace primus::tasks {
+
+// Everything a task needs from the layers above it.
+struct TaskContext {
+  std::vector<std::string> args;           // after the task name: subtask first, then its arguments
+  const config::LauncherConfig* launcher = nullptr;  // the effective launcher configuration
+  bool dry_run = false;                    // print what would happen; execute nothing
+  bool debug = false;
+};
+
+class Task {
+ public:
+  virtual ~Task() = default;
+  virtual std::string name() const = 0;
+  virtual std::string summary() const = 0;    // one line for the task list
+  virtual std::vector<std::string> subtasks() const { return {}; }
+  virtual std::string help() const = 0;       // full --help text
+  // Whether these task arguments ask for the task's help. By default any
+  // --help/-h does; a task that passes arguments on to a command (run)
+  // only looks at the first one.
+  virtual bool IsHelpRequest(const std::vector<std::string>& args) const;
+  // False while the implementation has not landed: dispatch answers with a
+  // clear "not available yet" error and exit code 5 instead of running it.
+  virtual bool available() const { return true; }
+  // Returns the process exit status (the worker's own code for agent-run tasks).
+  virtual Result<int> Run(const TaskContext& context) = 0;
+};
+
+class TaskRegistry {
+ public:
+  static TaskRegistry& Global();
+  void Register(std::unique_ptr<Task> task);
+  Task* Find(const std::string& name) const;
+  std::vector<std::string> Names() const;  // sorted
+  const std::vector<std::unique_ptr<Task>>& tasks() const { return tasks_; }
+
+ private:
+  std::vector<std::unique_ptr<Task>> tasks_;
+};
+
+// `static TaskRegistration<TrainTask> registration;` in the task's own file.
+template <typename T>
+struct TaskRegistration {
+  TaskRegistration() { TaskRegistry::Global().Register(std::make_unique<T>()); }
+};
+
+// A placeholder for a registered task whose implementation lands later.
+class PendingTask : public Task {
+ public:
+  bool available() const override { return false; }
+  Result<int> Run(const TaskContext& context) override;
+  // The issue that brings the task, shown in the error.
+  virtual std::string pending_reason() const = 0;
+};
+
+}  // namespace primus::tasks

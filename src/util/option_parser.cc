@@ -1,0 +1,149 @@
+#include "util/option_parser.h"
+
+#include "util/strings.h"
+
+namespace primus {
+namespace {
+
+// "--nproc_per_node" and "--nproc-per-node" are the same flag.
+std::string Normalize(std::string_view flag) {
+  std::string out(flag);
+  size_t start = out.starts_with("--") ? 2 : 1;
+  for (size_t i = start; i < out.size(); ++i) {
+    if (out[i] == '_') out[i] = '-';
+  }
+  return out;
+}
+
+const OptionSpec* FindSpec(const std::vector<const std::vector<OptionSpec>*>& tables,
+                           const std::string& name) {
+  for (const auto* table : tables) {
+    for (const auto& spec : *table) {
+      for (const auto& candidate : spec.names) {
+        if (candidate == name) return &spec;
+      }
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::string> AllLongNames(const std::vector<const std::vector<OptionSpec>*>& tables) {
+  std::vector<std::string> names;
+  for (const auto* table : tables) {
+    for (const auto& spec : *table) {
+      for (const auto& name : spec.names) {
+        if (name.starts_with("--")) names.push_back(name);
+      }
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
+Result<ParsedOptions> ParseOptions(const std::vector<std::string>& tokens, size_t start,
+                                   const std::vector<const std::vector<OptionSpec>*>& tables,
+                                   UnknownOptionPolicy policy, const std::string& context) {
+  ParsedOptions parsed;
+  size_t i = start;
+  while (i < tokens.size()) {
+    const std::string& token = tokens[i];
+    if (token == "--") {
+      parsed.stopped_at_separator = true;
+      ++i;
+      break;
+    }
+    bool is_flag = token.size() > 1 && token[0] == '-';
+    if (!is_flag) {
+      if (policy == UnknownOptionPolicy::kReject) break;
+      parsed.passthrough.push_back(token);
+      ++i;
+      continue;
+    }
+
+    // Split "--name=value" and "-Nvalue".
+    std::string name = token;
+    std::optional<std::string> attached;
+    const OptionSpec* spec = nullptr;
+    if (token.starts_with("--")) {
+      size_t equals = token.find('=');
+      if (equals != std::string::npos) {
+        name = token.substr(0, equals);
+        attached = token.substr(equals + 1);
+      }
+      spec = FindSpec(tables, Normalize(name));
+    } else {
+      spec = FindSpec(tables, token);
+      if (!spec && token.size() > 2) {
+        spec = FindSpec(tables, token.substr(0, 2));
+        if (spec && spec->kind != OptionSpec::Kind::kFlag) {
+          name = token.substr(0, 2);
+          attached = token.substr(2);
+          if (attached->starts_with("=")) attached = attached->substr(1);
+        } else {
+          spec = nullptr;
+        }
+      }
+    }
+
+    if (!spec) {
+      if (policy == UnknownOptionPolicy::kPassThrough) {
+        parsed.passthrough.push_back(token);
+        ++i;
+        continue;
+      }
+      return UsageError("unknown option " + name + " for " + context +
+                            DidYouMean(Normalize(name), AllLongNames(tables)),
+                        "see the options with --help");
+    }
+
+    ParsedOption option{spec, name, "true"};
+    if (spec->kind == OptionSpec::Kind::kFlag) {
+      if (attached) {
+        auto value = ParseBool(*attached);
+        if (!value) {
+          return UsageError("option " + name + " is a switch and takes no value ('" + *attached + "' given)",
+                            "write " + name + " alone");
+        }
+        option.value = *value ? "true" : "false";
+      }
+      ++i;
+    } else if (attached) {
+      option.value = *attached;
+      ++i;
+    } else {
+      if (i + 1 >= tokens.size() || tokens[i + 1] == "--") {
+        return UsageError("option " + name + " needs a value (" + spec->value_name + ") for " + context,
+                          "write " + name + " " + spec->value_name);
+      }
+      option.value = tokens[i + 1];
+      i += 2;
+    }
+    if (spec->kind == OptionSpec::Kind::kKeyValue && option.value.find('=') == std::string::npos &&
+        spec->config_key.empty()) {
+      return UsageError("option " + name + " expects KEY=VALUE, got '" + option.value + "'",
+                        "write " + name + " KEY=VALUE");
+    }
+    parsed.options.push_back(std::move(option));
+  }
+  parsed.next = i;
+  return parsed;
+}
+
+std::string FormatOptionHelp(const std::vector<OptionSpec>& table) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  size_t width = 0;
+  for (const auto& spec : table) {
+    std::string left = Join(spec.names, ", ");
+    if (spec.kind != OptionSpec::Kind::kFlag) left += " " + spec.value_name;
+    width = std::max(width, left.size());
+    rows.emplace_back(left, spec.help + (spec.repeatable ? " (repeatable)" : ""));
+  }
+  std::string out;
+  for (const auto& [left, right] : rows) {
+    out += "  " + left + std::string(width - left.size() + 2, ' ') + right + "\n";
+  }
+  return out;
+}
+
+}  // namespace primus

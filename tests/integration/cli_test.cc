@@ -1,0 +1,216 @@
+// The real binary, as a user runs it: every command line of the user's
+// documents under --dry-run, help at every level, the documented exit codes,
+// and the "only glibc at load time" property.
+#include <gtest/gtest.h>
+
+#include "run_process.h"
+#include "util/strings.h"
+
+namespace primus::testing {
+namespace {
+
+// A clean HOME and working directory, so no user configuration leaks in.
+class CliTest : public ::testing::Test {
+ protected:
+  ProcessOptions Isolated() const {
+    ProcessOptions options;
+    options.cwd = dir_.path();
+    options.env["HOME"] = dir_.path();
+    options.env["NO_COLOR"] = "1";
+    for (const char* name : {"PRIMUS_CONTAINER_IMAGE", "PRIMUS_LOG_LEVEL", "PET_NPROC_PER_NODE", "SLURM_JOB_ID"}) {
+      options.env[name] = std::nullopt;
+    }
+    return options;
+  }
+  ProcessResult Run(const std::string& line) const { return RunPrimus(Split(line, ' '), Isolated()); }
+  TempDir dir_;
+};
+
+struct SeedCase {
+  std::string line;
+  std::vector<std::string> expected;  // fragments of the plan
+};
+
+TEST_F(CliTest, EverySeedCommandResolvesUnderDryRun) {
+  const std::vector<SeedCase> cases = {
+      {"direct -- train pretrain --config deepseek_v2.yaml", {"mode 1: direct", "task: train", "pretrain --config deepseek_v2.yaml"}},
+      {"container --image rocm/megatron:v25.8 -- train pretrain", {"mode 1: container", "container.image", "rocm/megatron:v25.8", "flag --image"}},
+      {"slurm srun -N 8 -- benchmark gemm -M 4096", {"mode 1: slurm srun", "slurm.nodes", "flag -N", "task: benchmark", "gemm -M 4096"}},
+      {"direct --patch fixes/workaround_rccl.sh -- train pretrain --config config.yaml", {"direct.patch", "[fixes/workaround_rccl.sh]", "flag --patch"}},
+      {"direct -- benchmark gemm --dtype bf16 -M 8192", {"task: benchmark", "gemm --dtype bf16 -M 8192"}},
+      {"direct -- preflight check --gpu --network", {"task: preflight", "check --gpu --network"}},
+      {"direct -- analyze topology --visualize", {"task: analyze", "topology --visualize"}},
+      {"direct -- train pretrain --replay output/exp_2025_11_10_134522/", {"--replay output/exp_2025_11_10_134522/"}},
+      {"direct --debug -- train pretrain --config c.yaml", {"mode 1: direct", "task: train"}},
+      {"container --image rocm/megatron-lm:v25.8_py310 --mount /data:/data -- train pretrain --config c.yaml",
+       {"container.mounts", "[/data:/data]", "flag --mount"}},
+      {"slurm srun -N 2 -p gpu-test -- container --image IMG -- train pretrain --config c.yaml",
+       {"mode 1: slurm srun", "slurm.partition", "gpu-test", "mode 2: container", "container.image", "IMG"}},
+      {"slurm sbatch -N 64 -p gpu-prod -t 72:00:00 --job-name=deepseek-v2-prod -o logs/train_%j.log -- container --image IMG -- train pretrain --config c.yaml",
+       {"mode 1: slurm sbatch", "slurm.time", "72:00:00", "passed through", "--job-name=deepseek-v2-prod -o logs/train_%j.log", "mode 2: container"}},
+      {"container --env MASTER_ADDR=10.1.1.1 -- train pretrain --config c.yaml", {"container.env", "MASTER_ADDR=10.1.1.1"}},
+      {"direct -- benchmark gemm -M 4096 -N 4096 -K 4096", {"gemm -M 4096 -N 4096 -K 4096"}},
+      {"container -- benchmark gemm -M 4096", {"mode 1: container", "task: benchmark"}},
+      {"direct -- train pretrain", {"task: train"}},
+  };
+  for (const SeedCase& seed : cases) {
+    ProcessResult result = Run("--dry-run " + seed.line);
+    EXPECT_EQ(result.exit_code, 0) << seed.line << "\n" << result.all();
+    EXPECT_NE(result.out.find("nothing is executed"), std::string::npos) << seed.line;
+    for (const std::string& fragment : seed.expected) {
+      EXPECT_NE(result.out.find(fragment), std::string::npos) << seed.line << "\nmissing: " << fragment << "\n" << result.out;
+    }
+  }
+}
+
+TEST_F(CliTest, DryRunAfterTheModeAlsoWorks) {
+  ProcessResult result = Run("direct --dry-run -- train pretrain --config c.yaml");
+  EXPECT_EQ(result.exit_code, 0) << result.all();
+  EXPECT_NE(result.out.find("nothing is executed"), std::string::npos);
+}
+
+TEST_F(CliTest, HelpAtEveryLevel) {
+  ProcessResult top = Run("--help");
+  EXPECT_EQ(top.exit_code, 0);
+  for (const char* word : {"direct", "container", "slurm", "k8s", "train", "benchmark", "preflight", "analyze", "run", "info", "exit codes"}) {
+    EXPECT_NE(top.out.find(word), std::string::npos) << word;
+  }
+  ProcessResult slurm = Run("slurm --help");
+  EXPECT_EQ(slurm.exit_code, 0);
+  EXPECT_NE(slurm.out.find("--partition, -p NAME"), std::string::npos) << slurm.out;
+  EXPECT_NE(slurm.out.find("passed through unchanged to srun/sbatch"), std::string::npos);
+  ProcessResult task = Run("direct -- benchmark --help");
+  EXPECT_EQ(task.exit_code, 0);
+  EXPECT_NE(task.out.find("benchmark gemm"), std::string::npos);
+  ProcessResult subtask = Run("direct -- benchmark gemm --help");
+  EXPECT_EQ(subtask.exit_code, 0);
+  EXPECT_NE(Run("help container").out.find("--image IMAGE"), std::string::npos);
+  EXPECT_NE(Run("direct --help").out.find("--nproc-per-node N|auto"), std::string::npos);
+}
+
+TEST_F(CliTest, VersionPrints) {
+  ProcessResult result = Run("--version");
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.out.rfind("primus-cli ", 0), 0u);
+}
+
+TEST_F(CliTest, UsageErrorsExitTwoWithSuggestion) {
+  ProcessResult mode = Run("dirct -- train pretrain");
+  EXPECT_EQ(mode.exit_code, 2);
+  EXPECT_NE(mode.err.find("did you mean 'direct'?"), std::string::npos) << mode.err;
+  EXPECT_NE(mode.err.find("hint:"), std::string::npos);
+  ProcessResult flag = Run("direct --nproc-per-nod 2 -- run /bin/true");
+  EXPECT_EQ(flag.exit_code, 2);
+  EXPECT_NE(flag.err.find("--nproc-per-node"), std::string::npos);
+  EXPECT_EQ(Run("direct -- trian pretrain").exit_code, 2);
+  EXPECT_EQ(Run("direct").exit_code, 2);
+  EXPECT_EQ(RunPrimus({}, Isolated()).exit_code, 2);
+  EXPECT_EQ(Run("help nothing-here").exit_code, 2);
+}
+
+TEST_F(CliTest, ErrorLinesHaveTimeHostLevel) {
+  ProcessResult result = Run("dirct");
+  EXPECT_NE(result.err.find("] [ERROR] unknown mode or task 'dirct'"), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("\033["), std::string::npos) << "no colour without a terminal";
+}
+
+TEST_F(CliTest, PendingTaskExitsFiveWithReason) {
+  ProcessResult result = Run("direct -- train pretrain --config c.yaml");
+  EXPECT_EQ(result.exit_code, 5) << result.all();
+  EXPECT_NE(result.err.find("task 'train' is not available yet"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("issue #5"), std::string::npos);
+}
+
+TEST_F(CliTest, PendingModeExitsFive) {
+  ProcessResult result = Run("slurm srun -N 2 -- benchmark gemm -M 4096");
+  EXPECT_EQ(result.exit_code, 5) << result.all();
+  EXPECT_NE(result.err.find("mode 'slurm' is not available yet"), std::string::npos);
+}
+
+TEST_F(CliTest, ConfigErrorExitsThreeWithLocation) {
+  dir_.Write("bad.yaml", "direct:\n  nproc_per_nod: 2\n");
+  ProcessResult result = Run("--config bad.yaml config show");
+  EXPECT_EQ(result.exit_code, 3) << result.all();
+  EXPECT_NE(result.err.find("bad.yaml:2:3"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("nproc_per_node"), std::string::npos) << result.err;
+}
+
+TEST_F(CliTest, MalformedYamlIsLocated) {
+  dir_.Write("broken.yaml", "direct:\n  nnodes: [1, 2\n");
+  ProcessResult result = Run("--config broken.yaml --dry-run direct -- run /bin/true");
+  EXPECT_EQ(result.exit_code, 3) << result.all();
+  EXPECT_NE(result.err.find("broken.yaml:"), std::string::npos) << result.err;
+}
+
+TEST_F(CliTest, MissingExplicitConfigFile) {
+  ProcessResult result = Run("--config /nonexistent/launcher.yaml config show");
+  EXPECT_EQ(result.exit_code, 3) << result.all();
+  EXPECT_NE(result.err.find("/nonexistent/launcher.yaml"), std::string::npos);
+}
+
+TEST_F(CliTest, ConfigShowLayersKeyByKeyWithOrigins) {
+  dir_.Write(".config/primus/config.yaml", "slurm:\n  partition: from-home\n  account: home-account\n");
+  dir_.Write(".primus.yaml", "slurm:\n  partition: from-project\n");
+  dir_.Write("launch.yaml", "container:\n  image: from-config-file\n");
+  ProcessOptions options = Isolated();
+  options.env["PRIMUS_SLURM_TIME"] = "01:00:00";
+  ProcessResult result = RunPrimus({"--config", "launch.yaml", "config", "show", "--origin"}, options);
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  const std::string& out = result.out;
+  EXPECT_NE(out.find("from-project"), std::string::npos) << out;
+  EXPECT_EQ(out.find("from-home"), std::string::npos) << "./.primus.yaml wins over ~/.config";
+  EXPECT_NE(out.find("home-account"), std::string::npos) << "keys merge one by one";
+  EXPECT_NE(out.find(".primus.yaml:2:"), std::string::npos) << out;
+  EXPECT_NE(out.find("from-config-file"), std::string::npos);
+  EXPECT_NE(out.find("env PRIMUS_SLURM_TIME"), std::string::npos);
+  EXPECT_NE(out.find("default"), std::string::npos);
+}
+
+TEST_F(CliTest, FlagsWinOverEveryFileAndShowTheirOrigin) {
+  dir_.Write(".primus.yaml", "container:\n  image: from-project\n");
+  ProcessOptions options = Isolated();
+  options.env["PRIMUS_CONTAINER_IMAGE"] = "from-env";
+  ProcessResult env_wins = RunPrimus({"--dry-run", "container", "--", "train", "pretrain"}, options);
+  EXPECT_NE(env_wins.out.find("from-env"), std::string::npos) << env_wins.all();
+  EXPECT_NE(env_wins.out.find("env PRIMUS_CONTAINER_IMAGE"), std::string::npos);
+  ProcessResult flag_wins = RunPrimus({"--dry-run", "container", "--image", "from-flag", "--", "train", "pretrain"}, options);
+  EXPECT_NE(flag_wins.out.find("from-flag"), std::string::npos);
+  EXPECT_EQ(flag_wins.out.find("from-env"), std::string::npos);
+}
+
+TEST_F(CliTest, SetOverridesAreTyped) {
+  ProcessResult result = Run("--set direct.nnodes=4 config show --origin");
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  EXPECT_NE(result.out.find("nnodes: 4"), std::string::npos) << result.out;
+  ProcessResult bad = Run("--set direct.nnodes=four config show");
+  EXPECT_EQ(bad.exit_code, 3) << bad.all();
+  EXPECT_NE(bad.err.find("direct.nnodes"), std::string::npos) << bad.err;
+}
+
+TEST_F(CliTest, InfoDescribesThisHost) {
+  ProcessResult result = Run("info --json");
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  EXPECT_NE(result.out.find("\"cpus\""), std::string::npos);
+  EXPECT_NE(result.out.find("\"kernel\""), std::string::npos);
+  EXPECT_EQ(Run("direct -- info --bogus").exit_code, 2);
+}
+
+TEST_F(CliTest, BinaryNeedsOnlyGlibcAtLoadTime) {
+  ProcessResult readelf = RunProcess({"readelf", "-d", PRIMUS_BINARY});
+  ASSERT_EQ(readelf.exit_code, 0) << readelf.all();
+  int needed = 0;
+  for (const std::string& line : Split(readelf.out, '\n')) {
+    if (line.find("(NEEDED)") == std::string::npos) continue;
+    ++needed;
+    size_t open = line.find('['), close = line.find(']');
+    std::string library = line.substr(open + 1, close - open - 1);
+    bool glibc = library.starts_with("libc.so") || library.starts_with("libm.so") ||
+                 library.starts_with("ld-linux") || library.starts_with("libpthread.so") ||
+                 library.starts_with("libdl.so") || library.starts_with("librt.so");
+    EXPECT_TRUE(glibc) << "the binary needs " << library << " at load time; only glibc is allowed";
+  }
+  EXPECT_GT(needed, 0);
+}
+
+}  // namespace
+}  // namespace primus::testing

@@ -1,0 +1,44 @@
+// Test support: run a real process (usually the primus-cli binary) with a
+// given environment and working directory, capture stdout and stderr, and
+// return its exit status (128+N when killed by signal N, like a shell).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace primus::testing {
+
+struct ProcessResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+  std::string all() const { return out + err; }
+};
+
+struct ProcessOptions {
+  std::string cwd;                                   // "" = inherit
+  std::map<std::string, std::optional<std::string>> env;  // value: set; nullopt: unset
+  bool clear_env = false;                            // start from an empty environment
+  double timeout_s = 60;                             // killed (SIGKILL) after this
+};
+
+ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOptions& options = {});
+
+// The binary under test (PRIMUS_BINARY from CMake).
+ProcessResult RunPrimus(const std::vector<std::string>& args, const ProcessOptions& options = {});
+
+// A fresh directory under /tmp, removed by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string Write(const std::string& relative, const std::string& content) const;
+
+ private:
+  std::string path_;
+};
+
+}  // namespace primus::testing

@@ -91,13 +91,15 @@ Status ValidateNumbers(const LaunchSpec& spec) {
                         std::to_string(world_size - 1));
     }
   }
-  for (const auto& [name, value] : spec.env) {
-    if (name.empty() || name.find('=') != std::string::npos) {
-      return UsageError("worker environment variable name '" + name + "' is not valid");
-    }
-    if (IsAgentOwnedVariable(name)) {
-      return UsageError("worker environment sets " + name + ", which the agent sets per worker",
-                        "use the launch options (nnodes, node rank, master address/port) instead");
+  for (const auto* env : {&spec.env, &spec.env_overrides}) {
+    for (const auto& [name, value] : *env) {
+      if (name.empty() || name.find('=') != std::string::npos) {
+        return UsageError("worker environment variable name '" + name + "' is not valid");
+      }
+      if (IsAgentOwnedVariable(name)) {
+        return UsageError("worker environment sets " + name + ", which the agent sets per worker",
+                          "use the launch options (nnodes, node rank, master address/port) instead");
+      }
     }
   }
   return Status::Ok();

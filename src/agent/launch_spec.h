@@ -18,6 +18,7 @@ struct LaunchSpec {
   std::string master_addr;  // "" -> "127.0.0.1" (single node only)
   int master_port = 0;      // 0 -> a free port (single node only); a port in use on node 0 -> error 4
   std::map<std::string, std::string> env;  // extra worker env, applied only where the agent's env lacks it
+  std::map<std::string, std::string> env_overrides;  // set even over the agent's env (the user's explicit --env)
   std::string log_dir;                     // "" -> ${TMPDIR:-/tmp}/primus-<uid>/<run_id>
   std::string run_id;                      // "" -> generated (<yyyymmdd-hhmmss>-<hex>)
   int max_restarts = 0;

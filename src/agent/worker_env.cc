@@ -46,7 +46,12 @@ WorkerEnvironment::WorkerEnvironment(const LaunchPlan& plan, const char* const* 
       owned_before.emplace_back(name, text.substr(equals + 1));
       continue;
     }
+    if (spec.env_overrides.count(std::string(name)) > 0) continue;  // replaced below
     shared_.emplace_back(text);
+  }
+  for (const auto& [name, value] : spec.env_overrides) {
+    present.insert(name);
+    shared_.push_back(Entry(name, value));
   }
   auto add_if_unset = [&](std::string_view name, std::string_view value) {
     if (present.insert(std::string(name)).second) shared_.push_back(Entry(name, value));

@@ -1,6 +1,7 @@
-// The environment each worker starts with: the agent's own environment, then
-// spec.env and the tuning defaults only where that lacks them (a variable the
-// user exported is never overwritten), then the distributed variables, which
+// The environment each worker starts with: the agent's own environment with
+// spec.env_overrides (the user's explicit --env) on top, then spec.env and the
+// tuning defaults only where that lacks them (a variable the user exported is
+// never overwritten by a default), then the distributed variables, which
 // belong to the agent and always win (torchrun's contract; a platform's
 // RANK=<node index> must not leak into a worker). Built once per launch; per
 // worker only six variables differ.

@@ -72,6 +72,16 @@ TEST(WorkerEnvTest, NeverOverwritesTheUsersVariablesButOwnsTheDistributedOnes) {
   EXPECT_EQ(environment.replaced(), replaced);
 }
 
+TEST(WorkerEnvTest, ExplicitOverridesReplaceTheAgentsEnvironment) {
+  LaunchPlan plan = Plan();
+  plan.spec.env_overrides = {{"NCCL_DEBUG", "INFO"}, {"NEW", "x"}};
+  const char* base[] = {"NCCL_DEBUG=WARN", "OTHER=1", nullptr};
+  auto env = AsMap(WorkerEnvironment(plan, base).For({0, 0, "e", "h"}));
+  EXPECT_EQ(env["NCCL_DEBUG"], "INFO");
+  EXPECT_EQ(env["NEW"], "x");
+  EXPECT_EQ(env["OTHER"], "1");
+}
+
 TEST(WorkerEnvTest, OmpThreadsShareTheCpus) {
   LaunchPlan plan = Plan();
   plan.cpu_count = 2;

@@ -1,5 +1,5 @@
-// The agent as a separate process (primus-agent-driver): what only shows from
-// outside — SIGKILL of the agent leaving no survivor, signals sent to it the
+// The node agent as a separate process (`primus-cli direct -- run CMD`): what
+// only shows from outside — SIGKILL of the agent leaving no survivor, signals sent to it the
 // way a terminal or Slurm sends them, exit codes of launch errors.
 #include <dirent.h>
 #include <gtest/gtest.h>
@@ -14,17 +14,17 @@
 #include <thread>
 #include <vector>
 
-#include "process_runner.h"
+#include "run_process.h"
+#include "start_process.h"
 #include "util/files.h"
 #include "util/strings.h"
 
 namespace primus {
 namespace {
 
+using testing::ProcessOptions;
 using testing::StartProcess;
-using testing::WaitProcess;
-
-const std::string kDriver = std::string(PRIMUS_BINARY_DIR) + "/primus-agent-driver";
+using testing::WaitForExit;
 
 // Live (non-zombie) processes whose command line contains `marker`.
 std::vector<pid_t> ProcessesMatching(const std::string& marker) {
@@ -61,12 +61,17 @@ class AgentProcessTest : public ::testing::Test {
     EXPECT_TRUE(WriteFileAtomic(path, "#!/bin/sh\n" + body, 0755).ok());
     return path;
   }
+  // primus-cli direct [flags] -- run COMMAND, with no user configuration.
   pid_t StartAgent(std::vector<std::string> flags, const std::vector<std::string>& command) {
-    std::vector<std::string> argv = {kDriver, "--log-dir", dir_ + "/logs"};
+    std::vector<std::string> argv = {PRIMUS_BINARY, "direct", "--log-dir", dir_ + "/logs"};
     argv.insert(argv.end(), flags.begin(), flags.end());
-    argv.push_back("--");
+    argv.insert(argv.end(), {"--", "run"});
     argv.insert(argv.end(), command.begin(), command.end());
-    return StartProcess(argv, dir_ + "/stdout", dir_ + "/stderr");
+    ProcessOptions options;
+    options.cwd = dir_;
+    options.env["HOME"] = dir_;
+    options.env["NO_COLOR"] = "1";
+    return StartProcess(argv, dir_ + "/stdout", dir_ + "/stderr", options);
   }
   std::string Stderr() { return ReadFile(dir_ + "/stderr").ok() ? *ReadFile(dir_ + "/stderr") : ""; }
   size_t LinesIn(const std::string& path) {
@@ -102,7 +107,7 @@ TEST_F(AgentProcessTest, SigkillOfTheAgentLeavesNoSurvivorWithinOneSecond) {
 
   auto killed_at = std::chrono::steady_clock::now();
   kill(agent, SIGKILL);
-  EXPECT_EQ(WaitProcess(agent, 5), 128 + SIGKILL);
+  EXPECT_EQ(WaitForExit(agent, 5), 128 + SIGKILL);
   bool all_gone = WaitFor([&] { return ProcessesMatching(dir_).empty(); }, 2);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
   EXPECT_TRUE(all_gone) << ProcessesMatching(dir_).size() << " survivors";
@@ -118,7 +123,7 @@ TEST_F(AgentProcessTest, SigtermToTheAgentStopsTheWorkersAndExits143) {
   ASSERT_TRUE(WaitFor([&] { return PathExists(ready + ".0") && PathExists(ready + ".1"); }, 10));
   auto sent_at = std::chrono::steady_clock::now();
   kill(agent, SIGTERM);
-  EXPECT_EQ(WaitProcess(agent, 10), 128 + SIGTERM);
+  EXPECT_EQ(WaitForExit(agent, 10), 128 + SIGTERM);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - sent_at).count(), 1.0);
   EXPECT_NE(ReadFile(dir_ + "/stdout")->find("stopping"), std::string::npos);
   EXPECT_TRUE(ProcessesMatching(dir_).empty());
@@ -127,14 +132,14 @@ TEST_F(AgentProcessTest, SigtermToTheAgentStopsTheWorkersAndExits143) {
 TEST_F(AgentProcessTest, SecondSigintKillsWorkersThatIgnoreTheFirst) {
   std::string ready = dir_ + "/ready";
   std::string script = Script("trap '' INT TERM; touch " + ready + "; sleep 100\n");
-  pid_t agent = StartAgent({"--term-timeout", "30"}, {"/bin/sh", script});
+  pid_t agent = StartAgent({"--nproc-per-node", "1", "--term-timeout", "30"}, {"/bin/sh", script});
   ASSERT_TRUE(WaitFor([&] { return PathExists(ready); }, 10));
   kill(agent, SIGINT);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_FALSE(ProcessesMatching(dir_).empty());  // the worker ignores the first
   auto sent_at = std::chrono::steady_clock::now();
   kill(agent, SIGINT);
-  EXPECT_EQ(WaitProcess(agent, 10), 128 + SIGINT);
+  EXPECT_EQ(WaitForExit(agent, 10), 128 + SIGINT);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - sent_at).count(), 1.0);
   EXPECT_TRUE(ProcessesMatching(dir_).empty());
   EXPECT_NE(Stderr().find("killing the workers now"), std::string::npos) << Stderr();
@@ -143,7 +148,7 @@ TEST_F(AgentProcessTest, SecondSigintKillsWorkersThatIgnoreTheFirst) {
 TEST_F(AgentProcessTest, FailureBannerAndExitCodeOnStderr) {
   std::string script = Script("if [ $RANK = 1 ]; then echo about to fail; exit 42; fi; sleep 100\n");
   pid_t agent = StartAgent({"--nproc-per-node", "3"}, {"/bin/sh", script});
-  EXPECT_EQ(WaitProcess(agent, 10), 42);
+  EXPECT_EQ(WaitForExit(agent, 10), 42);
   std::string log = Stderr();
   EXPECT_NE(log.find("Root cause: rank 1 (local rank 1) on "), std::string::npos) << log;
   EXPECT_NE(log.find("failed with exit code 42"), std::string::npos);
@@ -152,9 +157,9 @@ TEST_F(AgentProcessTest, FailureBannerAndExitCodeOnStderr) {
 }
 
 TEST_F(AgentProcessTest, LaunchErrorsExitWithTheirCodes) {
-  pid_t agent = StartAgent({}, {"no-such-worker-anywhere"});
-  EXPECT_EQ(WaitProcess(agent, 10), 4);
-  EXPECT_NE(Stderr().find("error: worker executable 'no-such-worker-anywhere' was not found on PATH"),
+  pid_t agent = StartAgent({"--nproc-per-node", "1"}, {"no-such-worker-anywhere"});
+  EXPECT_EQ(WaitForExit(agent, 10), 4);
+  EXPECT_NE(Stderr().find("worker executable 'no-such-worker-anywhere' was not found on PATH"),
             std::string::npos)
       << Stderr();
 
@@ -166,13 +171,13 @@ TEST_F(AgentProcessTest, LaunchErrorsExitWithTheirCodes) {
   socklen_t length = sizeof(address);
   getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
   std::string port = std::to_string(ntohs(address.sin_port));
-  agent = StartAgent({"--master-port", port}, {"true"});
-  EXPECT_EQ(WaitProcess(agent, 10), 4);
+  agent = StartAgent({"--nproc-per-node", "1", "--master-port", port}, {"true"});
+  EXPECT_EQ(WaitForExit(agent, 10), 4);
   EXPECT_NE(Stderr().find("master port " + port + " is already in use"), std::string::npos) << Stderr();
   close(listener);
 
   agent = StartAgent({"--nproc-per-node", "0"}, {"true"});
-  EXPECT_EQ(WaitProcess(agent, 10), 2);
+  EXPECT_EQ(WaitForExit(agent, 10), 2);
 }
 
 }  // namespace

@@ -11,67 +11,79 @@
 #include <string>
 #include <vector>
 
-#include "process_runner.h"
+#include "run_process.h"
 #include "util/files.h"
 
 namespace primus {
 namespace {
 
-using testing::StartProcess;
-using testing::WaitProcess;
+using testing::ProcessOptions;
+using testing::ProcessResult;
+using testing::RunProcess;
 
-const std::string kDriver = std::string(PRIMUS_BINARY_DIR) + "/primus-agent-driver";
 const std::string kTests = std::string(PRIMUS_SOURCE_DIR) + "/tests";
 const std::string kPython = "/usr/bin/python3";
 
 class AgentTorchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    pid_t probe = StartProcess({kPython, "-c", "import torch.distributed"}, "/dev/null", "/dev/null");
-    if (WaitProcess(probe, 60) != 0) GTEST_SKIP() << kPython << " has no torch.distributed";
-    char pattern[] = "/tmp/primus-agent-torch-XXXXXX";
-    dir_ = mkdtemp(pattern);
+    if (RunProcess({kPython, "-c", "import torch.distributed"}).exit_code != 0) {
+      GTEST_SKIP() << kPython << " has no torch.distributed";
+    }
   }
-  int RunAgent(std::vector<std::string> flags, const std::vector<std::string>& command,
-               const std::vector<std::string>* env = nullptr) {
-    std::vector<std::string> argv = {kDriver, "--log-dir", dir_ + "/logs"};
+  // primus-cli direct [flags] -- run COMMAND, with no user configuration;
+  // `base_env` replaces the whole environment when given.
+  ProcessResult RunAgent(std::vector<std::string> flags, const std::vector<std::string>& command,
+                         const std::map<std::string, std::string>* base_env = nullptr) {
+    std::vector<std::string> argv = {PRIMUS_BINARY, "direct", "--log-dir", dir_.path() + "/logs"};
     argv.insert(argv.end(), flags.begin(), flags.end());
-    argv.push_back("--");
+    argv.insert(argv.end(), {"--", "run"});
     argv.insert(argv.end(), command.begin(), command.end());
-    return WaitProcess(StartProcess(argv, dir_ + "/stdout", dir_ + "/stderr", env), 120);
+    ProcessOptions options = Isolated(base_env);
+    options.timeout_s = 120;
+    return RunProcess(argv, options);
   }
-  std::string Read(const std::string& name) {
-    auto text = ReadFile(dir_ + "/" + name);
-    return text.ok() ? *text : "";
+  ProcessOptions Isolated(const std::map<std::string, std::string>* base_env) const {
+    ProcessOptions options;
+    options.cwd = dir_.path();
+    if (base_env != nullptr) {
+      options.clear_env = true;
+      for (const auto& [key, value] : *base_env) options.env[key] = value;
+    } else {
+      options.env["HOME"] = dir_.path();
+    }
+    return options;
   }
-  std::string dir_;
+  testing::TempDir dir_;
 };
 
 TEST_F(AgentTorchTest, DdpStepWithTwoWorkers) {
-  ASSERT_EQ(RunAgent({"--nproc-per-node", "2"}, {kPython, kTests + "/agent_ddp_worker.py"}), 0) << Read("stderr");
+  ProcessResult result = RunAgent({"--nproc-per-node", "2"}, {kPython, kTests + "/workers/ddp_step.py"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
   for (int rank = 0; rank < 2; ++rank) {
-    EXPECT_NE(Read("stdout").find("ddp step ok: rank " + std::to_string(rank) + " of 2"), std::string::npos);
+    EXPECT_NE(result.out.find("ddp step ok: rank " + std::to_string(rank) + " of 2"), std::string::npos);
   }
 }
 
 TEST_F(AgentTorchTest, DdpStepWithFourWorkers) {
-  ASSERT_EQ(RunAgent({"--nproc-per-node", "4"}, {kPython, kTests + "/agent_ddp_worker.py"}), 0) << Read("stderr");
+  ProcessResult result = RunAgent({"--nproc-per-node", "4"}, {kPython, kTests + "/workers/ddp_step.py"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
   for (int rank = 0; rank < 4; ++rank) {
-    EXPECT_NE(Read("stdout").find("ddp step ok: rank " + std::to_string(rank) + " of 4"), std::string::npos);
+    EXPECT_NE(result.out.find("ddp step ok: rank " + std::to_string(rank) + " of 4"), std::string::npos);
   }
 }
 
 TEST_F(AgentTorchTest, RecordErrorFileFeedsTheBanner) {
-  EXPECT_EQ(RunAgent({"--nproc-per-node", "2"}, {kPython, kTests + "/agent_record_worker.py"}), 1);
-  std::string log = Read("stderr");
+  ProcessResult result = RunAgent({"--nproc-per-node", "2"}, {kPython, kTests + "/workers/record_failure.py"});
+  EXPECT_EQ(result.exit_code, 1);
+  std::string log = result.err;
   EXPECT_NE(log.find("Root cause: rank 1 (local rank 1)"), std::string::npos) << log;
   EXPECT_NE(log.find("(from its error file)"), std::string::npos) << log;
   EXPECT_NE(log.find("message:    ValueError: rank one is broken"), std::string::npos) << log;
   EXPECT_NE(log.find("in main"), std::string::npos) << log;  // the recorded traceback
 }
 
-// Launches agent_dump_env.py under `launcher` with a minimal environment and
-// returns rank -> environment.
+// The environments workers/dump_env.py wrote: rank -> variables.
 std::map<int, std::map<std::string, std::string>> Environments(const std::string& out_dir) {
   std::map<int, std::map<std::string, std::string>> result;
   for (int rank = 0; rank < 2; ++rank) {
@@ -83,9 +95,9 @@ std::map<int, std::map<std::string, std::string>> Environments(const std::string
 }
 
 TEST_F(AgentTorchTest, WorkerEnvironmentMatchesTorchrunKeyByKey) {
-  const std::vector<std::string> base = {"PATH=/usr/bin:/bin", "HOME=/root", "LANG=C.UTF-8"};
-  std::map<std::string, std::string> base_map = {{"PATH", "/usr/bin:/bin"}, {"HOME", "/root"}, {"LANG", "C.UTF-8"}};
-  std::string torchrun_out = dir_ + "/torchrun", agent_out = dir_ + "/agent";
+  // Both launchers start from the same minimal environment.
+  const std::map<std::string, std::string> base = {{"PATH", "/usr/bin:/bin"}, {"HOME", dir_.path()}, {"LANG", "C.UTF-8"}};
+  std::string torchrun_out = dir_.path() + "/torchrun", agent_out = dir_.path() + "/agent";
   ASSERT_TRUE(MakeDirs(torchrun_out).ok() && MakeDirs(agent_out).ok());
   const std::string port = "29533";
 
@@ -93,13 +105,15 @@ TEST_F(AgentTorchTest, WorkerEnvironmentMatchesTorchrunKeyByKey) {
   std::vector<std::string> torchrun = {kPython, kTests + "/tools/torchrun_compat.py", "--nnodes", "1",
                                        "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
                                        "--master_port", port, "--rdzv_id", "compare", "--monitor_interval",
-                                       "0.1", kTests + "/agent_dump_env.py", torchrun_out};
-  ASSERT_EQ(WaitProcess(StartProcess(torchrun, dir_ + "/torchrun.out", dir_ + "/torchrun.err", &base), 120), 0)
-      << Read("torchrun.err");
-  ASSERT_EQ(RunAgent({"--nproc-per-node", "2", "--master-port", port, "--run-id", "compare"},
-                     {kPython, kTests + "/agent_dump_env.py", agent_out}, &base),
-            0)
-      << Read("stderr");
+                                       "0.1", kTests + "/workers/dump_env.py", torchrun_out};
+  ProcessOptions options = Isolated(&base);
+  options.timeout_s = 120;
+  ProcessResult torchrun_result = RunProcess(torchrun, options);
+  ASSERT_EQ(torchrun_result.exit_code, 0) << torchrun_result.err;
+  ProcessResult agent_result =
+      RunAgent({"--nproc-per-node", "2", "--master-port", port}, {kPython, kTests + "/workers/dump_env.py", agent_out},
+               &base);
+  ASSERT_EQ(agent_result.exit_code, 0) << agent_result.err;
 
   auto theirs = Environments(torchrun_out);
   auto ours = Environments(agent_out);
@@ -112,6 +126,7 @@ TEST_F(AgentTorchTest, WorkerEnvironmentMatchesTorchrunKeyByKey) {
                                            "PRIMUS_LAUNCH_TOKEN", "PYTHONUNBUFFERED", "TORCH_NCCL_ASYNC_ERROR_HANDLING"};
   const std::set<std::string> different_values = {
       "TORCHELASTIC_ERROR_FILE",       // our log layout
+      "TORCHELASTIC_RUN_ID",           // ours: generated per launch; torchrun static: --rdzv_id
       "TORCHELASTIC_USE_AGENT_STORE",  // static torchrun hosts the store in its agent; rank 0 hosts ours
       "OMP_NUM_THREADS",               // torchrun: 1; ours: max(1, cpus / nproc)
   };
@@ -133,7 +148,8 @@ TEST_F(AgentTorchTest, WorkerEnvironmentMatchesTorchrunKeyByKey) {
     EXPECT_EQ(theirs[rank]["TORCHELASTIC_USE_AGENT_STORE"], "True");
     EXPECT_EQ(ours[rank]["TORCHELASTIC_USE_AGENT_STORE"], "False");
     EXPECT_EQ(ours[rank]["RANK"], std::to_string(rank));
-    EXPECT_EQ(ours[rank]["TORCHELASTIC_RUN_ID"], "compare");
+    EXPECT_EQ(theirs[rank]["TORCHELASTIC_RUN_ID"], "compare");
+    EXPECT_FALSE(ours[rank]["TORCHELASTIC_RUN_ID"].empty());
   }
 }
 

@@ -46,7 +46,7 @@ OutputStream::ReadStatus OutputStream::ReadOnce(char* scratch, LineStamp& stamp)
   while (true) {
     ssize_t n = ::read(pipe_.get(), scratch, kReadSize);
     if (n > 0) {
-      ProcessChunk(scratch, static_cast<size_t>(n), stamp.Now());
+      ProcessChunk(scratch, static_cast<size_t>(n), LineHead(stamp.Now()));
       return ReadStatus::kData;
     }
     if (n == 0) return ReadStatus::kEof;
@@ -58,15 +58,22 @@ OutputStream::ReadStatus OutputStream::ReadOnce(char* scratch, LineStamp& stamp)
 
 void OutputStream::Finish(LineStamp& stamp) {
   if (!partial_.empty()) {
-    std::string_view when = stamp.Now();
-    EmitLine(partial_.data(), partial_.size(), nullptr, 0, when);
+    EmitLine(partial_.data(), partial_.size(), nullptr, 0, LineHead(stamp.Now()));
     partial_.Clear();
   }
   partial_.ReleaseIfLarge(0);
   pipe_.Reset();
 }
 
-void OutputStream::ProcessChunk(const char* data, size_t size, std::string_view stamp) {
+std::string_view OutputStream::LineHead(std::string_view stamp) {
+  std::memcpy(line_head_, stamp.data(), stamp.size());
+  line_head_[stamp.size()] = ' ';
+  line_head_[stamp.size() + 1] = marker_;
+  line_head_[stamp.size() + 2] = ' ';
+  return {line_head_, stamp.size() + 3};
+}
+
+void OutputStream::ProcessChunk(const char* data, size_t size, std::string_view head) {
   const char* end = data + size;
   if (!partial_.empty()) {
     const char* newline = static_cast<const char*>(std::memchr(data, '\n', size));
@@ -77,14 +84,14 @@ void OutputStream::ProcessChunk(const char* data, size_t size, std::string_view 
         return;
       }
       // Too long to hold: emit what fits as one line, keep the rest.
-      EmitLine(partial_.data(), partial_.size(), data, room, stamp);
+      EmitLine(partial_.data(), partial_.size(), data, room, head);
       partial_.Clear();
       partial_.ReleaseIfLarge(1 << 20);
       data += room;
-      if (data < end) ProcessChunk(data, static_cast<size_t>(end - data), stamp);
+      if (data < end) ProcessChunk(data, static_cast<size_t>(end - data), head);
       return;
     }
-    EmitLine(partial_.data(), partial_.size(), data, static_cast<size_t>(newline - data), stamp);
+    EmitLine(partial_.data(), partial_.size(), data, static_cast<size_t>(newline - data), head);
     partial_.Clear();
     partial_.ReleaseIfLarge(1 << 20);
     data = newline + 1;
@@ -92,44 +99,40 @@ void OutputStream::ProcessChunk(const char* data, size_t size, std::string_view 
   while (data < end) {
     const char* newline = static_cast<const char*>(std::memchr(data, '\n', static_cast<size_t>(end - data)));
     if (newline == nullptr) break;
-    EmitLine(data, static_cast<size_t>(newline - data), nullptr, 0, stamp);
+    EmitLine(data, static_cast<size_t>(newline - data), nullptr, 0, head);
     data = newline + 1;
   }
   if (data < end) {
     size_t rest = static_cast<size_t>(end - data);
     if (rest >= kMaxLine) {
-      EmitLine(data, kMaxLine, nullptr, 0, stamp);
-      ProcessChunk(data + kMaxLine, rest - kMaxLine, stamp);
+      EmitLine(data, kMaxLine, nullptr, 0, head);
+      ProcessChunk(data + kMaxLine, rest - kMaxLine, head);
       return;
     }
     partial_.Append(data, rest);
   }
 }
 
-void OutputStream::EmitLine(const char* head, size_t head_size, const char* tail, size_t tail_size,
-                            std::string_view stamp) {
-  size_t line_size = head_size + tail_size;
+void OutputStream::EmitLine(const char* first, size_t first_size, const char* second, size_t second_size,
+                            std::string_view head) {
+  size_t line_size = first_size + second_size;
   ByteBuffer& file = log_->buffer();
-  char* out = file.Reserve(stamp.size() + 3 + line_size + 1);
-  std::memcpy(out, stamp.data(), stamp.size());
-  out += stamp.size();
-  out[0] = ' ';
-  out[1] = marker_;
-  out[2] = ' ';
-  out += 3;
-  std::memcpy(out, head, head_size);
-  if (tail_size > 0) std::memcpy(out + head_size, tail, tail_size);
+  char* out = file.Reserve(head.size() + line_size + 1);
+  std::memcpy(out, head.data(), head.size());
+  out += head.size();
+  std::memcpy(out, first, first_size);
+  if (second_size > 0) std::memcpy(out + first_size, second, second_size);
   out[line_size] = '\n';
-  file.Commit(stamp.size() + 3 + line_size + 1);
+  file.Commit(head.size() + line_size + 1);
 
   if (console_ == nullptr || !console_->active()) return;
   ByteBuffer& console = console_->buffer();
-  char* line = console.Reserve(console_prefix_.size() + line_size + 1);
-  std::memcpy(line, console_prefix_.data(), console_prefix_.size());
-  line += console_prefix_.size();
-  std::memcpy(line, head, head_size);
-  if (tail_size > 0) std::memcpy(line + head_size, tail, tail_size);
-  line[line_size] = '\n';
+  char* slot = console.Reserve(console_prefix_.size() + line_size + 1);
+  std::memcpy(slot, console_prefix_.data(), console_prefix_.size());
+  slot += console_prefix_.size();
+  std::memcpy(slot, first, first_size);
+  if (second_size > 0) std::memcpy(slot + first_size, second, second_size);
+  slot[line_size] = '\n';
   console.Commit(console_prefix_.size() + line_size + 1);
 }
 

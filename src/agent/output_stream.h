@@ -59,9 +59,12 @@ class OutputStream {
   void Finish(LineStamp& stamp);
 
  private:
-  void ProcessChunk(const char* data, size_t size, std::string_view stamp);
-  void EmitLine(const char* head, size_t head_size, const char* tail, size_t tail_size,
-                std::string_view stamp);
+  // "<stamp> O " for the lines of one read batch.
+  std::string_view LineHead(std::string_view stamp);
+  void ProcessChunk(const char* data, size_t size, std::string_view head);
+  // One line, given as up to two pieces (a held partial line and its end).
+  void EmitLine(const char* first, size_t first_size, const char* second, size_t second_size,
+                std::string_view head);
 
   UniqueFd pipe_;
   char marker_;
@@ -69,6 +72,7 @@ class OutputStream {
   ConsoleSink* console_;
   std::string console_prefix_;
   ByteBuffer partial_;
+  char line_head_[LineStamp::kLength + 3];
 };
 
 }  // namespace primus::agent

@@ -14,6 +14,8 @@
 
 #include "agent/agent_test_util.h"
 #include "agent/run_workers.h"
+#include "agent/signal_channel.h"
+#include "util/strings.h"
 
 namespace primus::agent {
 namespace {
@@ -86,6 +88,35 @@ TEST_F(SupervisorTest, WorkerSignalPassesThroughAs128PlusSignal) {
   ASSERT_TRUE(result.root_cause.has_value());
   EXPECT_EQ(result.root_cause->signal, SIGSEGV);
   EXPECT_EQ(result.root_cause->rank, 0);
+}
+
+TEST_F(SupervisorTest, EveryExitCodeAndSignalPassesThrough) {
+  for (int code : {1, 2, 3, 42, 126, 127, 255}) {
+    RunResult result = Run(Spec(1, "exit " + std::to_string(code)));
+    EXPECT_EQ(result.exit_code, code);
+    ASSERT_TRUE(result.root_cause.has_value());
+    EXPECT_EQ(result.root_cause->exit_code, code);
+  }
+  for (int signal : {SIGKILL, SIGABRT, SIGSEGV, SIGBUS, SIGTERM, SIGINT, SIGUSR1}) {
+    RunResult result = Run(Spec(1, "kill -" + std::to_string(signal) + " $$; sleep 5"));
+    EXPECT_EQ(result.exit_code, 128 + signal) << SignalName(signal);
+    ASSERT_TRUE(result.root_cause.has_value());
+    EXPECT_EQ(result.root_cause->signal, signal);
+  }
+}
+
+TEST_F(SupervisorTest, LogFileKeepsArrivalOrderAndRawBytes) {
+  RunResult result = Run(Spec(1,
+                              "echo first; sleep 0.05; echo second >&2; sleep 0.05; echo third; "
+                              "printf 'bin\\000\\377\\r end\\n'; printf 'no newline at the end'"));
+  EXPECT_EQ(result.exit_code, 0);
+  std::vector<std::string> lines;
+  for (const std::string& line : Split(RankLog(result, 0, 0), '\n')) {
+    if (line.size() > LineStamp::kLength) lines.push_back(line.substr(LineStamp::kLength + 1));
+  }
+  std::vector<std::string> expected = {"O first", "E second", "O third", std::string("O bin\0\xff\r end", 12),
+                                       "O no newline at the end"};
+  EXPECT_EQ(lines, expected);
 }
 
 TEST_F(SupervisorTest, WorkerIgnoringSigtermIsKilledAfterTheGrace) {

@@ -2,8 +2,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "util/log.h"
@@ -21,11 +23,37 @@ Result<RankLog> RankLog::Open(const std::string& path) {
   return log;
 }
 
+RankLog::~RankLog() {
+  if (fd_.valid() && reserved_ > written_) {
+    // Truncating to the same size frees the reserved blocks past the end.
+    if (::ftruncate(fd_.get(), written_) != 0) {
+    }
+  }
+}
+
+void RankLog::ReserveAhead(size_t upcoming) {
+  constexpr off_t kStart = 1 << 20, kStep = 8 << 20;
+  off_t end = written_ + static_cast<off_t>(upcoming);
+  if (!can_reserve_ || end < kStart || end <= reserved_) return;
+  off_t from = std::max(reserved_, written_);
+  off_t to = end + kStep;
+  if (::fallocate(fd_.get(), FALLOC_FL_KEEP_SIZE, from, to - from) != 0) {
+    can_reserve_ = false;  // EOPNOTSUPP (NFS, tmpfs with limits...), ENOSPC: write as usual
+    return;
+  }
+  reserved_ = to;
+}
+
 void RankLog::Flush() {
   if (buffer_.empty()) return;
-  if (!failed_ && !WriteAll(fd_.get(), buffer_.data(), buffer_.size())) {
-    failed_ = true;
-    log::Warn("cannot write log file {}: {}; its further output is lost", path_, std::strerror(errno));
+  ReserveAhead(buffer_.size());
+  if (!failed_) {
+    if (WriteAll(fd_.get(), buffer_.data(), buffer_.size())) {
+      written_ += static_cast<off_t>(buffer_.size());
+    } else {
+      failed_ = true;
+      log::Warn("cannot write log file {}: {}; its further output is lost", path_, std::strerror(errno));
+    }
   }
   buffer_.Clear();
   buffer_.ReleaseIfLarge(4 << 20);

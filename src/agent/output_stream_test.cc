@@ -1,6 +1,7 @@
 #include "agent/output_stream.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -143,6 +144,27 @@ TEST_F(OutputStreamTest, FilteredRankWritesTheFileOnly) {
   console_->Flush();
   EXPECT_EQ(ConsoleText(), "");
   EXPECT_NE(LogText().find("O only in the file\n"), std::string::npos);
+}
+
+TEST(RankLogTest, BusyLogReservesAheadAndGivesTheSpaceBack) {
+  char pattern[] = "/tmp/primus-ranklog-XXXXXX";
+  std::string path = std::string(mkdtemp(pattern)) + "/rank.log";
+  std::string chunk(300 * 1024, 'x');
+  {
+    auto log = RankLog::Open(path);
+    ASSERT_TRUE(log.ok());
+    for (int i = 0; i < 10; ++i) {  // 3 MB: past the 1 MiB threshold
+      log->buffer().Append(chunk);
+      log->Flush();
+    }
+    struct stat open_info;
+    ASSERT_EQ(::stat(path.c_str(), &open_info), 0);
+    EXPECT_EQ(open_info.st_size, 10 * static_cast<off_t>(chunk.size()));
+  }
+  struct stat closed;
+  ASSERT_EQ(::stat(path.c_str(), &closed), 0);
+  EXPECT_EQ(closed.st_size, 10 * static_cast<off_t>(chunk.size()));
+  EXPECT_LE(closed.st_blocks * 512, closed.st_size + 4096);  // nothing reserved past the end
 }
 
 TEST(ConsoleSinkTest, DevNullIsInactive) {

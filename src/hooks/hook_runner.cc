@@ -1,0 +1,185 @@
+#include "hooks/hook_runner.h"
+
+#include <dirent.h>
+#include <time.h>
+
+#include <algorithm>
+
+#include "util/files.h"
+#include "util/log.h"
+#include "util/strings.h"
+#include "util/subprocess.h"
+
+namespace primus::hooks {
+namespace {
+
+double Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+std::vector<std::string> SortedEntries(const std::string& directory) {
+  std::vector<std::string> names;
+  DIR* dir = opendir(directory.c_str());
+  if (!dir) return names;
+  while (dirent* entry = readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name.empty() || name[0] == '.' || name.ends_with("~") || name.ends_with(".md")) continue;
+    names.push_back(name);
+  }
+  closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Reads the `# primus:` directives from the first lines of a script.
+void ReadDirectives(Script* script) {
+  if (script->path.find(".once.") != std::string::npos) script->run_once = true;
+  auto content = ReadFile(script->path);
+  if (!content.ok()) return;
+  std::vector<std::string> lines = Split(content->substr(0, 4096), '\n');
+  for (size_t i = 0; i < lines.size() && i < 20; ++i) {
+    std::string_view line = Trim(lines[i]);
+    if (!line.starts_with("#")) continue;
+    size_t at = line.find("primus:");
+    if (at == std::string_view::npos) continue;
+    for (const std::string& directive : Split(std::string(Trim(line.substr(at + 7))), ' ')) {
+      if (directive == "run-once") script->run_once = true;
+      if (directive.starts_with("timeout=")) {
+        if (auto seconds = ParseDouble(directive.substr(8)); seconds && *seconds > 0) script->timeout_s = *seconds;
+      }
+    }
+  }
+}
+
+Result<Script> MakeScript(const std::string& path, Script::Kind kind) {
+  Script script;
+  script.kind = kind;
+  script.path = path;
+  if (IsExecutableFile(path)) {
+    script.argv = {path};
+  } else if (path.ends_with(".sh")) {
+    script.argv = {"bash", path};
+  } else if (path.ends_with(".py")) {
+    script.argv = {"python3", path};
+  } else {
+    return ConfigError(std::string(kind == Script::Kind::kHook ? "hook " : "patch ") + path +
+                           " cannot be run: it is not executable and not a .sh or .py file",
+                       "chmod +x " + path + ", or give it a .sh/.py name");
+  }
+  ReadDirectives(&script);
+  return script;
+}
+
+}  // namespace
+
+Result<std::vector<Script>> FindHooks(const HookQuery& query) {
+  std::vector<Script> scripts;
+  std::vector<std::string> groups = {"global", query.task};
+  if (!query.subtask.empty()) groups.push_back(query.task + "/" + query.subtask);
+  for (const std::string& directory : query.directories) {
+    for (const std::string& group : groups) {
+      std::string group_dir = JoinPath(directory, group);
+      for (const std::string& name : SortedEntries(group_dir)) {
+        std::string path = group_dir + "/" + name;
+        if (IsDirectory(path)) continue;  // subtask directories are their own group
+        auto script = MakeScript(path, Script::Kind::kHook);
+        if (!script.ok()) return script.error();
+        scripts.push_back(*script);
+      }
+    }
+  }
+  return scripts;
+}
+
+Result<std::vector<Script>> PreparePatches(const std::vector<std::string>& files) {
+  std::vector<Script> scripts;
+  for (const std::string& file : files) {
+    if (!PathExists(file)) {
+      return ConfigError("patch " + file + " does not exist", "--patch takes a script path, relative to the current directory");
+    }
+    auto script = MakeScript(file, Script::Kind::kPatch);
+    if (!script.ok()) return script.error();
+    scripts.push_back(*script);
+  }
+  return scripts;
+}
+
+bool ParseProtocolLine(const std::string& line, RunOutcome* outcome) {
+  std::string_view text = Trim(line);
+  bool is_env = text.starts_with("env.");
+  bool is_extra = text.starts_with("extra.");
+  if (!is_env && !is_extra) return false;
+  text.remove_prefix(is_env ? 4 : 6);
+  size_t equals = text.find('=');
+  if (equals == std::string_view::npos || equals == 0) return false;
+  std::string key(text.substr(0, equals));
+  std::string value(text.substr(equals + 1));
+  if (is_env) {
+    outcome->env[key] = value;
+  } else {
+    outcome->extra_args.push_back("--" + key);
+    outcome->extra_args.push_back(value);
+  }
+  return true;
+}
+
+Result<RunOutcome> RunScripts(const std::vector<Script>& scripts, const RunContext& context) {
+  RunOutcome outcome;
+  for (const Script& script : scripts) {
+    const char* what = script.kind == Script::Kind::kHook ? "hook" : "patch";
+    if (script.run_once && context.node_rank != 0) {
+      log::Info("{} {}: run-once, node 0 runs it", what, script.path);
+      outcome.scripts.push_back({script.path, 0, true, 0});
+      continue;
+    }
+    CommandOptions options;
+    options.cwd = context.cwd;
+    options.timeout_s = script.timeout_s;
+    for (const auto& [name, value] : context.env) options.env[name] = value;
+    for (const auto& [name, value] : outcome.env) options.env[name] = value;
+    options.on_line = [&](bool is_stderr, const std::string& line) {
+      if (!is_stderr && ParseProtocolLine(line, &outcome)) {
+        log::Debug("{} {}: {}", what, script.path, line);
+        return;
+      }
+      log::Info("[{}] {}", Split(script.path, '/').back(), line);
+    };
+    double start = Now();
+    log::Info("{} {}: running", what, script.path);
+    auto result = RunCommand(script.argv, options);
+    if (!result.ok()) return result.error();
+    double seconds = Now() - start;
+    if (result->timed_out) {
+      return TaskError(std::string(what) + " " + script.path + " timed out after " + std::to_string(static_cast<int>(script.timeout_s)) +
+                           " s; last output:\n" + result->Tail(20),
+                       "raise its limit with a '# primus: timeout=SECONDS' line, or fix what it waits for");
+    }
+    if (script.kind == Script::Kind::kPatch && result->exit_code == 2) {
+      log::Info("patch {}: skipped (exit 2)", script.path);
+      outcome.scripts.push_back({script.path, 2, true, seconds});
+      continue;
+    }
+    if (result->exit_code != 0) {
+      return TaskError(std::string(what) + " " + script.path + " failed with exit code " + std::to_string(result->exit_code) +
+                           "; last output:\n" + result->Tail(20),
+                       "the launch was stopped before any worker started; fix the " + std::string(what) +
+                           (script.kind == Script::Kind::kPatch ? " (exit 2 means 'skipped')" : "") + " and run again");
+    }
+    outcome.scripts.push_back({script.path, 0, false, seconds});
+  }
+  return outcome;
+}
+
+std::string DescribeScripts(const std::vector<Script>& scripts) {
+  std::string out;
+  for (const Script& script : scripts) {
+    out += std::string(script.kind == Script::Kind::kHook ? "  hook   " : "  patch  ") + ShellJoin(script.argv);
+    if (script.run_once) out += "   (run-once: node 0)";
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace primus::hooks

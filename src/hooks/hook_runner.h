@@ -1,0 +1,76 @@
+// Hooks and patches: the small scripts that run before a task (prepare a
+// dataset, check the environment, apply a hotfix), compatible with the public
+// Primus protocol so existing scripts keep working:
+//
+//   hooks:   <dir>/global/NN_name, <dir>/<task>/NN_name, <dir>/<task>/<subtask>/NN_name
+//            from the built-in, project (.primus/hooks) and --hooks-dir directories,
+//            each directory's files in lexical order. Non-zero exit aborts the launch.
+//   patches: --patch FILE, in the order given. Exit 0 applied, 2 skipped, else abort.
+//
+// A script's stdout lines `env.K=V` set K for the workers (and later hooks),
+// `extra.k=v` add `--k v` to the task's arguments; other lines are shown.
+// A hook whose name contains ".once." or whose first lines say
+// `# primus: run-once` runs on node 0 only. `# primus: timeout=SECONDS` sets
+// its timeout (default 300 s). Under --dry-run the plan lists them; none runs.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "util/error.h"
+
+namespace primus::hooks {
+
+struct Script {
+  enum class Kind { kHook, kPatch };
+  Kind kind = Kind::kHook;
+  std::string path;
+  std::vector<std::string> argv;  // how it is run (interpreter for non-executable .sh/.py)
+  bool run_once = false;
+  double timeout_s = 300;
+};
+
+struct HookQuery {
+  std::vector<std::string> directories;  // searched in this order
+  std::string task;
+  std::string subtask;
+};
+
+// Hooks that apply to a task, in execution order. Unreadable directories are
+// skipped; a file that cannot be run (not executable, unknown type) is a
+// ConfigError naming it, so a typo never silently drops a hook.
+Result<std::vector<Script>> FindHooks(const HookQuery& query);
+// --patch FILE values, checked to exist.
+Result<std::vector<Script>> PreparePatches(const std::vector<std::string>& files);
+
+struct ScriptOutcome {
+  std::string path;
+  int exit_code = 0;
+  bool skipped = false;  // a patch that exited 2, or a run-once hook on another node
+  double seconds = 0;
+};
+
+struct RunContext {
+  std::map<std::string, std::string> env;  // given to each script on top of ours; env.K lines add to it
+  int node_rank = 0;
+  std::string cwd;
+};
+
+struct RunOutcome {
+  std::map<std::string, std::string> env;  // from env.K=V lines (later scripts override earlier ones)
+  std::vector<std::string> extra_args;     // from extra.k=v lines: --k v
+  std::vector<ScriptOutcome> scripts;
+};
+
+// Runs the scripts in order. A failure is a TaskError naming the script, its
+// exit code (or timeout) and the tail of its output.
+Result<RunOutcome> RunScripts(const std::vector<Script>& scripts, const RunContext& context);
+
+// One line per script for --dry-run.
+std::string DescribeScripts(const std::vector<Script>& scripts);
+
+// Parses one protocol line; returns false for an ordinary output line.
+bool ParseProtocolLine(const std::string& line, RunOutcome* outcome);
+
+}  // namespace primus::hooks

@@ -1,0 +1,26 @@
+// The experiment directory of one launch:
+//   <workspace>/<exp_name>_<YYYYmmdd_HHMMSS>/{env,config,logs}/ + metadata.json
+// Created with mkdir, which fails on an existing directory, so two launches
+// in the same second (or on shared storage) never share or overwrite one:
+// the second gets a "_2" suffix.
+#pragma once
+
+#include <ctime>
+#include <string>
+
+#include "util/error.h"
+
+namespace primus::snapshot {
+
+struct ExperimentDir {
+  std::string root;
+  std::string env_dir() const { return root + "/env"; }
+  std::string config_dir() const { return root + "/config"; }
+  std::string logs_dir() const { return root + "/logs"; }
+  std::string metadata_file() const { return root + "/metadata.json"; }
+};
+
+// exp_name is sanitised to [A-Za-z0-9._-]; the workspace is created if needed.
+Result<ExperimentDir> CreateExperimentDir(const std::string& workspace, const std::string& exp_name, std::time_t when);
+
+}  // namespace primus::snapshot

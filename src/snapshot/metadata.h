@@ -1,0 +1,57 @@
+// metadata.json of an experiment directory: how the run was started (argv,
+// working directory, git commit and dirty flag), where (hosts), when, and how
+// it ended (status, exit code, restarts, root cause). Written when the launch
+// starts (status "running") and rewritten when it ends, so a crash of the
+// launcher itself still leaves a record. Every string goes through the
+// Redactor before it reaches the file.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "snapshot/redaction.h"
+#include "util/error.h"
+
+namespace primus::snapshot {
+
+struct GitState {
+  std::string toplevel;
+  std::string commit;
+  bool dirty = false;
+};
+
+// The repository containing `dir`, when git is installed and it is one.
+std::optional<GitState> DetectGit(const std::string& dir);
+
+struct RunMetadata {
+  std::string primus_version;
+  std::vector<std::string> argv;
+  std::string cwd;
+  std::optional<GitState> git;
+  std::string task;                   // "train pretrain"
+  std::vector<std::string> hosts;
+  std::string start_time;             // ISO 8601, UTC
+  std::string end_time;               // "" while running
+  std::string status = "running";     // running | succeeded | failed | interrupted
+  int exit_code = -1;
+  int restarts = 0;
+  nlohmann::ordered_json root_cause;  // null, or the failing worker as the agent reported it
+  std::string replay_of;              // the experiment directory this run replays, if any
+  std::string log_dir;
+};
+
+std::string IsoTimeUtc(double epoch_seconds);
+double NowEpochSeconds();
+
+nlohmann::ordered_json MetadataToJson(const RunMetadata& metadata, const Redactor& redactor);
+Result<RunMetadata> MetadataFromJson(const nlohmann::json& json);
+
+Status WriteMetadata(const std::string& path, const RunMetadata& metadata, const Redactor& redactor);
+Result<RunMetadata> ReadMetadata(const std::string& path);
+
+// Pretty JSON written atomically.
+Status WriteJsonFile(const std::string& path, const nlohmann::ordered_json& json);
+
+}  // namespace primus::snapshot

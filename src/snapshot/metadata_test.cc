@@ -1,0 +1,68 @@
+#include "snapshot/metadata.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "util/files.h"
+#include "util/subprocess.h"
+
+namespace primus::snapshot {
+namespace {
+
+TEST(MetadataTest, RoundTripsAndRedactsArgv) {
+  char pattern[] = "/tmp/primus-meta-XXXXXX";
+  std::string dir = mkdtemp(pattern);
+  Redactor redactor(std::map<std::string, std::string>{{"HF_TOKEN", "hf_secret_value_1"}});
+  RunMetadata metadata;
+  metadata.argv = {"primus-cli", "direct", "--env", "HF_TOKEN=hf_secret_value_1", "--", "train", "pretrain"};
+  metadata.cwd = "/work";
+  metadata.task = "train pretrain";
+  metadata.hosts = {"node1"};
+  metadata.start_time = IsoTimeUtc(0);
+  metadata.status = "failed";
+  metadata.exit_code = 3;
+  metadata.restarts = 2;
+  metadata.root_cause = {{"rank", 1}, {"message", "token hf_secret_value_1 rejected"}};
+  ASSERT_TRUE(WriteMetadata(dir + "/metadata.json", metadata, redactor).ok());
+  std::string text = *ReadFile(dir + "/metadata.json");
+  EXPECT_EQ(text.find("hf_secret_value_1"), std::string::npos) << text;
+  auto read = ReadMetadata(dir + "/metadata.json");
+  ASSERT_TRUE(read.ok()) << read.error().Format();
+  EXPECT_EQ(read->status, "failed");
+  EXPECT_EQ(read->exit_code, 3);
+  EXPECT_EQ(read->restarts, 2);
+  EXPECT_EQ(read->root_cause["rank"], 1);
+  EXPECT_EQ(read->start_time, "1970-01-01T00:00:00Z");
+}
+
+TEST(MetadataTest, GitCommitAndDirtyFlag) {
+  if (FindExecutable("git").empty()) GTEST_SKIP() << "git not installed";
+  char pattern[] = "/tmp/primus-git-XXXXXX";
+  std::string repo = mkdtemp(pattern);
+  CommandOptions options;
+  options.cwd = repo;
+  for (auto argv : std::vector<std::vector<std::string>>{
+           {"git", "init", "-q"}, {"sh", "-c", "echo a > f && git add f"},
+           {"git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"}}) {
+    ASSERT_EQ(RunCommand(argv, options)->exit_code, 0);
+  }
+  auto clean = DetectGit(repo);
+  ASSERT_TRUE(clean.has_value());
+  EXPECT_EQ(clean->commit.size(), 40u);
+  EXPECT_FALSE(clean->dirty);
+  ASSERT_TRUE(WriteFileAtomic(repo + "/f", "changed").ok());
+  EXPECT_TRUE(DetectGit(repo)->dirty);
+  EXPECT_FALSE(DetectGit("/").has_value());
+}
+
+TEST(MetadataTest, GarbageFileIsAClearError) {
+  char pattern[] = "/tmp/primus-meta-XXXXXX";
+  std::string dir = mkdtemp(pattern);
+  ASSERT_TRUE(WriteFileAtomic(dir + "/metadata.json", "{not json").ok());
+  auto read = ReadMetadata(dir + "/metadata.json");
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.error().message.find("not valid JSON"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace primus::snapshot

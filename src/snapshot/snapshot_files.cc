@@ -1,0 +1,69 @@
+#include "snapshot/snapshot_files.h"
+
+#include "util/files.h"
+#include "util/strings.h"
+
+namespace primus::snapshot {
+
+Result<std::vector<std::string>> WriteConfigFiles(const ExperimentDir& dir, const std::vector<std::string>& sources,
+                                                  const std::string& resolved_yaml, const Redactor& redactor) {
+  std::vector<std::string> written;
+  for (const std::string& source : sources) {
+    auto content = ReadFile(source);
+    if (!content.ok()) return content.error();
+    std::string name = Split(source, '/').back();
+    std::string candidate = name;
+    for (int n = 2; std::find(written.begin(), written.end(), candidate) != written.end() || candidate == "resolved.yaml"; ++n) {
+      candidate = std::to_string(n) + "_" + name;
+    }
+    if (Status status = WriteFileAtomic(dir.config_dir() + "/" + candidate, redactor.Text(*content)); !status.ok()) {
+      return status.error();
+    }
+    written.push_back(candidate);
+  }
+  if (Status status = WriteFileAtomic(dir.config_dir() + "/resolved.yaml", redactor.Text(resolved_yaml)); !status.ok()) {
+    return status.error();
+  }
+  return written;
+}
+
+Status WriteEnvironment(const ExperimentDir& dir, const EnvWithOrigins& env, const Redactor& redactor) {
+  std::string dump;
+  nlohmann::ordered_json json = nlohmann::ordered_json::object();
+  for (const auto& [name, entry] : env) {
+    std::string value = redactor.Value(name, entry.value);
+    dump += name + "=" + value + "\n";
+    json[name] = {{"value", value}, {"origin", entry.origin}};
+  }
+  if (Status status = WriteFileAtomic(dir.env_dir() + "/primus_env_dump.txt", dump); !status.ok()) return status;
+  return WriteFileAtomic(dir.env_dir() + "/env.json", json.dump(2) + "\n");
+}
+
+Result<EnvWithOrigins> ReadEnvironment(const ExperimentDir& dir) {
+  std::string path = dir.env_dir() + "/env.json";
+  auto text = ReadFile(path);
+  if (!text.ok()) return text.error();
+  nlohmann::json json = nlohmann::json::parse(*text, nullptr, false);
+  if (json.is_discarded() || !json.is_object()) return ConfigError(path + ": not a JSON object of variables");
+  EnvWithOrigins env;
+  for (const auto& [name, entry] : json.items()) {
+    if (!entry.is_object() || !entry.contains("value")) return ConfigError(path + ": entry " + name + " has no value");
+    env[name] = {entry["value"].get<std::string>(), entry.value("origin", "")};
+  }
+  return env;
+}
+
+Status WriteSystemInfo(const ExperimentDir& dir, const nlohmann::ordered_json& info, const Redactor& redactor) {
+  return WriteFileAtomic(dir.env_dir() + "/system_info.json", redactor.Text(info.dump(2)) + "\n");
+}
+
+Result<nlohmann::json> ReadSystemInfo(const ExperimentDir& dir) {
+  std::string path = dir.env_dir() + "/system_info.json";
+  auto text = ReadFile(path);
+  if (!text.ok()) return text.error();
+  nlohmann::json json = nlohmann::json::parse(*text, nullptr, false);
+  if (json.is_discarded()) return ConfigError(path + ": not valid JSON");
+  return json;
+}
+
+}  // namespace primus::snapshot

@@ -1,0 +1,54 @@
+#include "snapshot/snapshot_files.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "util/files.h"
+
+namespace primus::snapshot {
+namespace {
+
+class SnapshotFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/primus-snap-XXXXXX";
+    root_ = mkdtemp(pattern);
+    auto dir = CreateExperimentDir(root_ + "/ws", "exp", 0);
+    ASSERT_TRUE(dir.ok());
+    dir_ = *dir;
+  }
+  std::string root_;
+  ExperimentDir dir_;
+};
+
+TEST_F(SnapshotFilesTest, ConfigFilesCopiedRedactedWithCollisionsNumbered) {
+  ASSERT_TRUE(MakeDirs(root_ + "/a").ok() && MakeDirs(root_ + "/b").ok());
+  ASSERT_TRUE(WriteFileAtomic(root_ + "/a/base.yaml", "token: hf_supersecret_1\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(root_ + "/b/base.yaml", "x: 1\n").ok());
+  Redactor redactor(std::map<std::string, std::string>{{"HF_TOKEN", "hf_supersecret_1"}});
+  auto written = WriteConfigFiles(dir_, {root_ + "/a/base.yaml", root_ + "/b/base.yaml"}, "resolved: true\n", redactor);
+  ASSERT_TRUE(written.ok()) << written.error().Format();
+  EXPECT_EQ(*written, (std::vector<std::string>{"base.yaml", "2_base.yaml"}));
+  EXPECT_EQ(*ReadFile(dir_.config_dir() + "/base.yaml"), "token: <redacted>\n");
+  EXPECT_EQ(*ReadFile(dir_.config_dir() + "/resolved.yaml"), "resolved: true\n");
+}
+
+TEST_F(SnapshotFilesTest, EnvironmentRoundTripsWithOriginsAndRedaction) {
+  EnvWithOrigins env = {{"NCCL_DEBUG", {"INFO", "experiment env"}},
+                        {"WANDB_API_KEY", {"abc123secret", "user environment"}},
+                        {"HTTP_PROXY", {"http://u:pw12@proxy:3128", "user environment"}}};
+  Redactor redactor(std::map<std::string, std::string>{{"WANDB_API_KEY", "abc123secret"}});
+  ASSERT_TRUE(WriteEnvironment(dir_, env, redactor).ok());
+  std::string dump = *ReadFile(dir_.env_dir() + "/primus_env_dump.txt");
+  EXPECT_NE(dump.find("NCCL_DEBUG=INFO\n"), std::string::npos);
+  EXPECT_NE(dump.find("WANDB_API_KEY=<redacted>\n"), std::string::npos);
+  EXPECT_EQ(dump.find("abc123secret"), std::string::npos);
+  EXPECT_EQ(dump.find("pw12"), std::string::npos);
+  auto read = ReadEnvironment(dir_);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->at("NCCL_DEBUG").origin, "experiment env");
+  EXPECT_EQ(read->at("WANDB_API_KEY").value, "<redacted>");
+}
+
+}  // namespace
+}  // namespace primus::snapshot

@@ -1,0 +1,40 @@
+// Backends turn a resolved experiment into the worker command the node agent
+// starts once per rank:
+//   torch       <python> <script> [--model ... --steps ... flags] [torch.args] [extra]
+//   megatron    <python> $MEGATRON_PATH/pretrain_gpt.py --tensor-model-parallel-size ... [extra]
+//   torchtitan  <python> -m torchtitan.train --job.config_file <exp>/config/torchtitan.toml [extra]
+//   command     command.argv [extra]
+// where <python> is python.interpreter, the venv's bin/python, or
+// `conda run --no-capture-output -n ENV python`. Megatron and TorchTitan
+// cannot run on our CPU machines: their command lines are checked against
+// their documented flags by golden-file tests (docs/experiment.md says so).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "train/experiment.h"
+#include "util/error.h"
+
+namespace primus::train {
+
+struct BackendInputs {
+  const ExperimentConfig* experiment = nullptr;  // resolved for the world size
+  std::string experiment_dir;
+  std::vector<std::string> extra_args;           // hooks' extra.k=v, then the command line's --k v
+  std::string resume;                            // --resume from the command line ("" = the file's)
+  std::map<std::string, std::string> environment;  // the launcher's environment (MEGATRON_PATH)
+};
+
+struct BackendCommand {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;            // defaults the backend needs (never over the user's)
+  std::map<std::string, std::string> files;          // path -> content, written before the launch
+  std::string metrics_file;                          // rank 0's JSON lines, "" when the backend has none
+  std::string checkpoint_dir;
+};
+
+Result<BackendCommand> BuildBackendCommand(const BackendInputs& inputs);
+
+}  // namespace primus::train

@@ -1,0 +1,317 @@
+#include "train/experiment.h"
+
+#include <algorithm>
+
+#include "config/merge.h"
+#include "config/overrides.h"
+#include "config/schema.h"
+#include "config/yaml_loader.h"
+#include "util/files.h"
+#include "util/strings.h"
+
+namespace primus::train {
+namespace {
+
+using config::Origin;
+using config::Schema;
+using config::SchemaKey;
+using config::Value;
+using config::ValueType;
+
+const Schema& ExperimentSchema() {
+  static const Schema schema({
+      {"exp_name", ValueType::kString, "", "experiment name; the experiment directory is <workspace>/<exp_name>_<time>"},
+      {"description", ValueType::kString, "", "free text, kept in the snapshot"},
+      {"workspace", ValueType::kString, "output", "where experiment directories are created"},
+      {"backend", ValueType::kString, "torch", "torch | megatron | torchtitan | command"},
+      {"python.interpreter", ValueType::kString, "python3", "the Python that runs the workers"},
+      {"python.venv", ValueType::kString, "", "a virtual environment: its bin/python is used"},
+      {"python.conda_env", ValueType::kString, "", "a conda environment name: run through 'conda run -n'"},
+      {"torch.script", ValueType::kString, "", "the training script (torch backend)"},
+      {"torch.args", ValueType::kStringList, "", "extra script arguments"},
+      {"torch.training_flags", ValueType::kBool, "true", "pass model/training/checkpoint keys as --flags (examples/gpt)"},
+      {"megatron.path", ValueType::kString, "", "Megatron-LM checkout (default: $MEGATRON_PATH)"},
+      {"megatron.script", ValueType::kString, "pretrain_gpt.py", "entry script inside megatron.path"},
+      {"megatron.args", ValueType::kStringMap, "", "extra --flag value pairs for Megatron"},
+      {"torchtitan.module", ValueType::kString, "torchtitan.train", "the module run with python -m"},
+      {"torchtitan.toml", ValueType::kAny, "", "extra TOML sections merged into the generated job config"},
+      {"command.argv", ValueType::kStringList, "", "command backend: the worker argv"},
+      {"model", ValueType::kAny, "", "model settings passed to the backend (name, layers, hidden size, ...)"},
+      {"training.steps", ValueType::kInt, "100", "optimizer steps"},
+      {"training.grad_accum", ValueType::kInt, "0", "micro batches per step (0: derived from global_batch)"},
+      {"training.seq_len", ValueType::kInt, "0", "sequence length in tokens (0: the backend's default)"},
+      {"training.lr", ValueType::kDouble, "0.0003", "peak learning rate"},
+      {"training.warmup", ValueType::kInt, "0", "warm-up steps"},
+      {"training.seed", ValueType::kInt, "1234", "random seed"},
+      {"training.log_interval", ValueType::kInt, "10", "steps between log lines"},
+      {"training.dtype", ValueType::kString, "", "fp32 | bf16 | fp16 (empty: the backend's default)"},
+      {"training.device", ValueType::kString, "auto", "auto | cpu | cuda"},
+      {"parallelism.tensor", ValueType::kInt, "1", "tensor-parallel size"},
+      {"parallelism.pipeline", ValueType::kInt, "1", "pipeline-parallel size"},
+      {"parallelism.context", ValueType::kInt, "1", "context-parallel size"},
+      {"parallelism.expert", ValueType::kInt, "1", "expert-parallel size"},
+      {"parallelism.micro_batch", ValueType::kInt, "1", "sequences per micro batch per data-parallel rank"},
+      {"parallelism.global_batch", ValueType::kInt, "0", "sequences per step (0: micro_batch x DP x grad_accum)"},
+      {"distributed.nproc_per_node", ValueType::kString, "", "workers per node (default: the launcher's, auto = GPUs)"},
+      {"distributed.nnodes", ValueType::kInt, "0", "nodes (default: the launcher's)"},
+      {"checkpoint.dir", ValueType::kString, "", "checkpoint directory (default: <experiment dir>/checkpoints)"},
+      {"checkpoint.interval", ValueType::kInt, "0", "steps between checkpoints (0: none)"},
+      {"checkpoint.keep_last", ValueType::kInt, "2", "checkpoints kept"},
+      {"checkpoint.resume", ValueType::kString, "auto", "auto | none | PATH"},
+      {"fault_tolerance.max_restarts", ValueType::kInt, "-1", "restarts of all workers on failure (-1: the launcher's)"},
+      {"fault_tolerance.hang_timeout", ValueType::kDouble, "-1", "seconds of silence that count as a hang (-1: the launcher's)"},
+      {"env", ValueType::kStringMap, "", "variables for the workers (over profiles, under --env)"},
+      {"hooks.dirs", ValueType::kStringList, "", "extra hook directories, relative to the experiment file"},
+      {"variants", ValueType::kAny, "", "settings by world size: {16: {parallelism: {tensor: 2}}}"},
+  });
+  return schema;
+}
+
+// Primus-style experiment files: module settings in modules.<name>.
+const Schema& PrimusSchema() {
+  static const Schema schema({
+      {"work_group", ValueType::kString, "", "Primus: team"},
+      {"user_name", ValueType::kString, "", "Primus: user"},
+      {"exp_name", ValueType::kString, "", "experiment name"},
+      {"workspace", ValueType::kString, "output", "where experiment directories are created"},
+      {"modules", ValueType::kAny, "", "Primus: modules.<name>.{framework, config, model, overrides}"},
+      {"env", ValueType::kStringMap, "", "variables for the workers"},
+  });
+  return schema;
+}
+
+// Every file that contributed a value, in first-seen order.
+void CollectFiles(const Value& value, std::vector<std::string>* files) {
+  auto add = [&](const Origin& origin) {
+    if (origin.line == 0) return;
+    for (const auto& name : origin.extends_chain) {
+      if (std::find(files->begin(), files->end(), name) == files->end()) files->push_back(name);
+    }
+    if (std::find(files->begin(), files->end(), origin.source) == files->end()) files->push_back(origin.source);
+  };
+  add(value.origin());
+  if (value.IsList()) for (const auto& item : value.AsList()) CollectFiles(item, files);
+  if (value.IsMap()) for (const auto& [key, item] : value.AsMap()) CollectFiles(item, files);
+}
+
+// Maps a Primus-style file onto our schema: framework -> backend, the
+// module's model and overrides -> model / backend arguments.
+Result<Value> FromPrimusStyle(const Value& file) {
+  Value out = Value::EmptyMap();
+  for (const char* key : {"exp_name", "workspace", "env"}) {
+    if (const Value* value = file.Get(key)) out.Put(key, *value);
+  }
+  const Value* modules = file.Get("modules");
+  if (!modules || !modules->IsMap() || modules->AsMap().empty()) {
+    return ConfigError("a Primus-style experiment needs at least one entry under 'modules:'",
+                       "write modules: {pre_trainer: {framework: megatron, overrides: {...}}}");
+  }
+  const auto& [module_name, module] = modules->AsMap().front();
+  const Value* framework = module.Get("framework");
+  if (!framework || !framework->IsString()) {
+    return config::ConfigErrorAt(module.origin(), "modules." + module_name + " needs a 'framework:' (megatron, torchtitan, ...)");
+  }
+  out.Put("backend", *framework);
+  if (const Value* model = module.Get("model")) {
+    Value model_map = Value::EmptyMap(model->origin());
+    model_map.Put("name", *model);
+    out.Put("model", model_map);
+  }
+  if (const Value* overrides = module.Get("overrides"); overrides && overrides->IsMap()) {
+    Value args = Value::EmptyMap(overrides->origin());
+    for (const auto& [key, value] : overrides->AsMap()) {
+      if (value.IsScalar()) args.Put(key, Value::String(value.ScalarText(), value.origin()));
+    }
+    std::string section = framework->AsString() == "torchtitan" ? "torchtitan" : "megatron";
+    Value backend = Value::EmptyMap();
+    if (section == "megatron") backend.Put("args", args);
+    else backend.Put("toml", *overrides);
+    out.Put(section, backend);
+  }
+  return out;
+}
+
+int IntAt(const Value& root, std::string_view path) { return static_cast<int>(root.Find(path)->AsInt()); }
+
+Status ApplyOverrides(const ExperimentRequest& request, Value* merged) {
+  for (const std::string& assignment : request.overrides) {
+    std::string path = assignment.substr(0, assignment.find('='));
+    if (!ExperimentSchema().Find(path) && !path.starts_with("model.") && !path.starts_with("torchtitan.toml.") &&
+        !path.starts_with("env.") && !path.starts_with("megatron.args.")) {
+      return UsageError("unknown experiment key '" + path + "' in override '" + assignment + "'" +
+                            DidYouMean(path, ExperimentKeys()),
+                        "overrides are written KEY=VALUE with a key of docs/experiment.md, e.g. training.steps=50");
+    }
+    if (Status status = config::ApplyOverride(merged, assignment, Origin::Flag(assignment)); !status.ok()) return status;
+  }
+  return Status::Ok();
+}
+
+// Reads the typed fields out of the validated tree.
+void FillFields(ExperimentConfig* experiment) {
+  const Value& r = experiment->resolved;
+  experiment->exp_name = r.Find("exp_name")->AsString();
+  if (experiment->exp_name.empty()) {
+    std::string base = Split(experiment->file, '/').back();
+    experiment->exp_name = base.substr(0, base.rfind('.'));
+  }
+  experiment->workspace = r.Find("workspace")->AsString();
+  experiment->backend = r.Find("backend")->AsString();
+  std::string venv = r.Find("python.venv")->AsString();
+  experiment->interpreter = venv.empty() ? r.Find("python.interpreter")->AsString() : JoinPath(venv, "bin/python");
+  experiment->conda_env = r.Find("python.conda_env")->AsString();
+  experiment->parallelism = {IntAt(r, "parallelism.tensor"),      IntAt(r, "parallelism.pipeline"),
+                             IntAt(r, "parallelism.context"),     IntAt(r, "parallelism.expert"),
+                             IntAt(r, "parallelism.micro_batch"), IntAt(r, "parallelism.global_batch")};
+  experiment->grad_accum = IntAt(r, "training.grad_accum");
+  experiment->nproc_per_node = r.Find("distributed.nproc_per_node")->AsString();
+  experiment->nnodes = IntAt(r, "distributed.nnodes");
+  experiment->env.clear();
+  for (const auto& [key, value] : r.Find("env")->AsMap()) experiment->env[key] = value.ScalarText();
+  experiment->max_restarts = IntAt(r, "fault_tolerance.max_restarts");
+  experiment->hang_timeout = r.Find("fault_tolerance.hang_timeout")->AsDouble();
+}
+
+Status CheckBackend(const ExperimentConfig& experiment) {
+  static const std::vector<std::string> backends = {"torch", "megatron", "torchtitan", "command"};
+  const Value* backend = experiment.resolved.Find("backend");
+  if (std::find(backends.begin(), backends.end(), experiment.backend) == backends.end()) {
+    return config::ConfigErrorAt(backend->origin(), "unknown backend '" + experiment.backend + "'" +
+                                                        DidYouMean(experiment.backend, backends),
+                                 "backends: torch, megatron, torchtitan, command");
+  }
+  if (experiment.backend == "torch") {
+    const Value* script = experiment.resolved.Find("torch.script");
+    if (script->AsString().empty()) {
+      return ConfigError(experiment.file + ": the torch backend needs 'torch.script'",
+                         "add torch: {script: path/to/train.py}");
+    }
+    if (!PathExists(script->AsString())) {
+      return config::ConfigErrorAt(script->origin(), "torch.script '" + script->AsString() + "' does not exist",
+                                   "paths are relative to the directory primus-cli runs in (" + CurrentDir() + ")");
+    }
+  }
+  if (experiment.backend == "command" && experiment.resolved.Find("command.argv")->AsList().empty()) {
+    return ConfigError(experiment.file + ": the command backend needs 'command.argv'", "add command: {argv: [prog, arg]}");
+  }
+  for (const char* key : {"parallelism.tensor", "parallelism.pipeline", "parallelism.context", "parallelism.expert",
+                          "parallelism.micro_batch", "training.steps"}) {
+    const Value* value = experiment.resolved.Find(key);
+    if (value->AsInt() < 1) {
+      return config::ConfigErrorAt(value->origin(), std::string(key) + " must be at least 1, not " + value->ScalarText());
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::vector<std::string> ExperimentKeys() {
+  std::vector<std::string> keys;
+  for (const SchemaKey& key : ExperimentSchema().keys()) keys.push_back(key.path);
+  return keys;
+}
+
+Result<ExperimentConfig> LoadExperiment(const ExperimentRequest& request) {
+  if (request.file.empty()) {
+    return UsageError("train needs an experiment file", "write: train pretrain --config exp.yaml");
+  }
+  if (!PathExists(request.file)) {
+    return ConfigError("experiment file " + request.file + " does not exist",
+                       "paths are relative to the directory primus-cli runs in (" + CurrentDir() + ")");
+  }
+  auto file = config::LoadYamlFile(request.file, request.environment);
+  if (!file.ok()) return file.error();
+  if (!file->IsMap()) return ConfigError(request.file + ": an experiment file is a map of keys");
+
+  ExperimentConfig experiment;
+  experiment.file = request.file;
+  CollectFiles(*file, &experiment.files);
+  // Bases first, the experiment file itself last, as they were merged.
+  auto self = std::find(experiment.files.begin(), experiment.files.end(), file->origin().source);
+  if (self != experiment.files.end()) std::rotate(self, self + 1, experiment.files.end());
+  Value layer = *file;
+  if (layer.Get("modules") || layer.Get("work_group")) {
+    experiment.primus_style = true;
+    if (Status status = PrimusSchema().Validate(&layer, config::ScalarSource::kTyped); !status.ok()) return status.error();
+    auto converted = FromPrimusStyle(layer);
+    if (!converted.ok()) return converted.error();
+    layer = *converted;
+  }
+  if (Status status = ExperimentSchema().Validate(&layer, config::ScalarSource::kTyped); !status.ok()) {
+    return status.error();
+  }
+  Value merged = config::Merge(ExperimentSchema().Defaults(), layer);
+  if (Status status = ApplyOverrides(request, &merged); !status.ok()) return status.error();
+  if (Status status = ExperimentSchema().Validate(&merged, config::ScalarSource::kTyped); !status.ok()) {
+    return status.error();
+  }
+  experiment.resolved = merged;
+  FillFields(&experiment);
+  if (Status status = CheckBackend(experiment); !status.ok()) return status.error();
+  return experiment;
+}
+
+Status ResolveForWorldSize(const ExperimentRequest& request, int world_size, ExperimentConfig* experiment) {
+  const Value* variants = experiment->resolved.Find("variants");
+  if (variants && variants->IsMap()) {
+    for (const auto& [key, variant] : variants->AsMap()) {
+      auto size = ParseInt(key);
+      if (!size) {
+        return config::ConfigErrorAt(variant.origin(), "variants are keyed by world size (a number), not '" + key + "'");
+      }
+      if (*size != world_size) continue;
+      Value layer = variant;
+      if (Status status = ExperimentSchema().Validate(&layer, config::ScalarSource::kTyped); !status.ok()) return status;
+      Value merged = config::Merge(experiment->resolved, layer);
+      if (Status status = ApplyOverrides(request, &merged); !status.ok()) return status;
+      experiment->resolved = merged;
+      FillFields(experiment);
+    }
+  }
+
+  const Parallelism& p = experiment->parallelism;
+  const Value& r = experiment->resolved;
+  int model_parallel = p.tensor * p.pipeline * p.context;
+  if (world_size % model_parallel != 0) {
+    return config::ConfigErrorAt(
+        r.Find("parallelism.tensor")->origin(),
+        "tensor x pipeline x context = " + std::to_string(p.tensor) + " x " + std::to_string(p.pipeline) + " x " +
+            std::to_string(p.context) + " = " + std::to_string(model_parallel) + " does not divide the world size " +
+            std::to_string(world_size),
+        "choose parallel sizes whose product divides nnodes x nproc_per_node, or add a 'variants:' entry for " +
+            std::to_string(world_size) + " workers");
+  }
+  int data_parallel = world_size / model_parallel;
+  if (p.expert > 1 && data_parallel % p.expert != 0) {
+    return config::ConfigErrorAt(r.Find("parallelism.expert")->origin(),
+                                 "expert-parallel size " + std::to_string(p.expert) +
+                                     " does not divide the data-parallel size " + std::to_string(data_parallel));
+  }
+  int per_step = p.micro_batch * data_parallel;
+  if (p.global_batch > 0) {
+    if (p.global_batch % per_step != 0) {
+      return config::ConfigErrorAt(
+          r.Find("parallelism.global_batch")->origin(),
+          "global batch " + std::to_string(p.global_batch) + " is not a multiple of micro batch x data-parallel size = " +
+              std::to_string(p.micro_batch) + " x " + std::to_string(data_parallel) + " = " + std::to_string(per_step),
+          "global_batch = micro_batch x data-parallel size x grad_accum");
+    }
+    int derived = p.global_batch / per_step;
+    if (experiment->grad_accum > 0 && experiment->grad_accum != derived) {
+      return config::ConfigErrorAt(
+          r.Find("training.grad_accum")->origin(),
+          "grad_accum " + std::to_string(experiment->grad_accum) + " disagrees with global batch " +
+              std::to_string(p.global_batch) + " = " + std::to_string(p.micro_batch) + " x " +
+              std::to_string(data_parallel) + " x " + std::to_string(derived),
+          "set grad_accum to " + std::to_string(derived) + " or remove it (it is derived from global_batch)");
+    }
+    experiment->grad_accum = derived;
+  } else {
+    if (experiment->grad_accum < 1) experiment->grad_accum = 1;
+    experiment->parallelism.global_batch = per_step * experiment->grad_accum;
+  }
+  return Status::Ok();
+}
+
+}  // namespace primus::train

@@ -1,0 +1,64 @@
+// An experiment file for `train`: what to train, with which backend, how
+// parallel, where outputs go. Loaded through the config layer (extends,
+// ${VAR} interpolation, located errors), validated against one schema
+// (docs/experiment.md), then checked against the job's world size before
+// anything starts: TP x PP x CP must divide it, and the global batch must be
+// micro batch x data-parallel size x accumulation. `variants:` keyed by world
+// size pick settings by total GPU count. Primus-style files (work_group,
+// user_name, exp_name, workspace, modules.<name>.framework/overrides) are
+// read too.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config/environment.h"
+#include "config/value.h"
+#include "util/error.h"
+
+namespace primus::train {
+
+struct Parallelism {
+  int tensor = 1, pipeline = 1, context = 1, expert = 1;
+  int micro_batch = 1;
+  int global_batch = 0;  // 0: micro_batch x data-parallel size x grad_accum
+};
+
+struct ExperimentConfig {
+  std::string file;                   // as given on the command line
+  std::vector<std::string> files;     // every file that contributed (the extends chain)
+  config::Value resolved;             // defaults + files + variant + overrides
+  bool primus_style = false;
+
+  std::string exp_name;
+  std::string workspace;
+  std::string backend;                // torch | megatron | torchtitan | command
+  std::string interpreter;            // python.interpreter, or the venv's / conda env's python
+  std::string conda_env;
+  Parallelism parallelism;
+  int grad_accum = 1;
+  std::string nproc_per_node;         // "" = the launcher's (direct.nproc_per_node)
+  int nnodes = 0;                     // 0 = the launcher's
+  std::map<std::string, std::string> env;
+  int max_restarts = -1;              // -1 = the launcher's
+  double hang_timeout = -1;           // -1 = the launcher's
+};
+
+struct ExperimentRequest {
+  std::string file;
+  std::vector<std::string> overrides;  // "a.b=c" from the command line, applied last
+  config::Environment environment;
+};
+
+// Loads, merges and validates the file (not yet the world size).
+Result<ExperimentConfig> LoadExperiment(const ExperimentRequest& request);
+
+// Applies the `variants:` entry for this world size (command-line overrides
+// still win), then checks parallelism and batch sizes against it.
+Status ResolveForWorldSize(const ExperimentRequest& request, int world_size, ExperimentConfig* experiment);
+
+// The experiment schema's keys, for docs and suggestions.
+std::vector<std::string> ExperimentKeys();
+
+}  // namespace primus::train

@@ -1,0 +1,153 @@
+#include "train/experiment.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace primus::train {
+namespace {
+
+class ExperimentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/primus-exp-XXXXXX";
+    dir_ = mkdtemp(pattern);
+    Write("train.py", "print('hi')\n");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& body) {
+    std::string path = dir_ + "/" + name;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    std::ofstream(path) << body;
+    return path;
+  }
+  ExperimentRequest Request(const std::string& file, std::vector<std::string> overrides = {}) {
+    ExperimentRequest request;
+    request.file = file;
+    request.overrides = std::move(overrides);
+    request.environment = config::Environment({{"HOME", "/root"}});
+    return request;
+  }
+  std::string Torch() const { return "backend: torch\ntorch: {script: " + dir_ + "/train.py}\n"; }
+  std::string dir_;
+};
+
+TEST_F(ExperimentTest, LoadsWithDefaultsAndExtendsChain) {
+  Write("base.yaml", Torch() + "training: {steps: 50, lr: 0.001}\nparallelism: {micro_batch: 4}\n");
+  std::string file = Write("exp.yaml", "extends: base.yaml\nexp_name: tiny\ntraining: {steps: 80}\n");
+  auto experiment = LoadExperiment(Request(file));
+  ASSERT_TRUE(experiment.ok()) << experiment.error().Format();
+  EXPECT_EQ(experiment->exp_name, "tiny");
+  EXPECT_EQ(experiment->workspace, "output");
+  EXPECT_EQ(experiment->resolved.Find("training.steps")->AsInt(), 80);
+  EXPECT_DOUBLE_EQ(experiment->resolved.Find("training.lr")->AsDouble(), 0.001);
+  ASSERT_EQ(experiment->files.size(), 2u);
+  EXPECT_NE(experiment->files[0].find("base.yaml"), std::string::npos);
+}
+
+TEST_F(ExperimentTest, UnknownKeySuggestsAndIsLocated) {
+  std::string file = Write("exp.yaml", Torch() + "training:\n  stpes: 10\n");
+  auto experiment = LoadExperiment(Request(file));
+  ASSERT_FALSE(experiment.ok());
+  EXPECT_EQ(experiment.error().code, ExitCode::kConfig);
+  EXPECT_NE(experiment.error().message.find("exp.yaml:4:3"), std::string::npos) << experiment.error().message;
+  EXPECT_NE(experiment.error().message.find("training.steps"), std::string::npos);
+}
+
+TEST_F(ExperimentTest, MissingScriptIsLocated) {
+  std::string file = Write("exp.yaml", "backend: torch\ntorch:\n  script: nowhere/train.py\n");
+  auto experiment = LoadExperiment(Request(file));
+  ASSERT_FALSE(experiment.ok());
+  EXPECT_NE(experiment.error().message.find("exp.yaml:3:11"), std::string::npos) << experiment.error().message;
+  EXPECT_NE(experiment.error().message.find("does not exist"), std::string::npos);
+}
+
+TEST_F(ExperimentTest, UnknownBackendSuggests) {
+  std::string file = Write("exp.yaml", "backend: megatorn\n");
+  auto experiment = LoadExperiment(Request(file));
+  ASSERT_FALSE(experiment.ok());
+  EXPECT_NE(experiment.error().message.find("did you mean 'megatron'"), std::string::npos);
+}
+
+TEST_F(ExperimentTest, OverridesAreTypedAndChecked) {
+  std::string file = Write("exp.yaml", Torch());
+  auto experiment = LoadExperiment(Request(file, {"training.steps=7", "model.layers=4"}));
+  ASSERT_TRUE(experiment.ok()) << experiment.error().Format();
+  EXPECT_EQ(experiment->resolved.Find("training.steps")->AsInt(), 7);
+  EXPECT_EQ(experiment->resolved.Find("model.layers")->AsInt(), 4);
+  auto typo = LoadExperiment(Request(file, {"training.stepz=7"}));
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().message.find("did you mean 'training.steps'"), std::string::npos);
+  auto wrong_type = LoadExperiment(Request(file, {"training.steps=many"}));
+  ASSERT_FALSE(wrong_type.ok());
+  EXPECT_NE(wrong_type.error().message.find("training.steps"), std::string::npos);
+}
+
+TEST_F(ExperimentTest, ModelParallelMustDivideWorldSize) {
+  std::string file = Write("exp.yaml", Torch() + "parallelism:\n  tensor: 4\n  pipeline: 1\n");
+  auto experiment = LoadExperiment(Request(file));
+  ASSERT_TRUE(experiment.ok());
+  EXPECT_TRUE(ResolveForWorldSize(Request(file), 8, &*experiment).ok());
+  Status bad = ResolveForWorldSize(Request(file), 6, &*experiment);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("exp.yaml:4:11"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("does not divide the world size 6"), std::string::npos);
+}
+
+TEST_F(ExperimentTest, GlobalBatchArithmetic) {
+  std::string file = Write("exp.yaml", Torch() + "parallelism: {micro_batch: 2, global_batch: 16}\n");
+  auto experiment = LoadExperiment(Request(file));
+  ASSERT_TRUE(experiment.ok());
+  ASSERT_TRUE(ResolveForWorldSize(Request(file), 4, &*experiment).ok());
+  EXPECT_EQ(experiment->grad_accum, 2) << "16 = 2 x 4 x 2";
+  auto uneven = LoadExperiment(Request(file));
+  Status bad = ResolveForWorldSize(Request(file), 3, &*uneven);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("not a multiple of micro batch x data-parallel size = 2 x 3 = 6"), std::string::npos)
+      << bad.error().message;
+  std::string conflicting = Write("c.yaml", Torch() + "parallelism: {micro_batch: 2, global_batch: 16}\ntraining: {grad_accum: 4}\n");
+  auto conflict = LoadExperiment(Request(conflicting));
+  Status disagree = ResolveForWorldSize(Request(conflicting), 4, &*conflict);
+  ASSERT_FALSE(disagree.ok());
+  EXPECT_NE(disagree.error().message.find("grad_accum 4 disagrees"), std::string::npos);
+}
+
+TEST_F(ExperimentTest, VariantsPickSettingsByWorldSizeButOverridesWin) {
+  std::string file = Write("exp.yaml", Torch() +
+                                           "parallelism: {micro_batch: 8}\n"
+                                           "variants:\n  16: {parallelism: {tensor: 2, micro_batch: 4}}\n");
+  auto eight = LoadExperiment(Request(file));
+  ASSERT_TRUE(ResolveForWorldSize(Request(file), 8, &*eight).ok());
+  EXPECT_EQ(eight->parallelism.tensor, 1);
+  auto sixteen = LoadExperiment(Request(file, {"parallelism.micro_batch=2"}));
+  ASSERT_TRUE(ResolveForWorldSize(Request(file, {"parallelism.micro_batch=2"}), 16, &*sixteen).ok());
+  EXPECT_EQ(sixteen->parallelism.tensor, 2);
+  EXPECT_EQ(sixteen->parallelism.micro_batch, 2) << "command-line overrides win over the variant";
+}
+
+TEST_F(ExperimentTest, PrimusStyleFile) {
+  std::string file = Write("primus.yaml",
+                           "work_group: amd\nuser_name: alice\nexp_name: llama_pretrain\nworkspace: ./out\n"
+                           "modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+                           "    model: llama3_8B.yaml\n    overrides:\n      micro_batch_size: 2\n      train_iters: 50\n");
+  auto experiment = LoadExperiment(Request(file));
+  ASSERT_TRUE(experiment.ok()) << experiment.error().Format();
+  EXPECT_TRUE(experiment->primus_style);
+  EXPECT_EQ(experiment->backend, "megatron");
+  EXPECT_EQ(experiment->exp_name, "llama_pretrain");
+  EXPECT_EQ(experiment->workspace, "./out");
+  EXPECT_EQ(experiment->resolved.Find("megatron.args.train_iters")->AsString(), "50");
+  EXPECT_EQ(experiment->resolved.Find("model.name")->AsString(), "llama3_8B.yaml");
+}
+
+TEST_F(ExperimentTest, MissingFileAndMissingFlag) {
+  EXPECT_EQ(LoadExperiment(Request("")).error().code, ExitCode::kUsage);
+  auto missing = LoadExperiment(Request(dir_ + "/nope.yaml"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("nope.yaml does not exist"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace primus::train

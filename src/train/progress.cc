@@ -1,0 +1,88 @@
+#include "train/progress.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "util/log.h"
+
+namespace primus::train {
+
+bool ParseMetricsLine(const std::string& line, ProgressSnapshot* snapshot) {
+  nlohmann::json json = nlohmann::json::parse(line, nullptr, false);
+  if (json.is_discarded() || !json.is_object() || !json.contains("step")) return false;
+  snapshot->step = json.value("step", 0L);
+  snapshot->loss = json.value("loss", 0.0);
+  snapshot->tokens_per_s = json.value("tokens_per_s", 0.0);
+  snapshot->elapsed_s = json.value("elapsed_s", 0.0);
+  return true;
+}
+
+std::string FormatProgress(const ProgressSnapshot& s, long total_steps) {
+  std::string eta = "-";
+  if (s.step > 0 && total_steps > s.step && s.elapsed_s > 0) {
+    long seconds = static_cast<long>(s.elapsed_s / static_cast<double>(s.step) * static_cast<double>(total_steps - s.step));
+    eta = fmt::format("{}:{:02d}:{:02d}", seconds / 3600, static_cast<int>(seconds / 60 % 60), static_cast<int>(seconds % 60));
+  }
+  int percent = total_steps > 0 ? static_cast<int>(100 * s.step / total_steps) : 0;
+  return fmt::format("step {}/{} ({}%)  loss {:.4f}  {:.0f} tok/s  ETA {}", s.step, total_steps, percent, s.loss,
+                     s.tokens_per_s, eta);
+}
+
+ProgressFollower::ProgressFollower(std::string metrics_file, long total_steps, bool terminal, double interval_s)
+    : metrics_file_(std::move(metrics_file)), total_steps_(total_steps), terminal_(terminal), interval_s_(interval_s) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+ProgressFollower::~ProgressFollower() { Stop(); }
+
+void ProgressFollower::Stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void ProgressFollower::Loop() {
+  std::ifstream in;
+  std::string partial;
+  ProgressSnapshot latest;
+  bool have = false;
+  auto last_report = std::chrono::steady_clock::now();
+  while (!stop_) {
+    if (!in.is_open()) in.open(metrics_file_);
+    if (in.is_open()) {
+      std::string line;
+      while (std::getline(in, line)) {
+        if (in.eof()) {  // no newline yet: keep it for the next read
+          partial += line;
+          break;
+        }
+        line = partial + line;
+        partial.clear();
+        if (ParseMetricsLine(line, &latest)) have = true;
+      }
+      in.clear();
+    }
+    auto now = std::chrono::steady_clock::now();
+    double since = std::chrono::duration<double>(now - last_report).count();
+    if (have && (terminal_ ? since >= 0.5 : since >= interval_s_)) {
+      if (terminal_) {
+        std::string text = "\r\033[K" + FormatProgress(latest, total_steps_);
+        if (::write(STDERR_FILENO, text.data(), text.size()) < 0) {
+        }
+      } else {
+        log::Info("progress: {}", FormatProgress(latest, total_steps_));
+      }
+      last_report = now;
+    }
+    for (int i = 0; i < 5 && !stop_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (terminal_ && have) {
+    if (::write(STDERR_FILENO, "\r\033[K", 4) < 0) {
+    }
+  }
+}
+
+}  // namespace primus::train

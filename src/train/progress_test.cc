@@ -1,0 +1,23 @@
+#include "train/progress.h"
+
+#include <gtest/gtest.h>
+
+namespace primus::train {
+namespace {
+
+TEST(ProgressTest, ParsesTrainerMetricsLines) {
+  ProgressSnapshot s;
+  ASSERT_TRUE(ParseMetricsLine(R"({"step": 20, "loss": 2.5, "lr": 0.001, "tokens_per_s": 12000.5, "elapsed_s": 10.0})", &s));
+  EXPECT_EQ(s.step, 20);
+  EXPECT_DOUBLE_EQ(s.loss, 2.5);
+  EXPECT_FALSE(ParseMetricsLine("step 20/200 loss 2.5", &s));
+  EXPECT_FALSE(ParseMetricsLine(R"({"event": "resume"})", &s));
+}
+
+TEST(ProgressTest, FormatsStepLossThroughputAndEta) {
+  ProgressSnapshot s{50, 1.23456, 8000, 25.0};
+  EXPECT_EQ(FormatProgress(s, 200), "step 50/200 (25%)  loss 1.2346  8000 tok/s  ETA 0:01:15");
+}
+
+}  // namespace
+}  // namespace primus::train

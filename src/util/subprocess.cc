@@ -1,0 +1,189 @@
+#include "util/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "util/files.h"
+#include "util/strings.h"
+
+extern char** environ;
+
+namespace primus {
+namespace {
+
+double Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+std::vector<std::string> BuildEnvironment(const CommandOptions& options) {
+  std::map<std::string, std::string> merged;
+  if (!options.clear_env) {
+    for (char** entry = environ; *entry; ++entry) {
+      std::string text(*entry);
+      size_t equals = text.find('=');
+      if (equals != std::string::npos) merged[text.substr(0, equals)] = text.substr(equals + 1);
+    }
+  }
+  for (const auto& [name, value] : options.env) {
+    if (value) merged[name] = *value;
+    else merged.erase(name);
+  }
+  std::vector<std::string> out;
+  for (const auto& [name, value] : merged) out.push_back(name + "=" + value);
+  return out;
+}
+
+// Appends data to a bounded capture, keeping the tail.
+void Capture(std::string* sink, const char* data, size_t size, size_t limit) {
+  sink->append(data, size);
+  if (sink->size() > limit) sink->erase(0, sink->size() - limit);
+}
+
+}  // namespace
+
+std::string CommandResult::Tail(size_t lines) const {
+  std::string all = out;
+  if (!all.empty() && all.back() != '\n' && !err.empty()) all += '\n';
+  all += err;
+  std::vector<std::string> split = Split(all, '\n');
+  if (!split.empty() && split.back().empty()) split.pop_back();
+  size_t from = split.size() > lines ? split.size() - lines : 0;
+  return Join(std::vector<std::string>(split.begin() + static_cast<long>(from), split.end()), "\n");
+}
+
+Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const CommandOptions& options) {
+  if (argv.empty()) return UsageError("no command to run");
+  std::string executable = FindExecutable(argv[0]);
+  if (executable.empty()) {
+    return EnvironmentError("command not found: " + argv[0],
+                            argv[0].find('/') == std::string::npos ? "install it or add its directory to PATH"
+                                                                   : "check the path and that the file is executable");
+  }
+
+  std::vector<std::string> env_strings = BuildEnvironment(options);
+  std::vector<char*> envp, args;
+  for (auto& text : env_strings) envp.push_back(text.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& text : argv_copy) args.push_back(text.data());
+  args.push_back(nullptr);
+
+  int in_pipe[2], out_pipe[2], err_pipe[2];
+  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+    return EnvironmentError(std::string("cannot create pipes: ") + std::strerror(errno));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in_pipe[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
+  if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  // Its own process group, so a timeout takes its children too; default
+  // signal dispositions and an empty mask whatever ours are.
+  sigset_t empty, all;
+  sigemptyset(&empty);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attributes, &empty);
+  posix_spawnattr_setsigdefault(&attributes, &all);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, executable.c_str(), &actions, &attributes, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  close(in_pipe[0]);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (rc != 0) {
+    close(in_pipe[1]);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    return EnvironmentError("cannot start " + argv[0] + ": " + std::strerror(rc));
+  }
+
+  // stdin: write what we have (small: hook protocol input), then close.
+  if (!options.stdin_data.empty()) {
+    signal(SIGPIPE, SIG_IGN);
+    const char* data = options.stdin_data.data();
+    size_t left = options.stdin_data.size();
+    while (left > 0) {
+      ssize_t n = write(in_pipe[1], data, left);
+      if (n <= 0) break;
+      data += n;
+      left -= static_cast<size_t>(n);
+    }
+  }
+  close(in_pipe[1]);
+
+  CommandResult result;
+  std::string partial[2];
+  std::string* sinks[2] = {&result.out, &result.err};
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_streams = 2;
+  double deadline = options.timeout_s > 0 ? Now() + options.timeout_s : 0;
+  double kill_at = 0;
+  while (open_streams > 0) {
+    int wait_ms = -1;
+    double now = Now();
+    if (deadline > 0 && !result.timed_out) {
+      if (now >= deadline) {
+        result.timed_out = true;
+        kill(-pid, SIGTERM);
+        kill_at = now + options.kill_grace_s;
+      } else {
+        wait_ms = static_cast<int>((deadline - now) * 1000) + 1;
+      }
+    }
+    if (kill_at > 0) {
+      if (now >= kill_at) {
+        kill(-pid, SIGKILL);
+        kill_at = 0;
+      } else {
+        wait_ms = static_cast<int>((kill_at - now) * 1000) + 1;
+      }
+    }
+    int ready = poll(fds, 2, wait_ms);
+    if (ready < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buffer[65536];
+      ssize_t n = read(fds[i].fd, buffer, sizeof(buffer));
+      if (n > 0) {
+        Capture(sinks[i], buffer, static_cast<size_t>(n), options.capture_limit);
+        if (options.on_line) {
+          partial[i].append(buffer, static_cast<size_t>(n));
+          size_t newline;
+          while ((newline = partial[i].find('\n')) != std::string::npos) {
+            options.on_line(i == 1, partial[i].substr(0, newline));
+            partial[i].erase(0, newline + 1);
+          }
+        }
+      } else if (n == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_streams;
+        if (options.on_line && !partial[i].empty()) options.on_line(i == 1, partial[i]);
+      }
+    }
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  // Whatever the command left in its group is ours to end.
+  kill(-pid, SIGKILL);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+}  // namespace primus

@@ -11,27 +11,19 @@
 #include <cstring>
 #include <string>
 
+#include "util/files.h"
+
 namespace primus::agent {
 namespace {
 
 int g_previous_subreaper = -1;
 
-bool ReadSmallFile(const std::string& path, std::string* out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  out->clear();
-  char buffer[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buffer, sizeof(buffer))) > 0) out->append(buffer, static_cast<size_t>(n));
-  ::close(fd);
-  return true;
-}
-
 // State and process group from /proc/<pid>/stat ("pid (comm) S ppid pgrp ...";
 // comm may hold spaces and parentheses, so parse from the last ')').
 bool ReadStat(pid_t pid, char* state, pid_t* process_group) {
-  std::string text;
-  if (!ReadSmallFile("/proc/" + std::to_string(pid) + "/stat", &text)) return false;
+  auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat.ok()) return false;
+  const std::string& text = *stat;
   size_t close = text.rfind(')');
   if (close == std::string::npos || close + 2 >= text.size()) return false;
   const char* cursor = text.c_str() + close + 2;
@@ -46,11 +38,11 @@ void AppendChildren(pid_t pid, std::vector<pid_t>* children) {
   std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
   DIR* dir = ::opendir(task_dir.c_str());
   if (dir == nullptr) return;
-  std::string text;
   while (dirent* entry = ::readdir(dir)) {
     if (entry->d_name[0] == '.') continue;
-    if (!ReadSmallFile(task_dir + "/" + entry->d_name + "/children", &text)) continue;
-    const char* cursor = text.c_str();
+    auto text = ReadFile(task_dir + "/" + entry->d_name + "/children");
+    if (!text.ok()) continue;
+    const char* cursor = text->c_str();
     char* end;
     while (true) {
       long child = std::strtol(cursor, &end, 10);

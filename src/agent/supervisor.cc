@@ -116,7 +116,10 @@ Status Supervisor::StartWorkers() {
     worker->log_path = base + ".log";
     worker->error_file = base + ".error.json";
     worker->heartbeat_file = base + ".heartbeat";
-    ::unlink(worker->error_file.c_str());  // a stale one would fake a root cause
+    // Stale files from an earlier run with this log directory would fake a
+    // root cause or stacks.
+    ::unlink(worker->error_file.c_str());
+    ::unlink((base + ".stacks.txt").c_str());
     if (!TouchFile(worker->heartbeat_file)) {
       return EnvironmentError("cannot create heartbeat file " + worker->heartbeat_file + ": " +
                               std::strerror(errno));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "run_process.h"
+#include "start_process.h"
 #include "util/files.h"
 
 namespace primus {
@@ -71,6 +72,29 @@ TEST_F(AgentTorchTest, DdpStepWithFourWorkers) {
   for (int rank = 0; rank < 4; ++rank) {
     EXPECT_NE(result.out.find("ddp step ok: rank " + std::to_string(rank) + " of 4"), std::string::npos);
   }
+}
+
+TEST_F(AgentTorchTest, StaticTwoNodeJobOnOneHost) {
+  // Two agents, node ranks 0 and 1, two workers each: world size 4 over gloo.
+  const std::string port = "29541";
+  std::vector<pid_t> agents;
+  for (int node = 0; node < 2; ++node) {
+    std::string node_dir = dir_.path() + "/node" + std::to_string(node);
+    ASSERT_TRUE(MakeDirs(node_dir).ok());
+    std::vector<std::string> argv = {PRIMUS_BINARY, "direct", "--nproc-per-node", "2", "--nnodes", "2",
+                                     "--node-rank", std::to_string(node), "--master-addr", "127.0.0.1",
+                                     "--master-port", port, "--log-dir", node_dir + "/logs",
+                                     "--", "run", kPython, kTests + "/workers/ddp_step.py"};
+    agents.push_back(testing::StartProcess(argv, node_dir + "/out", node_dir + "/err", Isolated(nullptr)));
+  }
+  for (int node = 0; node < 2; ++node) {
+    EXPECT_EQ(testing::WaitForExit(agents[node], 120), 0) << *ReadFile(dir_.path() + "/node" + std::to_string(node) + "/err");
+  }
+  std::string out0 = *ReadFile(dir_.path() + "/node0/out"), out1 = *ReadFile(dir_.path() + "/node1/out");
+  EXPECT_NE(out0.find("ddp step ok: rank 0 of 4"), std::string::npos) << out0;
+  EXPECT_NE(out0.find("ddp step ok: rank 1 of 4"), std::string::npos) << out0;
+  EXPECT_NE(out1.find("ddp step ok: rank 2 of 4"), std::string::npos) << out1;
+  EXPECT_NE(out1.find("ddp step ok: rank 3 of 4"), std::string::npos) << out1;
 }
 
 TEST_F(AgentTorchTest, RecordErrorFileFeedsTheBanner) {

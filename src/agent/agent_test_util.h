@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "agent/launch_spec.h"
@@ -21,6 +22,19 @@ inline std::string MakeTempDir(const char* tag) {
   std::string pattern = std::string("/tmp/primus-") + tag + "-XXXXXX";
   return mkdtemp(pattern.data());
 }
+
+// A temporary directory removed with everything in it when it goes out of scope.
+class ScopedTempDir {
+ public:
+  explicit ScopedTempDir(const char* tag) : path_(MakeTempDir(tag)) {}
+  ~ScopedTempDir() { std::filesystem::remove_all(path_); }
+  ScopedTempDir(const ScopedTempDir&) = delete;
+  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 // `script` runs as `sh -c script` in every rank.
 inline LaunchSpec ShellSpec(int nproc, const std::string& script, const std::string& log_dir) {

@@ -3,15 +3,17 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include "agent/agent_test_util.h"
 #include "util/files.h"
 
 namespace primus::agent {
 namespace {
 
+testing::ScopedTempDir scratch("error-file");
+
 std::string TempFile(const std::string& content) {
-  char pattern[] = "/tmp/primus-error-file-XXXXXX";
-  std::string dir = mkdtemp(pattern);
-  std::string path = dir + "/error.json";
+  static int count = 0;
+  std::string path = scratch.path() + "/error" + std::to_string(++count) + ".json";
   EXPECT_TRUE(WriteFileAtomic(path, content).ok());
   return path;
 }

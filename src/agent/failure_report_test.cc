@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include "agent/agent_test_util.h"
 #include "util/files.h"
 
 namespace primus::agent {
@@ -33,8 +34,8 @@ TEST(FailureReportTest, DescribesExitCodesAndSignals) {
 }
 
 TEST(FailureReportTest, LastLinesReadsTheEndOfALongFile) {
-  char pattern[] = "/tmp/primus-failure-XXXXXX";
-  std::string path = std::string(mkdtemp(pattern)) + "/rank.log";
+  testing::ScopedTempDir dir("failure");
+  std::string path = dir.path() + "/rank.log";
   std::string content;
   for (int i = 0; i < 5000; ++i) content += "line " + std::to_string(i) + "\n";
   ASSERT_TRUE(WriteFileAtomic(path, content).ok());
@@ -46,8 +47,8 @@ TEST(FailureReportTest, LastLinesReadsTheEndOfALongFile) {
 }
 
 TEST(FailureReportTest, BannerNamesTheRootCauseItsErrorAndItsOutput) {
-  char pattern[] = "/tmp/primus-failure-XXXXXX";
-  std::string dir = mkdtemp(pattern);
+  testing::ScopedTempDir scratch("failure");
+  const std::string& dir = scratch.path();
   BannerInput input;
   input.root_cause = Failure(1, 1795341600.25);
   input.root_cause.log_file = dir + "/node1.rank1.log";

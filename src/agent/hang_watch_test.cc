@@ -6,15 +6,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/agent_test_util.h"
+
 namespace primus::agent {
 namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
+testing::ScopedTempDir scratch("hang");
+
 std::string Heartbeat() {
-  char pattern[] = "/tmp/primus-hang-XXXXXX";
-  std::string path = std::string(mkdtemp(pattern)) + "/heartbeat";
+  static int count = 0;
+  std::string path = scratch.path() + "/heartbeat" + std::to_string(++count);
   ::close(::open(path.c_str(), O_CREAT | O_WRONLY, 0644));
   return path;
 }

@@ -7,19 +7,33 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <regex>
+#include <vector>
 
 #include "util/files.h"
 
 namespace primus::agent {
 namespace {
 
+// Log directories of this test binary, removed when it exits.
+struct ScratchDirs {
+  std::vector<std::string> dirs;
+  ~ScratchDirs() {
+    for (const std::string& dir : dirs) std::filesystem::remove_all(dir);
+  }
+  std::string Make(const char* tag) {
+    std::string pattern = std::string("/tmp/primus-") + tag + "-XXXXXX";
+    dirs.push_back(mkdtemp(pattern.data()));
+    return dirs.back();
+  }
+} scratch;
+
 LaunchSpec TrueSpec() {
   LaunchSpec spec;
   spec.argv = {"true"};
   spec.nproc_per_node = 2;
-  char pattern[] = "/tmp/primus-plan-XXXXXX";
-  spec.log_dir = std::string(mkdtemp(pattern)) + "/logs";
+  spec.log_dir = scratch.Make("plan") + "/logs";
   return spec;
 }
 
@@ -31,8 +45,7 @@ ExitCode CodeOf(const LaunchSpec& spec) {
 TEST(LaunchPlanTest, FillsDefaults) {
   LaunchSpec spec = TrueSpec();
   spec.log_dir.clear();
-  char pattern[] = "/tmp/primus-plan-tmpdir-XXXXXX";
-  std::string tmpdir = mkdtemp(pattern);
+  std::string tmpdir = scratch.Make("plan-tmpdir");
   setenv("TMPDIR", tmpdir.c_str(), 1);
   auto plan = PlanLaunch(spec);
   unsetenv("TMPDIR");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include "agent/agent_test_util.h"
 #include "util/files.h"
 
 namespace primus::agent {
@@ -29,9 +30,8 @@ TEST(LaunchSpecFromConfigTest, DefaultsGiveASingleNodeLaunch) {
 }
 
 TEST(LaunchSpecFromConfigTest, EveryDirectKeyLands) {
-  char pattern[] = "/tmp/primus-spec-config-XXXXXX";
-  std::string dir = mkdtemp(pattern);
-  std::string file = dir + "/launcher.yaml";
+  testing::ScopedTempDir dir("spec-config");
+  std::string file = dir.path() + "/launcher.yaml";
   ASSERT_TRUE(WriteFileAtomic(file,
                               "direct:\n"
                               "  nproc_per_node: \"4\"\n"

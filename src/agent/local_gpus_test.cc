@@ -3,14 +3,15 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include "agent/agent_test_util.h"
 #include "util/files.h"
 
 namespace primus::agent {
 namespace {
 
 TEST(LocalGpusTest, CountsNvidiaThenKfdDevices) {
-  char pattern[] = "/tmp/primus-gpus-XXXXXX";
-  std::string root = mkdtemp(pattern);
+  testing::ScopedTempDir scratch("gpus");
+  const std::string& root = scratch.path();
   EXPECT_EQ(CountGpuDevices(root), 0);
   for (const char* node : {"0", "1", "2"}) {
     std::string dir = root + "/sys/class/kfd/kfd/topology/nodes/" + node;

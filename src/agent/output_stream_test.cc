@@ -6,10 +6,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <memory>
 #include <thread>
 #include <regex>
 
+#include "agent/agent_test_util.h"
 #include "util/files.h"
 #include "util/strings.h"
 
@@ -32,7 +34,10 @@ class OutputStreamTest : public ::testing::Test {
     err_ = std::make_unique<OutputStream>(std::move(err_pipe_.read), 'E', log_.get(), console_.get(), "[h:0e] ");
     scratch_.reset(new char[OutputStream::kReadSize]);
   }
-  void TearDown() override { ::close(console_fd_); }
+  void TearDown() override {
+    ::close(console_fd_);
+    std::filesystem::remove_all(dir_);
+  }
 
   void Write(PipeEnds& pipe, std::string_view data) { ASSERT_TRUE(WriteAll(pipe.write.get(), data.data(), data.size())); }
   // Reads everything available from `stream`, flushing like the supervisor.
@@ -147,8 +152,8 @@ TEST_F(OutputStreamTest, FilteredRankWritesTheFileOnly) {
 }
 
 TEST(RankLogTest, BusyLogReservesAheadAndGivesTheSpaceBack) {
-  char pattern[] = "/tmp/primus-ranklog-XXXXXX";
-  std::string path = std::string(mkdtemp(pattern)) + "/rank.log";
+  testing::ScopedTempDir dir("ranklog");
+  std::string path = dir.path() + "/rank.log";
   std::string chunk(300 * 1024, 'x');
   {
     auto log = RankLog::Open(path);

@@ -4,6 +4,8 @@
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -24,6 +26,7 @@ using testing::Stopwatch;
 class RunWorkersTest : public ::testing::Test {
  protected:
   void SetUp() override { dir_ = MakeTempDir("run-workers"); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
   LaunchSpec Spec(int nproc, const std::string& script) { return ShellSpec(nproc, script, dir_ + "/logs"); }
   std::string dir_;
 };

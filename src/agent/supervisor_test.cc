@@ -5,6 +5,8 @@
 #include "agent/supervisor.h"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -30,6 +32,7 @@ using testing::Stopwatch;
 class SupervisorTest : public ::testing::Test {
  protected:
   void SetUp() override { dir_ = MakeTempDir("supervisor"); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
   LaunchSpec Spec(int nproc, const std::string& script) { return ShellSpec(nproc, script, dir_ + "/logs"); }
   RunResult Run(const LaunchSpec& spec) {
     auto result = RunWorkers(spec);

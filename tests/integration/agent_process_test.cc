@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -55,6 +56,7 @@ class AgentProcessTest : public ::testing::Test {
   void TearDown() override {
     // Whatever a failed test left behind carries the directory in its command line.
     for (pid_t pid : ProcessesMatching(dir_)) kill(pid, SIGKILL);
+    std::filesystem::remove_all(dir_);
   }
   std::string Script(const std::string& body) {
     std::string path = dir_ + "/worker.sh";

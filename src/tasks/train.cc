@@ -1,24 +1,395 @@
-// The `train` task. Registered now so that the grammar, --help and
-// --dry-run know it; its implementation lands with issue #5.
+// The `train` task: `train pretrain|posttrain --config exp.yaml [key=value...]`.
+//
+// One launch, in order: load and check the experiment (located errors, before
+// anything starts) -> settle the world size and its variant -> create the
+// experiment directory (config/, env/, metadata.json "running") -> patches
+// and hooks -> the backend's worker command -> the node agent (one worker per
+// GPU, restarts, per-rank logs in logs/, root cause) -> metadata.json with
+// the end, exit status, restarts and root cause. Every failure path after the
+// directory exists still writes metadata.json, so nothing is lost.
+// --replay DIR re-runs a recorded experiment (train/replay.h).
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <iostream>
+
+#include "agent/launch_spec_from_config.h"
+#include "agent/run_workers.h"
+#include "config/environment.h"
+#include "config/launcher_config.h"
+#include "hooks/hook_runner.h"
+#include "snapshot/experiment_dir.h"
+#include "snapshot/metadata.h"
+#include "snapshot/snapshot_files.h"
 #include "tasks/task.h"
+#include "train/backends.h"
+#include "train/experiment.h"
+#include "train/progress.h"
+#include "train/replay.h"
+#include "util/files.h"
+#include "util/log.h"
+#include "util/option_parser.h"
+#include "util/strings.h"
+#include "util/subprocess.h"
+
+extern char** environ;
 
 namespace primus::tasks {
 namespace {
 
-class TrainTask : public PendingTask {
+using K = OptionSpec::Kind;
+
+const std::vector<OptionSpec>& TrainOptions() {
+  static const std::vector<OptionSpec> table = {
+      {{"--config"}, K::kValue, "FILE", "", "the experiment file"},
+      {{"--backend"}, K::kValue, "NAME", "", "override the experiment's backend: torch|megatron|torchtitan|command"},
+      {{"--replay"}, K::kValue, "DIR", "", "re-run a recorded experiment directory"},
+      {{"--resume"}, K::kValue, "auto|none|PATH", "", "where to resume from (default: the experiment's checkpoint.resume)"},
+      {{"--force"}, K::kFlag, "", "", "--replay: run even on incompatible hardware"},
+  };
+  return table;
+}
+
+struct TrainArgs {
+  std::string subtask;
+  std::string config;
+  std::string backend;
+  std::string replay;
+  std::string resume;
+  bool force = false;
+  std::vector<std::string> overrides;   // a.b=c
+  std::vector<std::string> extra_args;  // everything else, for the backend
+};
+
+Result<TrainArgs> ParseTrainArgs(const std::vector<std::string>& args) {
+  TrainArgs parsed;
+  if (args.empty() || args[0].starts_with("-")) {
+    return UsageError("train needs a subtask: pretrain or posttrain", "write: train pretrain --config exp.yaml");
+  }
+  parsed.subtask = args[0];
+  if (parsed.subtask != "pretrain" && parsed.subtask != "posttrain") {
+    return UsageError("unknown train subtask '" + parsed.subtask + "'" + DidYouMean(parsed.subtask, {"pretrain", "posttrain"}),
+                      "train subtasks: pretrain, posttrain");
+  }
+  auto options = ParseOptions(args, 1, {&TrainOptions()}, UnknownOptionPolicy::kPassThrough, "task 'train'");
+  if (!options.ok()) return options.error();
+  for (const ParsedOption& option : options->options) {
+    const std::string& name = option.spec->names.front();
+    if (name == "--config") parsed.config = option.value;
+    else if (name == "--backend") parsed.backend = option.value;
+    else if (name == "--replay") parsed.replay = option.value;
+    else if (name == "--resume") parsed.resume = option.value;
+    else if (name == "--force") parsed.force = option.value == "true";
+  }
+  std::vector<std::string> rest = options->passthrough;
+  rest.insert(rest.end(), args.begin() + static_cast<long>(options->next), args.end());
+  for (const std::string& arg : rest) {
+    // key=value (no leading dash, a dotted or plain key) overrides the experiment.
+    size_t equals = arg.find('=');
+    if (!arg.starts_with("-") && equals != std::string::npos && equals > 0) parsed.overrides.push_back(arg);
+    else parsed.extra_args.push_back(arg);
+  }
+  if (parsed.config.empty() && parsed.replay.empty()) {
+    // The public Primus scripts take the experiment from $EXP.
+    if (const char* exp = std::getenv("EXP"); exp && *exp) parsed.config = exp;
+  }
+  if (parsed.config.empty() && parsed.replay.empty()) {
+    return UsageError("train " + parsed.subtask + " needs --config FILE (or --replay DIR, or EXP=FILE in the environment)",
+                      "write: train " + parsed.subtask + " --config exp.yaml [key=value ...]");
+  }
+  return parsed;
+}
+
+std::map<std::string, std::string> ProcessEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** entry = environ; *entry; ++entry) {
+    std::string text(*entry);
+    size_t equals = text.find('=');
+    if (equals != std::string::npos) env[text.substr(0, equals)] = text.substr(equals + 1);
+  }
+  return env;
+}
+
+// Launcher flags and environment win over the experiment file; the
+// experiment file wins over launcher defaults and launcher config files.
+bool LauncherSetExplicitly(const config::LauncherConfig& launcher, std::string_view key) {
+  const std::string& source = launcher.OriginOf(key).source;
+  return source.starts_with("flag") || source.starts_with("--set") || source.starts_with("env");
+}
+
+// The interpreter's and torch's versions, without importing torch (60 ms).
+void AddPythonVersions(const std::string& interpreter, nlohmann::ordered_json* info) {
+  CommandOptions options;
+  options.timeout_s = 20;
+  auto run = RunCommand({interpreter, "-c",
+                         "import sys, importlib.metadata as m\nprint(sys.version.split()[0])\n"
+                         "for p in ('torch', 'nvidia-nccl-cu12'):\n"
+                         "    try: print(m.version(p))\n"
+                         "    except Exception: print('-')\n"},
+                        options);
+  if (!run.ok() || run->exit_code != 0) return;
+  std::vector<std::string> lines = Split(std::string(Trim(run->out)), '\n');
+  if (lines.size() >= 2) {
+    (*info)["python"] = lines[0];
+    (*info)["torch"] = lines[1];
+  }
+}
+
+nlohmann::ordered_json SystemInfo(const std::string& interpreter) {
+  utsname uts{};
+  uname(&uts);
+  nlohmann::ordered_json info;
+  info["primus_version"] = PRIMUS_VERSION;
+  info["host"] = log::HostName();
+  info["kernel"] = std::string(uts.release);
+  info["cpus"] = sysconf(_SC_NPROCESSORS_ONLN);
+  info["gpu_vendor"] = nullptr;
+  info["gpu_model"] = nullptr;
+  info["gpu_count"] = 0;
+  AddPythonVersions(interpreter, &info);
+  return info;
+}
+
+class TrainTask : public Task {
  public:
   std::string name() const override { return "train"; }
   std::string summary() const override { return "train a model: pretrain | posttrain"; }
   std::vector<std::string> subtasks() const override { return {"pretrain", "posttrain"}; }
   std::string help() const override {
-    return
-        "usage: primus-cli <mode> ... -- train pretrain|posttrain --config FILE [key=value ...]\n"
-        "         [--backend torch|megatron|torchtitan|command] [--replay DIR] [--resume auto|none|PATH]\n"
-        "\n"
-        "Trains through the node agent: one worker per GPU, restarts, per-rank logs,\n"
-        "an experiment snapshot under the workspace, and --replay of an earlier run.\n";
+    return "usage: primus-cli <mode> ... -- train pretrain|posttrain --config FILE [key=value ...] [--backend B]\n"
+           "         [--resume auto|none|PATH] [--replay DIR [--force]] [backend arguments ...]\n"
+           "\n"
+           "Trains through the node agent: one worker per GPU (direct --nproc-per-node, or the\n"
+           "experiment's distributed.nproc_per_node), restarts, per-rank logs, and an experiment\n"
+           "directory <workspace>/<exp_name>_<time>/ with config/, env/, logs/ and metadata.json.\n"
+           "key=value arguments override experiment keys (training.steps=50); other arguments go to\n"
+           "the backend. --replay re-runs a recorded experiment with its configuration and\n"
+           "environment, after comparing the hardware. Schema: docs/experiment.md.\n"
+           "\noptions:\n" +
+           FormatOptionHelp(TrainOptions());
   }
-  std::string pending_reason() const override { return "the train task (experiment configs, hooks, snapshots) is issue #5"; }
+
+  Result<int> Run(const TaskContext& context) override {
+    auto args = ParseTrainArgs(context.args);
+    if (!args.ok()) return args.error();
+    const config::LauncherConfig& launcher = *context.launcher;
+    std::map<std::string, std::string> process_env = ProcessEnvironment();
+
+    std::optional<train::ReplaySource> replay;
+    train::ExperimentRequest request;
+    request.environment = config::Environment::FromProcess();
+    request.overrides = args->overrides;
+    request.file = args->config;
+    if (!args->replay.empty()) {
+      auto source = train::LoadReplaySource(args->replay);
+      if (!source.ok()) return source.error();
+      replay = *source;
+      request.file = replay->resolved_config;
+    }
+    if (!args->backend.empty()) request.overrides.push_back("backend=" + args->backend);
+
+    auto experiment = train::LoadExperiment(request);
+    if (!experiment.ok()) return experiment.error();
+
+    // The world: launcher flags/env > the experiment > launcher defaults.
+    auto spec = agent::LaunchSpecFromConfig(launcher, {"placeholder"});
+    if (!spec.ok()) return spec.error();
+    if (!experiment->nproc_per_node.empty() && !LauncherSetExplicitly(launcher, "direct.nproc_per_node")) {
+      auto from_experiment = ParseInt(experiment->nproc_per_node);
+      if (!from_experiment || *from_experiment < 1) {
+        return ConfigError(experiment->resolved.Find("distributed.nproc_per_node")->origin().Describe() +
+                           ": distributed.nproc_per_node must be a positive number, not '" + experiment->nproc_per_node + "'");
+      }
+      spec->nproc_per_node = static_cast<int>(*from_experiment);
+    }
+    if (experiment->nnodes > 0 && !LauncherSetExplicitly(launcher, "direct.nnodes")) spec->nnodes = experiment->nnodes;
+    if (experiment->max_restarts >= 0 && !LauncherSetExplicitly(launcher, "direct.max_restarts")) {
+      spec->max_restarts = experiment->max_restarts;
+    }
+    if (experiment->hang_timeout >= 0 && !LauncherSetExplicitly(launcher, "direct.hang_timeout")) {
+      spec->hang_timeout_s = experiment->hang_timeout;
+    }
+    int world_size = spec->nnodes * spec->nproc_per_node;
+    if (Status status = train::ResolveForWorldSize(request, world_size, &*experiment); !status.ok()) return status.error();
+
+    // Hooks and patches (found now, so that a bad one fails before anything is created).
+    std::vector<std::string> hook_dirs;
+    char exe_path[4096] = {};
+    if (ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1); n > 0) {
+      std::string data_dir = DirName(DirName(exe_path));  // build/primus-cli -> repo; bin/primus-cli -> prefix
+      for (const std::string& candidate : {data_dir + "/share/primus/hooks", data_dir + "/hooks"}) {
+        if (IsDirectory(candidate)) {
+          hook_dirs.push_back(candidate);
+          break;
+        }
+      }
+    }
+    hook_dirs.push_back(".primus/hooks");
+    for (const std::string& dir : launcher.GetStringList("direct.hooks_dir")) hook_dirs.push_back(dir);
+    for (const auto& dir : experiment->resolved.Find("hooks.dirs")->AsList()) {
+      hook_dirs.push_back(JoinPath(DirName(experiment->file), dir.ScalarText()));
+    }
+    auto hooks = hooks::FindHooks({hook_dirs, "train", args->subtask});
+    if (!hooks.ok()) return hooks.error();
+    auto patches = hooks::PreparePatches(launcher.GetStringList("direct.patch"));
+    if (!patches.ok()) return patches.error();
+
+    if (context.dry_run) {
+      train::BackendInputs inputs{&*experiment, "<experiment dir>", args->extra_args, args->resume, process_env};
+      auto command = train::BuildBackendCommand(inputs);
+      if (!command.ok()) return command.error();
+      std::cout << "experiment: " << Join(experiment->files, " <- ") << "\n"
+                << "  name " << experiment->exp_name << ", backend " << experiment->backend << ", world size "
+                << world_size << " (" << spec->nnodes << " x " << spec->nproc_per_node << "), TP " << experiment->parallelism.tensor
+                << " PP " << experiment->parallelism.pipeline << " CP " << experiment->parallelism.context << ", global batch "
+                << experiment->parallelism.global_batch << " = " << experiment->parallelism.micro_batch << " x "
+                << world_size / (experiment->parallelism.tensor * experiment->parallelism.pipeline * experiment->parallelism.context)
+                << " x " << experiment->grad_accum << "\n"
+                << "  experiment directory: " << experiment->workspace << "/" << experiment->exp_name << "_<time>/\n"
+                << "scripts that would run (none runs under --dry-run):\n"
+                << (patches->empty() && hooks->empty() ? std::string("  (none)\n")
+                                                       : hooks::DescribeScripts(*patches) + hooks::DescribeScripts(*hooks))
+                << "worker command (once per rank):\n  " << ShellJoin(command->argv) << "\n";
+      return 0;
+    }
+
+    // From here on the experiment directory exists and every exit records itself.
+    auto dir = snapshot::CreateExperimentDir(experiment->workspace, experiment->exp_name, std::time(nullptr));
+    if (!dir.ok()) return dir.error();
+    snapshot::Redactor redactor(process_env);
+    snapshot::RunMetadata metadata;
+    metadata.primus_version = PRIMUS_VERSION;
+    metadata.argv = {"primus-cli"};
+    metadata.argv.insert(metadata.argv.end(), context.args.begin(), context.args.end());
+    metadata.argv.insert(metadata.argv.begin() + 1, "train");
+    metadata.cwd = CurrentDir();
+    metadata.git = snapshot::DetectGit(metadata.cwd);
+    metadata.task = "train " + args->subtask;
+    metadata.hosts = {log::HostName()};
+    metadata.start_time = snapshot::IsoTimeUtc(snapshot::NowEpochSeconds());
+    metadata.log_dir = dir->logs_dir();
+    if (replay) metadata.replay_of = replay->dir.root;
+    auto finish = [&](int exit_code, const std::string& status) {
+      metadata.exit_code = exit_code;
+      metadata.status = status;
+      metadata.end_time = snapshot::IsoTimeUtc(snapshot::NowEpochSeconds());
+      if (Status written = snapshot::WriteMetadata(dir->metadata_file(), metadata, redactor); !written.ok()) {
+        log::Warn("{}", written.error().message);
+      }
+    };
+    auto fail = [&](const Error& error) -> Result<int> {
+      metadata.root_cause = {{"launcher_error", error.message}};
+      finish(static_cast<int>(error.code), "failed");
+      log::Info("experiment directory: {}", dir->root);
+      return error;
+    };
+    if (Status written = snapshot::WriteMetadata(dir->metadata_file(), metadata, redactor); !written.ok()) {
+      return written.error();
+    }
+    log::Info("experiment directory: {}", dir->root);
+
+    nlohmann::ordered_json system = SystemInfo(experiment->interpreter);
+    if (replay) {
+      auto differences = train::CompareSystems(replay->system, system);
+      bool incompatible = std::any_of(differences.begin(), differences.end(), [](const auto& d) { return d.incompatible; });
+      std::cerr << "replay of " << replay->dir.root << " (" << replay->metadata.start_time << "): then vs now\n"
+                << train::FormatDifferences(differences);
+      if (incompatible && !args->force) {
+        return fail(EnvironmentError("this machine is not compatible with the recorded run of " + replay->dir.root,
+                                     "use a machine with the recorded GPUs, or add --force to run anyway"));
+      }
+    }
+    if (Status written = snapshot::WriteSystemInfo(*dir, system, redactor); !written.ok()) return fail(written.error());
+    auto copied = snapshot::WriteConfigFiles(*dir, replay ? std::vector<std::string>{} : experiment->files,
+                                             experiment->resolved.ToYaml(/*escape_dollars_for_reload=*/true), redactor);
+    if (!copied.ok()) return fail(copied.error());
+
+    // Worker environment: experiment env over launcher config env, hooks over both;
+    // the user's own environment and --env always win (the agent applies that).
+    snapshot::EnvWithOrigins origins;
+    if (replay) {
+      for (const auto& [name, entry] : replay->env) {
+        if (entry.value == snapshot::kRedacted) {
+          if (!process_env.count(name)) log::Warn("replay: {} was redacted when recorded and is not set now", name);
+          continue;
+        }
+        spec->env[name] = entry.value;
+        origins[name] = {entry.value, "replay of " + replay->dir.root + " (" + entry.origin + ")"};
+      }
+    }
+    for (const auto& [name, value] : spec->env) {
+      if (!origins.count(name)) origins[name] = {value, "launcher config direct.env"};
+    }
+    for (const auto& [name, value] : experiment->env) {
+      spec->env[name] = value;
+      origins[name] = {value, "experiment env"};
+    }
+
+    std::vector<hooks::Script> scripts = *patches;
+    scripts.insert(scripts.end(), hooks->begin(), hooks->end());
+    hooks::RunContext hook_context;
+    hook_context.node_rank = spec->node_rank;
+    hook_context.env = {{"PRIMUS_TASK", "train"}, {"PRIMUS_SUBTASK", args->subtask}, {"PRIMUS_EXP_DIR", dir->root},
+                        {"PRIMUS_CONFIG", dir->config_dir() + "/resolved.yaml"}, {"NODE_RANK", std::to_string(spec->node_rank)},
+                        {"NNODES", std::to_string(spec->nnodes)}};
+    auto hook_outcome = hooks::RunScripts(scripts, hook_context);
+    if (!hook_outcome.ok()) return fail(hook_outcome.error());
+    for (const auto& [name, value] : hook_outcome->env) {
+      spec->env[name] = value;
+      origins[name] = {value, "hook env. line"};
+    }
+
+    std::vector<std::string> extra = hook_outcome->extra_args;
+    extra.insert(extra.end(), args->extra_args.begin(), args->extra_args.end());
+    train::BackendInputs inputs{&*experiment, dir->root, extra, args->resume, process_env};
+    auto command = train::BuildBackendCommand(inputs);
+    if (!command.ok()) return fail(command.error());
+    for (const auto& [path, content] : command->files) {
+      if (Status written = WriteFileAtomic(path, content); !written.ok()) return fail(written.error());
+    }
+    for (const auto& [name, value] : command->env) {
+      if (!spec->env.count(name)) {
+        spec->env[name] = value;
+        origins[name] = {value, "backend " + experiment->backend};
+      }
+    }
+    for (const auto& [name, value] : spec->env_overrides) origins[name] = {value, "--env"};
+    for (auto& [name, entry] : origins) {
+      if (process_env.count(name) && !spec->env_overrides.count(name)) entry = {process_env[name], "user environment"};
+    }
+    if (Status written = snapshot::WriteEnvironment(*dir, origins, redactor); !written.ok()) return fail(written.error());
+
+    spec->argv = command->argv;
+    spec->log_dir = dir->logs_dir();
+    spec->run_id = Split(dir->root, '/').back();
+    log::Debug("worker command: {}", ShellJoin(spec->argv));
+
+    std::optional<train::ProgressFollower> progress;
+    if (!command->metrics_file.empty()) {
+      progress.emplace(command->metrics_file, experiment->resolved.Find("training.steps")->AsInt(),
+                       isatty(STDERR_FILENO) != 0, 30.0);
+    }
+    auto result = agent::RunWorkers(*spec);
+    if (progress) progress->Stop();
+    if (!result.ok()) return fail(result.error());
+
+    metadata.restarts = result->restarts;
+    metadata.hosts = {log::HostName()};
+    if (result->root_cause) {
+      const agent::WorkerFailure& cause = *result->root_cause;
+      metadata.root_cause = {{"host", cause.host},       {"rank", cause.rank},         {"local_rank", cause.local_rank},
+                             {"pid", cause.pid},         {"attempt", cause.attempt},   {"exit_code", cause.exit_code},
+                             {"signal", cause.signal},   {"hung", cause.hung},         {"message", cause.message},
+                             {"log_file", cause.log_file}};
+    }
+    std::string status = result->exit_code == 0 ? "succeeded" : result->agent_signal ? "interrupted" : "failed";
+    finish(result->exit_code, status);
+    log::Info("experiment {}: {} (exit {}), {}", dir->root, status, result->exit_code,
+              result->restarts ? std::to_string(result->restarts) + " restart(s)" : "no restarts");
+    return result->exit_code;
+  }
 };
 
 TaskRegistration<TrainTask> registration;

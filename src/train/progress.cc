@@ -1,6 +1,8 @@
 #include "train/progress.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -45,6 +47,11 @@ void ProgressFollower::Stop() {
 }
 
 void ProgressFollower::Loop() {
+  // The node agent takes its signals through a signalfd on the main thread:
+  // this thread must never be the one a signal is delivered to.
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
   std::ifstream in;
   std::string partial;
   ProgressSnapshot latest;

@@ -3,7 +3,10 @@
 // and the "only glibc at load time" property.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "run_process.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace primus::testing {
@@ -23,6 +26,21 @@ class CliTest : public ::testing::Test {
     return options;
   }
   ProcessResult Run(const std::string& line) const { return RunPrimus(Split(line, ' '), Isolated()); }
+  // The experiment files the seed command lines name, and the recorded
+  // experiment directory their --replay names, as a user would have them.
+  void WriteSeedFiles() const {
+    dir_.Write("train.py", "print('training')\n");
+    dir_.Write("fixes/workaround_rccl.sh", "#!/bin/sh\necho env.RCCL_MSCCL_ENABLE=0\n");
+    std::string experiment = "backend: torch\ntorch: {script: train.py}\nparallelism: {micro_batch: 1}\n";
+    for (const char* name : {"deepseek_v2.yaml", "config.yaml", "c.yaml", "exp.yaml", "configs/deepseek_v2_debug.yaml"}) {
+      dir_.Write(name, experiment);
+    }
+    std::string replay = "output/exp_2025_11_10_134522/";
+    dir_.Write(replay + "config/resolved.yaml", experiment);
+    dir_.Write(replay + "metadata.json", R"({"status": "succeeded", "exit_code": 0, "argv": ["primus-cli"]})");
+    dir_.Write(replay + "env/env.json", R"({"NCCL_DEBUG": {"value": "WARN", "origin": "experiment env"}})");
+    dir_.Write(replay + "env/system_info.json", R"({"host": "node1", "gpu_count": 0})");
+  }
   TempDir dir_;
 };
 
@@ -32,11 +50,13 @@ struct SeedCase {
 };
 
 TEST_F(CliTest, EverySeedCommandResolvesUnderDryRun) {
+  WriteSeedFiles();
   const std::vector<SeedCase> cases = {
       {"direct -- train pretrain --config deepseek_v2.yaml", {"mode 1: direct", "task: train", "pretrain --config deepseek_v2.yaml"}},
       {"container --image rocm/megatron:v25.8 -- train pretrain", {"mode 1: container", "container.image", "rocm/megatron:v25.8", "flag --image"}},
       {"slurm srun -N 8 -- benchmark gemm -M 4096", {"mode 1: slurm srun", "slurm.nodes", "flag -N", "task: benchmark", "gemm -M 4096"}},
-      {"direct --patch fixes/workaround_rccl.sh -- train pretrain --config config.yaml", {"direct.patch", "[fixes/workaround_rccl.sh]", "flag --patch"}},
+      {"direct --patch fixes/workaround_rccl.sh -- train pretrain --config config.yaml",
+       {"direct.patch", "[fixes/workaround_rccl.sh]", "flag --patch", "patch  bash fixes/workaround_rccl.sh"}},
       {"direct -- benchmark gemm --dtype bf16 -M 8192", {"task: benchmark", "gemm --dtype bf16 -M 8192"}},
       {"direct -- preflight check --gpu --network", {"task: preflight", "check --gpu --network"}},
       {"direct -- analyze topology --visualize", {"task: analyze", "topology --visualize"}},
@@ -51,7 +71,6 @@ TEST_F(CliTest, EverySeedCommandResolvesUnderDryRun) {
       {"container --env MASTER_ADDR=10.1.1.1 -- train pretrain --config c.yaml", {"container.env", "MASTER_ADDR=10.1.1.1"}},
       {"direct -- benchmark gemm -M 4096 -N 4096 -K 4096", {"gemm -M 4096 -N 4096 -K 4096"}},
       {"container -- benchmark gemm -M 4096", {"mode 1: container", "task: benchmark"}},
-      {"direct -- train pretrain", {"task: train"}},
   };
   for (const SeedCase& seed : cases) {
     ProcessResult result = Run("--dry-run " + seed.line);
@@ -64,6 +83,7 @@ TEST_F(CliTest, EverySeedCommandResolvesUnderDryRun) {
 }
 
 TEST_F(CliTest, DryRunAfterTheModeAlsoWorks) {
+  WriteSeedFiles();
   ProcessResult result = Run("direct --dry-run -- train pretrain --config c.yaml");
   EXPECT_EQ(result.exit_code, 0) << result.all();
   EXPECT_NE(result.out.find("nothing is executed"), std::string::npos);
@@ -115,10 +135,22 @@ TEST_F(CliTest, ErrorLinesHaveTimeHostLevel) {
 }
 
 TEST_F(CliTest, PendingTaskExitsFiveWithReason) {
-  ProcessResult result = Run("direct -- train pretrain --config c.yaml");
+  ProcessResult result = Run("direct -- benchmark gemm -M 4096");
   EXPECT_EQ(result.exit_code, 5) << result.all();
-  EXPECT_NE(result.err.find("task 'train' is not available yet"), std::string::npos) << result.err;
-  EXPECT_NE(result.err.find("issue #5"), std::string::npos);
+  EXPECT_NE(result.err.find("task 'benchmark' is not available yet"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("issue #9"), std::string::npos);
+}
+
+TEST_F(CliTest, TrainWithoutConfigTakesExpLikePrimusScripts) {
+  WriteSeedFiles();
+  ProcessResult missing = Run("--dry-run direct -- train pretrain");
+  EXPECT_EQ(missing.exit_code, 2) << missing.all();
+  EXPECT_NE(missing.err.find("needs --config FILE"), std::string::npos);
+  ProcessOptions options = Isolated();
+  options.env["EXP"] = "exp.yaml";
+  ProcessResult from_env = RunPrimus({"--dry-run", "direct", "--", "train", "pretrain"}, options);
+  EXPECT_EQ(from_env.exit_code, 0) << from_env.all();
+  EXPECT_NE(from_env.out.find("experiment: "), std::string::npos);
 }
 
 TEST_F(CliTest, PendingModeExitsFive) {
@@ -210,6 +242,29 @@ TEST_F(CliTest, BinaryNeedsOnlyGlibcAtLoadTime) {
     EXPECT_TRUE(glibc) << "the binary needs " << library << " at load time; only glibc is allowed";
   }
   EXPECT_GT(needed, 0);
+}
+
+}  // namespace
+}  // namespace primus::testing
+
+namespace primus::testing {
+namespace {
+
+// The public Primus --dry-run still ran hooks and patches (which pip install
+// and sed files). Ours lists them and runs none.
+TEST_F(CliTest, DryRunListsButNeverRunsHooksOrPatches) {
+  WriteSeedFiles();
+  dir_.Write("fixes/touch.sh", "#!/bin/sh\ntouch patch-ran\n");
+  dir_.Write(".primus/hooks/train/pretrain/01_prepare.sh", "#!/bin/sh\ntouch hook-ran\n");
+  ProcessResult result = Run("--dry-run direct --patch fixes/touch.sh -- train pretrain --config exp.yaml");
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  EXPECT_NE(result.out.find("fixes/touch.sh"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("01_prepare.sh"), std::string::npos) << result.out;
+  EXPECT_FALSE(PathExists(dir_.path() + "/patch-ran"));
+  EXPECT_FALSE(PathExists(dir_.path() + "/hook-ran"));
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir_.path() + "/output")) ++entries;
+  EXPECT_EQ(entries, 1u) << "only the replay fixture: no experiment directory is created under --dry-run";
 }
 
 }  // namespace

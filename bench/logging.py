@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""Logging throughput: 8 workers each writing MEGABYTES of 100-byte lines.
+
+Anchor, in the same run: the same 8 workers started together with stdout
+redirected straight to a file each (no launcher). Ours: primus-cli direct --
+run, every line stamped into the rank's log file and prefixed on the console,
+with the console (agent stdout) to /dev/null, then to a file. Three workers:
+line_writer with 64 KiB writes (C++, nothing but logging at page-cache speed:
+the worst case), line_writer with 4 KiB writes (a C/C++ program's stdio
+buffer), and print_worker.py (print() per line, like a training script; the
+environment's PYTHONUNBUFFERED applies to both sides).
+Target: ours <= 1.25x the anchor's wall time.
+
+usage: /usr/bin/python3 bench/logging.py [MEGABYTES] [RUNS]
+"""
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import benchlib as b
+
+NPROC = 8
+megabytes = sys.argv[1] if len(sys.argv) > 1 else "50"
+runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+work = b.workdir("logging")
+env = b.isolated_env(work)
+
+
+def straight_to_files(command):
+    out_dir = os.path.join(work, "direct")
+    os.makedirs(out_dir, exist_ok=True)
+    files = [open(os.path.join(out_dir, f"rank{r}.out"), "wb") for r in range(NPROC)]
+    start = time.perf_counter()
+    processes = [subprocess.Popen(command, stdout=files[r], env=dict(env, RANK=str(r))) for r in range(NPROC)]
+    codes = [p.wait() for p in processes]
+    seconds = time.perf_counter() - start
+    for f in files:
+        f.close()
+    assert codes == [0] * NPROC, codes
+    size = sum(os.path.getsize(os.path.join(out_dir, f"rank{r}.out")) for r in range(NPROC))
+    shutil.rmtree(out_dir)
+    return seconds, size
+
+
+def under_agent(command, console_path):
+    log_dir = os.path.join(work, "logs")
+    with open(console_path, "wb") as console:
+        start = time.perf_counter()
+        code = subprocess.run(b.primus_direct(NPROC, command, log_dir), env=env, cwd=work, stdout=console,
+                              stderr=subprocess.DEVNULL).returncode
+        seconds = time.perf_counter() - start
+    assert code == 0, f"primus-cli exited {code}"
+    logs = os.path.join(log_dir, "attempt_0")
+    size = sum(os.path.getsize(os.path.join(logs, f)) for f in os.listdir(logs) if f.endswith(".log"))
+    lines = sum(1 for f in os.listdir(logs) if f.endswith(".log") for _ in open(os.path.join(logs, f), "rb"))
+    console_size = os.path.getsize(console_path) if console_path != os.devnull else 0
+    shutil.rmtree(log_dir)
+    if console_path != os.devnull:
+        os.unlink(console_path)
+    return seconds, size, lines, console_size
+
+
+workers = {
+    "line_writer, 64 KiB writes (worst case)": [b.tool("line_writer"), megabytes, "100", "65536"],
+    "line_writer, 4 KiB writes (stdio)": [b.tool("line_writer"), megabytes, "100", "4096"],
+    "print_worker.py (print per line)": [sys.executable, os.path.join(b.ROOT, "bench", "print_worker.py"), megabytes],
+}
+for name, command in workers.items():
+    direct, null_console, file_console = [], [], []
+    for _ in range(runs):  # interleaved against machine noise
+        seconds, raw_size = straight_to_files(command)
+        direct.append(seconds)
+        seconds, log_size, lines, _ = under_agent(command, os.devnull)
+        null_console.append(seconds)
+        seconds, _, _, console_size = under_agent(command, os.path.join(work, "console.txt"))
+        file_console.append(seconds)
+    d, n, f = b.summary(direct), b.summary(null_console), b.summary(file_console)
+    b.table(f"{NPROC} x {megabytes} MB of lines, {name} ({runs} runs; medians)", [
+        ("workers > files, no launcher [anchor]", d["median"], f"s   (min {d['min']:.3f}; {raw_size / 2**20:.0f} MB)"),
+        ("primus-cli, console > /dev/null (ours)", n["median"], f"s   (min {n['min']:.3f}; log files {log_size / 2**20:.0f} MB, {lines} lines)"),
+        ("primus-cli, console > file (ours)", f["median"], f"s   (min {f['min']:.3f}; console {console_size / 2**20:.0f} MB)"),
+        ("ours (/dev/null) / anchor", n["median"] / d["median"], "x   (target <= 1.25)"),
+        ("ours (file) / anchor", f["median"] / d["median"], "x   (target <= 1.25)"),
+    ])
+shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,92 @@
+// What lives for a whole launch, across restarts: the signal channel, the
+// epoll set with the signalfd and the deadline timer in it, the orphan guard,
+// the console and /dev/null for the workers' stdin. RunWorkers builds it once;
+// each attempt's Supervisor borrows it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+
+#include "agent/console_sink.h"
+#include "agent/deadline_timer.h"
+#include "agent/event_poller.h"
+#include "agent/orphan_guard.h"
+#include "agent/signal_channel.h"
+#include "agent/unique_fd.h"
+#include "util/error.h"
+
+namespace primus::agent {
+
+// Tags of the fds in the epoll set; worker streams use kFirstStreamTag + n,
+// worker pidfds kFirstPidTag + worker index.
+inline constexpr uint64_t kSignalTag = 1;
+inline constexpr uint64_t kTimerTag = 2;
+inline constexpr uint64_t kFirstStreamTag = 16;
+inline constexpr uint64_t kFirstPidTag = uint64_t{1} << 32;
+
+class AgentRuntime {
+ public:
+  // Blocks the signals, creates the epoll set and timer, starts the orphan
+  // guard for `token_entry`, and makes this process a child subreaper.
+  static Result<std::unique_ptr<AgentRuntime>> Start(std::string_view token_entry);
+  ~AgentRuntime();
+
+  SignalChannel& signals() { return *signals_; }
+  EventPoller& poller() { return poller_; }
+  DeadlineTimer& timer() { return timer_; }
+  OrphanGuard& guard() { return *guard_; }
+  ConsoleSink& console() { return console_; }
+  int dev_null() const { return dev_null_.get(); }
+  pid_t agent_pid() const { return agent_pid_; }
+
+  // Reaps every exited child without blocking; calls `on_exit(pid, status)`
+  // for each (strays included; the guard is noted, not reported).
+  template <typename Callback>
+  void ReapChildren(Callback&& on_exit);
+
+  // Sleeps until `until` (the restart backoff) while still handling signals:
+  // returns the terminating signal (SIGINT/SIGTERM/SIGHUP) that cut it short,
+  // or 0. SIGUSR1/SIGUSR2 have no worker to go to and are dropped.
+  int SleepUnlessSignalled(SteadyTime until);
+
+ private:
+  AgentRuntime(EventPoller poller, DeadlineTimer timer)
+      : poller_(std::move(poller)), timer_(std::move(timer)), console_(1) {}
+
+  std::unique_ptr<SignalChannel> signals_;
+  EventPoller poller_;
+  DeadlineTimer timer_;
+  std::unique_ptr<OrphanGuard> guard_;
+  ConsoleSink console_;
+  UniqueFd dev_null_;
+  pid_t agent_pid_ = 0;
+  bool subreaper_ = false;
+};
+
+}  // namespace primus::agent
+
+#include <errno.h>
+#include <sys/wait.h>
+
+namespace primus::agent {
+
+template <typename Callback>
+void AgentRuntime::ReapChildren(Callback&& on_exit) {
+  while (true) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      if (pid == guard_->pid()) {
+        guard_->MarkExited();
+        continue;
+      }
+      on_exit(pid, status);
+      continue;
+    }
+    if (pid < 0 && errno == EINTR) continue;
+    return;  // 0: children still running; -1/ECHILD: none left
+  }
+}
+
+}  // namespace primus::agent

@@ -1,0 +1,32 @@
+// A thin epoll set: the supervisor registers every fd it waits on (signalfd,
+// timerfd, worker pipes) with a 64-bit tag saying what it is, and blocks in
+// one epoll_wait until something happens. No polling interval anywhere.
+#pragma once
+
+#include <sys/epoll.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "agent/unique_fd.h"
+#include "util/error.h"
+
+namespace primus::agent {
+
+class EventPoller {
+ public:
+  static Result<EventPoller> Create();
+
+  // Level-triggered readability (EPOLLIN; hang-up and errors come along).
+  Status Add(int fd, uint64_t tag);
+  void Remove(int fd);
+  // Waits up to `timeout_ms` (-1: forever) and returns the ready events;
+  // empty on timeout or EINTR.
+  const std::vector<epoll_event>& Wait(int timeout_ms = -1);
+
+ private:
+  UniqueFd epoll_fd_;
+  std::vector<epoll_event> ready_;
+};
+
+}  // namespace primus::agent

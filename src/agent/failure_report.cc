@@ -1,0 +1,117 @@
+#include "agent/failure_report.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cmath>
+
+#include "agent/line_stamp.h"
+#include "agent/signal_channel.h"
+#include "agent/unique_fd.h"
+#include "util/strings.h"
+
+namespace primus::agent {
+namespace {
+
+std::string Indent(const std::string& text, const std::string& indent) {
+  std::string trimmed(text);
+  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) trimmed.pop_back();
+  std::string out;
+  for (const std::string& line : Split(trimmed, '\n')) out += indent + line + "\n";
+  return out;
+}
+
+std::string Describe(const WorkerFailure& failure) {
+  return fmt::format("rank {} (local rank {}) on {}, pid {}", failure.rank, failure.local_rank,
+                     failure.host, failure.pid);
+}
+
+}  // namespace
+
+size_t ChooseRootCause(const std::vector<WorkerFailure>& failures) {
+  size_t best = 0;
+  for (size_t i = 1; i < failures.size(); ++i) {
+    if (failures[i].timestamp < failures[best].timestamp) best = i;
+  }
+  return best;
+}
+
+std::string DescribeEnding(int exit_code, int signal) {
+  if (signal != 0) return fmt::format("signal {} ({})", signal, SignalName(signal));
+  return fmt::format("exit code {}", exit_code);
+}
+
+std::string FormatTimestamp(double seconds) {
+  timespec when;
+  when.tv_sec = static_cast<time_t>(std::floor(seconds));
+  when.tv_nsec = static_cast<long>((seconds - std::floor(seconds)) * 1e9);
+  LineStamp stamp;
+  return std::string(stamp.Format(when));
+}
+
+std::vector<std::string> LastLines(const std::string& path, size_t count) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid() || count == 0) return {};
+  constexpr off_t kWindow = 64 * 1024;
+  off_t size = ::lseek(fd.get(), 0, SEEK_END);
+  off_t start = size > kWindow ? size - kWindow : 0;
+  std::string text(static_cast<size_t>(size - start), '\0');
+  ssize_t n = ::pread(fd.get(), text.data(), text.size(), start);
+  if (n <= 0) return {};
+  text.resize(static_cast<size_t>(n));
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  std::vector<std::string> lines = Split(text, '\n');
+  if (start > 0 && !lines.empty()) lines.erase(lines.begin());  // cut mid-line
+  if (lines.size() > count) lines.erase(lines.begin(), lines.end() - static_cast<long>(count));
+  for (std::string& line : lines) {
+    if (line.size() > 1000) line = line.substr(0, 1000) + " ...(" + std::to_string(line.size()) + " bytes)";
+  }
+  return lines;
+}
+
+std::string FormatFailureBanner(const BannerInput& input) {
+  const WorkerFailure& root = input.root_cause;
+  std::string rule(78, '=');
+  std::string out = rule + "\n";
+  if (root.hung) {
+    out += fmt::format("Root cause: {} hung: no output and no heartbeat for {:g} s; stopped by the agent ({})\n",
+                       Describe(root), input.hang_timeout_s, DescribeEnding(root.exit_code, root.signal));
+  } else {
+    out += fmt::format("Root cause: {} failed with {}\n", Describe(root),
+                       DescribeEnding(root.exit_code, root.signal));
+  }
+  out += fmt::format("  time:       {}{}\n", FormatTimestamp(root.timestamp),
+                     root.error_file.empty() ? " (detected by the agent)" : " (from its error file)");
+  if (root.attempt > 0) out += fmt::format("  attempt:    {}\n", root.attempt);
+  if (!root.error_file.empty()) {
+    out += fmt::format("  error file: {}\n", root.error_file);
+    if (!root.message.empty()) out += fmt::format("  message:    {}\n", root.message);
+    if (!root.traceback.empty()) out += "  traceback:\n" + Indent(root.traceback, "    ");
+  }
+  std::vector<std::string> tail = LastLines(root.log_file, input.tail_lines);
+  if (tail.empty()) {
+    out += fmt::format("  log:        {} (no output)\n", root.log_file);
+  } else {
+    out += fmt::format("  last {} lines of {}:\n", tail.size(), root.log_file);
+    for (const std::string& line : tail) out += "    " + line + "\n";
+  }
+  if (!input.other_failures.empty()) {
+    out += "Other failures:\n";
+    for (const WorkerFailure& other : input.other_failures) {
+      out += fmt::format("  {}: {}{} at {}{}\n", Describe(other),
+                         other.hung ? "hung, " : "", DescribeEnding(other.exit_code, other.signal),
+                         FormatTimestamp(other.timestamp),
+                         other.message.empty() ? "" : " - " + other.message);
+    }
+  }
+  if (!input.stopped_ranks.empty()) {
+    std::vector<std::string> ranks;
+    for (int rank : input.stopped_ranks) ranks.push_back(std::to_string(rank));
+    out += "Stopped by the agent: rank" + std::string(ranks.size() > 1 ? "s " : " ") + Join(ranks, ", ") + "\n";
+  }
+  out += rule + "\n";
+  return out;
+}
+
+}  // namespace primus::agent

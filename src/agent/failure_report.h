@@ -1,0 +1,43 @@
+// Which failure is the root cause, and the banner that tells the user.
+//
+// The root cause is the earliest failure: the timestamp in the worker's error
+// file when it wrote one (the moment the exception was recorded), else the
+// moment the agent saw the worker end. So a rank that raised first but took
+// long to exit still wins over a peer that crashed quickly because of it.
+// The banner names host, rank, local rank, pid, exit code or signal, the error
+// file's message and traceback, and the last lines of that rank's log, then
+// lists the other failures and the ranks the agent stopped.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agent/launch_spec.h"
+
+namespace primus::agent {
+
+// Index of the earliest failure (ties: the earlier in the list, i.e. the one
+// detected first). `failures` must not be empty.
+size_t ChooseRootCause(const std::vector<WorkerFailure>& failures);
+
+// "exit code 3", "signal 11 (SIGSEGV)".
+std::string DescribeEnding(int exit_code, int signal);
+
+// "2026-11-22T10:00:00.123456" (local time) for seconds since the epoch.
+std::string FormatTimestamp(double seconds);
+
+// The last `count` lines of a text file (bounded read of its end).
+std::vector<std::string> LastLines(const std::string& path, size_t count);
+
+struct BannerInput {
+  WorkerFailure root_cause;
+  std::vector<WorkerFailure> other_failures;
+  std::vector<int> stopped_ranks;  // ended by the agent's teardown
+  double hang_timeout_s = 0;
+  size_t tail_lines = 20;
+};
+
+// The multi-line banner (no log prefix; ends with a newline).
+std::string FormatFailureBanner(const BannerInput& input);
+
+}  // namespace primus::agent

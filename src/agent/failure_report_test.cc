@@ -1,0 +1,91 @@
+#include "agent/failure_report.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include "agent/agent_test_util.h"
+#include "util/files.h"
+
+namespace primus::agent {
+namespace {
+
+WorkerFailure Failure(int rank, double timestamp) {
+  WorkerFailure failure;
+  failure.host = "node1";
+  failure.rank = rank;
+  failure.local_rank = rank;
+  failure.pid = 1000 + rank;
+  failure.exit_code = 1;
+  failure.timestamp = timestamp;
+  return failure;
+}
+
+TEST(FailureReportTest, EarliestTimestampIsTheRootCauseAndTiesKeepDetectionOrder) {
+  std::vector<WorkerFailure> failures = {Failure(0, 100.5), Failure(1, 100.0), Failure(2, 100.0)};
+  EXPECT_EQ(ChooseRootCause(failures), 1u);
+  failures = {Failure(3, 7)};
+  EXPECT_EQ(ChooseRootCause(failures), 0u);
+}
+
+TEST(FailureReportTest, DescribesExitCodesAndSignals) {
+  EXPECT_EQ(DescribeEnding(3, 0), "exit code 3");
+  EXPECT_EQ(DescribeEnding(139, SIGSEGV), "signal 11 (SIGSEGV)");
+}
+
+TEST(FailureReportTest, LastLinesReadsTheEndOfALongFile) {
+  testing::ScopedTempDir dir("failure");
+  std::string path = dir.path() + "/rank.log";
+  std::string content;
+  for (int i = 0; i < 5000; ++i) content += "line " + std::to_string(i) + "\n";
+  ASSERT_TRUE(WriteFileAtomic(path, content).ok());
+  std::vector<std::string> lines = LastLines(path, 3);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "line 4997");
+  EXPECT_EQ(lines[2], "line 4999");
+  EXPECT_TRUE(LastLines("/nonexistent", 3).empty());
+}
+
+TEST(FailureReportTest, BannerNamesTheRootCauseItsErrorAndItsOutput) {
+  testing::ScopedTempDir scratch("failure");
+  const std::string& dir = scratch.path();
+  BannerInput input;
+  input.root_cause = Failure(1, 1795341600.25);
+  input.root_cause.log_file = dir + "/node1.rank1.log";
+  ASSERT_TRUE(WriteFileAtomic(input.root_cause.log_file, "2026 O step 1\n2026 E Traceback\n").ok());
+  input.root_cause.error_file = dir + "/node1.rank1.error.json";
+  input.root_cause.message = "ValueError: boom";
+  input.root_cause.traceback = "Traceback (most recent call last):\n  File \"t.py\"\nValueError: boom\n";
+  WorkerFailure other = Failure(3, 1795341601);
+  other.signal = SIGSEGV;
+  other.exit_code = 128 + SIGSEGV;
+  input.other_failures = {other};
+  input.stopped_ranks = {0, 2};
+
+  std::string banner = FormatFailureBanner(input);
+  EXPECT_NE(banner.find("Root cause: rank 1 (local rank 1) on node1, pid 1001 failed with exit code 1"),
+            std::string::npos)
+      << banner;
+  EXPECT_NE(banner.find("(from its error file)"), std::string::npos);
+  EXPECT_NE(banner.find("message:    ValueError: boom"), std::string::npos);
+  EXPECT_NE(banner.find("    Traceback (most recent call last):"), std::string::npos);
+  EXPECT_NE(banner.find("last 2 lines of " + input.root_cause.log_file), std::string::npos);
+  EXPECT_NE(banner.find("    2026 E Traceback"), std::string::npos);
+  EXPECT_NE(banner.find("rank 3 (local rank 3) on node1, pid 1003: signal 11 (SIGSEGV)"), std::string::npos);
+  EXPECT_NE(banner.find("Stopped by the agent: ranks 0, 2"), std::string::npos);
+}
+
+TEST(FailureReportTest, BannerForAHang) {
+  BannerInput input;
+  input.root_cause = Failure(2, 1795341600);
+  input.root_cause.hung = true;
+  input.root_cause.signal = SIGTERM;
+  input.root_cause.exit_code = 143;
+  input.hang_timeout_s = 30;
+  std::string banner = FormatFailureBanner(input);
+  EXPECT_NE(banner.find("hung: no output and no heartbeat for 30 s"), std::string::npos) << banner;
+  EXPECT_NE(banner.find("(detected by the agent)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace primus::agent

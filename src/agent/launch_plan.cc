@@ -1,0 +1,173 @@
+#include "agent/launch_plan.h"
+
+#include <sched.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <set>
+
+#include "agent/master_port.h"
+#include "agent/worker_env.h"
+#include "util/files.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+namespace primus::agent {
+namespace {
+
+std::string RandomHex(size_t bytes) {
+  unsigned char buffer[32] = {};
+  bytes = std::min(bytes, sizeof(buffer));
+  if (::getrandom(buffer, bytes, 0) != static_cast<ssize_t>(bytes)) {
+    // No entropy source: time and pid still make it unique enough per host.
+    timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t mix = static_cast<uint64_t>(now.tv_nsec) ^ (static_cast<uint64_t>(getpid()) << 32) ^
+                   static_cast<uint64_t>(now.tv_sec);
+    for (size_t i = 0; i < bytes; ++i) buffer[i] = static_cast<unsigned char>(mix >> ((i % 8) * 8));
+  }
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < bytes; ++i) {
+    out.push_back(kDigits[buffer[i] >> 4]);
+    out.push_back(kDigits[buffer[i] & 15]);
+  }
+  return out;
+}
+
+bool IsSafePathComponent(const std::string& text) {
+  if (text.empty() || text == "." || text == "..") return false;
+  for (char c : text) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+int AffinityCpuCount() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<int>(online) : 1;
+}
+
+Status ValidateNumbers(const LaunchSpec& spec) {
+  if (spec.argv.empty() || spec.argv[0].empty()) {
+    return UsageError("no worker command given", "put the command after '--'");
+  }
+  if (spec.nproc_per_node < 1) {
+    return UsageError("nproc_per_node must be at least 1, got " + std::to_string(spec.nproc_per_node));
+  }
+  if (spec.nnodes < 1) return UsageError("nnodes must be at least 1, got " + std::to_string(spec.nnodes));
+  if (spec.node_rank < 0 || spec.node_rank >= spec.nnodes) {
+    return UsageError("node_rank " + std::to_string(spec.node_rank) + " is outside 0.." +
+                      std::to_string(spec.nnodes - 1) + " for nnodes " + std::to_string(spec.nnodes));
+  }
+  if (spec.master_port < 0 || spec.master_port > 65535) {
+    return UsageError("master_port " + std::to_string(spec.master_port) + " is not a TCP port (1..65535)");
+  }
+  if (spec.nnodes > 1 && spec.master_port == 0) {
+    return UsageError("master_port is required when nnodes > 1",
+                      "every node must agree on it; pick one such as 29500");
+  }
+  if (spec.nnodes > 1 && spec.master_addr.empty()) {
+    return UsageError("master_addr is required when nnodes > 1",
+                      "give the address of node rank 0, reachable from every node");
+  }
+  if (spec.max_restarts < 0) return UsageError("max_restarts must not be negative");
+  if (!(spec.restart_backoff_s >= 0) || !(spec.max_restart_backoff_s >= 0)) {
+    return UsageError("restart backoff must not be negative");
+  }
+  if (!(spec.term_timeout_s >= 0)) return UsageError("term_timeout must not be negative");
+  if (!(spec.hang_timeout_s >= 0)) return UsageError("hang_timeout must not be negative (0 turns it off)");
+  if (spec.role.empty()) return UsageError("role must not be empty");
+  int world_size = spec.nnodes * spec.nproc_per_node;
+  for (int rank : spec.ranks_filter) {
+    if (rank < 0 || rank >= world_size) {
+      return UsageError("ranks filter names rank " + std::to_string(rank) + ", outside 0.." +
+                        std::to_string(world_size - 1));
+    }
+  }
+  for (const auto* env : {&spec.env, &spec.env_overrides}) {
+    for (const auto& [name, value] : *env) {
+      if (name.empty() || name.find('=') != std::string::npos) {
+        return UsageError("worker environment variable name '" + name + "' is not valid");
+      }
+      if (IsAgentOwnedVariable(name)) {
+        return UsageError("worker environment sets " + name + ", which the agent sets per worker",
+                          "use the launch options (nnodes, node rank, master address/port) instead");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string GenerateRunId() {
+  time_t now = time(nullptr);
+  tm local;
+  localtime_r(&now, &local);
+  char stamp[32];
+  strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &local);
+  return std::string(stamp) + "-" + RandomHex(3);
+}
+
+std::string GenerateToken() { return RandomHex(16); }
+
+Result<LaunchPlan> PlanLaunch(const LaunchSpec& spec) {
+  if (Status status = ValidateNumbers(spec); !status) return status.error();
+
+  LaunchPlan plan;
+  plan.spec = spec;
+  auto prefix = ConsolePrefix::Parse(spec.console_prefix);
+  if (!prefix) return prefix.error();
+  plan.console_prefix = std::move(*prefix);
+
+  if (plan.spec.run_id.empty()) plan.spec.run_id = GenerateRunId();
+  if (!IsSafePathComponent(plan.spec.run_id)) {
+    return UsageError("run id '" + plan.spec.run_id + "' may only use letters, digits, '-', '_' and '.'",
+                      "it names the log directory");
+  }
+
+  plan.executable = FindExecutable(spec.argv[0]);
+  if (plan.executable.empty()) {
+    bool has_slash = spec.argv[0].find('/') != std::string::npos;
+    return EnvironmentError(
+        "worker executable '" + spec.argv[0] + "' " +
+            (has_slash ? "does not exist or is not executable" : "was not found on PATH"),
+        has_slash ? "check the path and its execute permission"
+                  : "install it, or give its full path (PATH=" +
+                        std::string(std::getenv("PATH") ? std::getenv("PATH") : "") + ")");
+  }
+
+  if (plan.spec.master_addr.empty()) plan.spec.master_addr = "127.0.0.1";
+  if (plan.spec.master_port == 0) {
+    auto port = PickFreePort();
+    if (!port) return port.error();
+    plan.spec.master_port = *port;
+  } else if (plan.spec.node_rank == 0) {
+    if (Status status = CheckPortFree(plan.spec.master_port); !status) return status.error();
+  }
+
+  if (plan.spec.log_dir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string base = (tmp != nullptr && *tmp != '\0') ? tmp : "/tmp";
+    plan.spec.log_dir = JoinPath(base, "primus-" + std::to_string(getuid()) + "/" + plan.spec.run_id);
+  }
+  if (Status status = MakeDirs(plan.spec.log_dir); !status) {
+    Error error = status.error();
+    error.message = "cannot create the log directory: " + error.message;
+    return error;
+  }
+
+  plan.host = log::HostName();
+  plan.token = GenerateToken();
+  plan.cpu_count = AffinityCpuCount();
+  return plan;
+}
+
+}  // namespace primus::agent

@@ -1,0 +1,138 @@
+#include "agent/launch_plan.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <regex>
+#include <vector>
+
+#include "util/files.h"
+
+namespace primus::agent {
+namespace {
+
+// Log directories of this test binary, removed when it exits.
+struct ScratchDirs {
+  std::vector<std::string> dirs;
+  ~ScratchDirs() {
+    for (const std::string& dir : dirs) std::filesystem::remove_all(dir);
+  }
+  std::string Make(const char* tag) {
+    std::string pattern = std::string("/tmp/primus-") + tag + "-XXXXXX";
+    dirs.push_back(mkdtemp(pattern.data()));
+    return dirs.back();
+  }
+} scratch;
+
+LaunchSpec TrueSpec() {
+  LaunchSpec spec;
+  spec.argv = {"true"};
+  spec.nproc_per_node = 2;
+  spec.log_dir = scratch.Make("plan") + "/logs";
+  return spec;
+}
+
+ExitCode CodeOf(const LaunchSpec& spec) {
+  auto plan = PlanLaunch(spec);
+  return plan.ok() ? ExitCode::kOk : plan.error().code;
+}
+
+TEST(LaunchPlanTest, FillsDefaults) {
+  LaunchSpec spec = TrueSpec();
+  spec.log_dir.clear();
+  std::string tmpdir = scratch.Make("plan-tmpdir");
+  setenv("TMPDIR", tmpdir.c_str(), 1);
+  auto plan = PlanLaunch(spec);
+  unsetenv("TMPDIR");
+  ASSERT_TRUE(plan.ok()) << plan.error().Format();
+  EXPECT_TRUE(std::regex_match(plan->spec.run_id, std::regex("[0-9]{8}-[0-9]{6}-[0-9a-f]{6}")))
+      << plan->spec.run_id;
+  EXPECT_EQ(plan->spec.log_dir, tmpdir + "/primus-" + std::to_string(getuid()) + "/" + plan->spec.run_id);
+  EXPECT_TRUE(IsDirectory(plan->spec.log_dir));
+  EXPECT_EQ(plan->spec.master_addr, "127.0.0.1");
+  EXPECT_GT(plan->spec.master_port, 0);
+  EXPECT_EQ(plan->executable, FindExecutable("true"));
+  EXPECT_EQ(plan->token.size(), 32u);
+  EXPECT_NE(plan->token, GenerateToken());
+  EXPECT_GE(plan->cpu_count, 1);
+  EXPECT_EQ(plan->world_size(), 2);
+}
+
+TEST(LaunchPlanTest, StaticMultiNodeRanks) {
+  LaunchSpec spec = TrueSpec();
+  spec.nnodes = 3;
+  spec.node_rank = 2;
+  spec.nproc_per_node = 4;
+  spec.master_addr = "10.0.0.1";
+  spec.master_port = 29500;
+  auto plan = PlanLaunch(spec);
+  ASSERT_TRUE(plan.ok()) << plan.error().Format();
+  EXPECT_EQ(plan->world_size(), 12);
+  EXPECT_EQ(plan->global_rank(3), 11);
+}
+
+TEST(LaunchPlanTest, MissingExecutableIsAnEnvironmentError) {
+  LaunchSpec spec = TrueSpec();
+  spec.argv = {"no-such-worker-binary-xyz", "--flag"};
+  auto plan = PlanLaunch(spec);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error().code, ExitCode::kEnvironment);
+  EXPECT_NE(plan.error().message.find("'no-such-worker-binary-xyz' was not found on PATH"), std::string::npos);
+  spec.argv = {"/nonexistent/bin/worker"};
+  EXPECT_EQ(CodeOf(spec), ExitCode::kEnvironment);
+}
+
+TEST(LaunchPlanTest, BadSpecsAreUsageErrors) {
+  auto with = [](auto change) {
+    LaunchSpec spec = TrueSpec();
+    change(spec);
+    return CodeOf(spec);
+  };
+  EXPECT_EQ(with([](LaunchSpec& s) { s.argv.clear(); }), ExitCode::kUsage);
+  EXPECT_EQ(with([](LaunchSpec& s) { s.nproc_per_node = 0; }), ExitCode::kUsage);
+  EXPECT_EQ(with([](LaunchSpec& s) { s.node_rank = 1; }), ExitCode::kUsage);
+  EXPECT_EQ(with([](LaunchSpec& s) { s.nnodes = 2; s.master_addr = "h"; }), ExitCode::kUsage);  // no port
+  EXPECT_EQ(with([](LaunchSpec& s) { s.nnodes = 2; s.master_port = 29500; }), ExitCode::kUsage);  // no addr
+  EXPECT_EQ(with([](LaunchSpec& s) { s.master_port = 70000; }), ExitCode::kUsage);
+  EXPECT_EQ(with([](LaunchSpec& s) { s.max_restarts = -1; }), ExitCode::kUsage);
+  EXPECT_EQ(with([](LaunchSpec& s) { s.term_timeout_s = -1; }), ExitCode::kUsage);
+  EXPECT_EQ(with([](LaunchSpec& s) { s.ranks_filter = {2}; }), ExitCode::kUsage);
+  EXPECT_EQ(with([](LaunchSpec& s) { s.run_id = "../escape"; }), ExitCode::kUsage);
+  EXPECT_EQ(with([](LaunchSpec& s) { s.console_prefix = "{nope}"; }), ExitCode::kUsage);
+  EXPECT_EQ(with([](LaunchSpec& s) { s.env["RANK"] = "3"; }), ExitCode::kUsage);
+  EXPECT_EQ(with([](LaunchSpec& s) { s.env["FOO"] = "bar"; }), ExitCode::kOk);
+}
+
+TEST(LaunchPlanTest, PortInUseOnNodeZeroIsAnEnvironmentErrorNamingIt) {
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  socklen_t length = sizeof(address);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+  int port = ntohs(address.sin_port);
+
+  LaunchSpec spec = TrueSpec();
+  spec.master_port = port;
+  auto plan = PlanLaunch(spec);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error().code, ExitCode::kEnvironment);
+  EXPECT_NE(plan.error().message.find("master port " + std::to_string(port) + " is already in use"),
+            std::string::npos);
+  // Another node's agent does not own the port: no check there.
+  spec.nnodes = 2;
+  spec.node_rank = 1;
+  spec.master_addr = "127.0.0.1";
+  EXPECT_TRUE(PlanLaunch(spec).ok());
+  ::close(listener);
+}
+
+}  // namespace
+}  // namespace primus::agent

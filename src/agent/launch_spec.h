@@ -1,0 +1,63 @@
+// The node agent's public data: what to launch (LaunchSpec) and how it ended
+// (RunResult, with the root-cause failure for the banner and for snapshot
+// metadata). The CLI fills a LaunchSpec from flags and config and calls
+// RunWorkers (run_workers.h); nothing here depends on how it was filled.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace primus::agent {
+
+struct LaunchSpec {
+  std::vector<std::string> argv;  // worker command, run once per local rank (no implicit python)
+  int nproc_per_node = 1;
+  int nnodes = 1, node_rank = 0;
+  std::string master_addr;  // "" -> "127.0.0.1" (single node only)
+  int master_port = 0;      // 0 -> a free port (single node only); a port in use on node 0 -> error 4
+  std::map<std::string, std::string> env;  // extra worker env, applied only where the agent's env lacks it
+  std::map<std::string, std::string> env_overrides;  // set even over the agent's env (the user's explicit --env)
+  std::string log_dir;                     // "" -> ${TMPDIR:-/tmp}/primus-<uid>/<run_id>
+  std::string run_id;                      // "" -> generated (<yyyymmdd-hhmmss>-<hex>)
+  int max_restarts = 0;
+  double restart_backoff_s = 1.0;  // doubled each restart, capped at max_restart_backoff_s
+  double max_restart_backoff_s = 30.0;
+  double term_timeout_s = 30.0;  // SIGTERM -> SIGKILL grace
+  double hang_timeout_s = 0;     // 0 = off; else no output and no heartbeat touch for this long = hang
+  std::vector<int> ranks_filter;  // global ranks shown on the console; empty = all (files keep all)
+  std::string console_prefix = "[{host}:{rank}] ";  // {host} {rank} {local_rank} {node_rank} {stream}
+  std::string role = "default";
+};
+
+// One worker that failed (or hung), as the banner and the snapshot see it.
+struct WorkerFailure {
+  std::string host;
+  int rank = 0;
+  int local_rank = 0;
+  int pid = 0;
+  int attempt = 0;
+  int exit_code = 0;   // the worker's own code, or 128+signal
+  int signal = 0;      // the signal that ended it; 0 when it exited
+  bool hung = false;   // ended by the hang watchdog
+  double timestamp = 0;  // seconds since the epoch: the error file's when present, else detection
+  std::string log_file;
+  std::string error_file;  // set when the worker wrote one
+  std::string message;     // the error file's message
+  std::string traceback;   // the error file's py_callstack
+};
+
+struct RunResult {
+  int exit_code = 0;  // the root cause's own code or 128+signal; 128+signal when the agent was signalled; 0 on success
+  std::string log_dir;
+  int restarts = 0;  // restarts performed
+  std::string run_id;
+  std::string master_addr;
+  int master_port = 0;
+  int agent_signal = 0;  // the signal that stopped the agent, 0 when none
+  std::optional<WorkerFailure> root_cause;  // of the last attempt
+  std::vector<WorkerFailure> other_failures;
+};
+
+}  // namespace primus::agent

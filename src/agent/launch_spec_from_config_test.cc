@@ -1,0 +1,81 @@
+#include "agent/launch_spec_from_config.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "agent/agent_test_util.h"
+#include "util/files.h"
+
+namespace primus::agent {
+namespace {
+
+config::LauncherConfig Load(const config::LauncherSources& sources) {
+  auto loaded = config::LoadLauncherConfig(sources);
+  EXPECT_TRUE(loaded.ok()) << loaded.error().Format();
+  return loaded.ok() ? *loaded : config::LauncherConfig(config::Value(), {});
+}
+
+TEST(LaunchSpecFromConfigTest, DefaultsGiveASingleNodeLaunch) {
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  auto spec = LaunchSpecFromConfig(Load({}), {"python3", "train.py"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  EXPECT_EQ(spec->argv, (std::vector<std::string>{"python3", "train.py"}));
+  EXPECT_GE(spec->nproc_per_node, 1);
+  EXPECT_EQ(spec->nnodes, 1);
+  EXPECT_EQ(spec->master_port, 0);
+  EXPECT_EQ(spec->master_addr, "");
+  EXPECT_DOUBLE_EQ(spec->term_timeout_s, 30.0);
+  EXPECT_EQ(spec->console_prefix, "[{host}:{rank}] ");
+  EXPECT_TRUE(spec->ranks_filter.empty());
+}
+
+TEST(LaunchSpecFromConfigTest, EveryDirectKeyLands) {
+  testing::ScopedTempDir dir("spec-config");
+  std::string file = dir.path() + "/launcher.yaml";
+  ASSERT_TRUE(WriteFileAtomic(file,
+                              "direct:\n"
+                              "  nproc_per_node: \"4\"\n"
+                              "  max_restarts: 2\n"
+                              "  hang_timeout: 600\n"
+                              "  ranks_filter: \"0,8-9\"\n"
+                              "  env:\n"
+                              "    FROM_FILE: file\n"
+                              "    BOTH: file\n")
+                  .ok());
+  config::LauncherSources sources;
+  sources.explicit_file = file;
+  sources.environment = config::Environment({{"PET_NNODES", "2"}, {"PET_NODE_RANK", "1"}});
+  sources.flags = {{"direct.master_addr", {"10.0.0.1"}, "--master-addr"},
+                   {"direct.master_port", {"29500"}, "--master-port"},
+                   {"direct.env", {"BOTH=flag"}, "--env"},
+                   {"direct.term_timeout", {"5"}, "--term-timeout"}};
+  auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  EXPECT_EQ(spec->nproc_per_node, 4);
+  EXPECT_EQ(spec->nnodes, 2);
+  EXPECT_EQ(spec->node_rank, 1);
+  EXPECT_EQ(spec->master_addr, "10.0.0.1");
+  EXPECT_EQ(spec->master_port, 29500);
+  EXPECT_EQ(spec->max_restarts, 2);
+  EXPECT_DOUBLE_EQ(spec->hang_timeout_s, 600);
+  EXPECT_DOUBLE_EQ(spec->term_timeout_s, 5);
+  EXPECT_EQ(spec->ranks_filter, (std::vector<int>{0, 8, 9}));
+  // File entries are defaults; the command line's override.
+  EXPECT_EQ(spec->env, (std::map<std::string, std::string>{{"FROM_FILE", "file"}}));
+  EXPECT_EQ(spec->env_overrides, (std::map<std::string, std::string>{{"BOTH", "flag"}}));
+}
+
+TEST(LaunchSpecFromConfigTest, BadValuesAreUsageErrors) {
+  config::LauncherSources sources;
+  sources.flags = {{"direct.nproc_per_node", {"lots"}, "--nproc-per-node"}};
+  auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().code, ExitCode::kUsage);
+  sources.flags = {{"direct.ranks_filter", {"0-"}, "--ranks-filter"}};
+  spec = LaunchSpecFromConfig(Load(sources), {"true"});
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().code, ExitCode::kUsage);
+}
+
+}  // namespace
+}  // namespace primus::agent

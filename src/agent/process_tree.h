@@ -1,0 +1,33 @@
+// The agent's view of everything it started, however deep. The agent makes
+// itself a child subreaper, so a worker's orphaned children (a data loader, a
+// setsid'd daemon, a shell's background job) are re-parented to the agent
+// rather than to init; walking /proc/<pid>/task/<tid>/children from the agent
+// then finds every live descendant without scanning all of /proc.
+#pragma once
+
+#include <sys/types.h>
+
+#include <vector>
+
+#include "util/error.h"
+
+namespace primus::agent {
+
+struct ProcessInfo {
+  pid_t pid = 0;
+  pid_t process_group = 0;
+};
+
+// PR_SET_CHILD_SUBREAPER on the calling process; remembers the previous
+// setting so that RestoreSubreaper puts it back.
+Status BecomeSubreaper();
+void RestoreSubreaper();
+
+// Live descendants of `root` (not `root` itself), parents before children.
+// Zombies are skipped: they are already dead and only need reaping.
+std::vector<ProcessInfo> ListDescendants(pid_t root);
+
+// Sends `signal` to each of `processes`; returns how many were signalled.
+int SignalAll(const std::vector<ProcessInfo>& processes, int signal);
+
+}  // namespace primus::agent

@@ -1,0 +1,69 @@
+#include "agent/process_tree.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "agent/process_spawner.h"
+#include "agent/unique_fd.h"
+
+namespace primus::agent {
+namespace {
+
+TEST(ProcessTreeTest, SubreaperAdoptsOrphansAndDescendantsAreFound) {
+  ASSERT_TRUE(BecomeSubreaper().ok());
+  int flag = 0;
+  prctl(PR_GET_CHILD_SUBREAPER, &flag);
+  EXPECT_EQ(flag, 1);
+
+  PipeEnds out;
+  ASSERT_TRUE(MakePipe(&out));
+  SpawnRequest request;
+  request.executable = "/bin/sh";
+  // A child in the group, a setsid'd daemon, and the shell exits: both orphans
+  // come to us.
+  request.argv = {"sh", "-c", "sleep 30 & setsid sleep 31 & echo ready; exit 0"};
+  request.stdout_fd = out.write.get();
+  auto shell = SpawnProcess(request);
+  ASSERT_TRUE(shell.ok());
+  out.write.Reset();
+  char buffer[16];
+  ASSERT_GT(::read(out.read.get(), buffer, sizeof(buffer)), 0);
+  int status;
+  waitpid(*shell, &status, 0);
+
+  // setsid runs after "ready": wait until the daemon leads its own group.
+  std::vector<ProcessInfo> found;
+  auto daemon_started = [&] {
+    return std::any_of(found.begin(), found.end(),
+                       [](const ProcessInfo& p) { return p.process_group == p.pid; });
+  };
+  for (int i = 0; i < 400 && !(found.size() == 2 && daemon_started()); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    found = ListDescendants(getpid());
+  }
+  ASSERT_EQ(found.size(), 2u);
+  bool saw_group_member = false, saw_daemon = false;
+  for (const ProcessInfo& process : found) {
+    if (process.process_group == *shell) saw_group_member = true;
+    if (process.process_group == process.pid) saw_daemon = true;  // setsid made it a leader
+  }
+  EXPECT_TRUE(saw_group_member);
+  EXPECT_TRUE(saw_daemon);
+
+  EXPECT_EQ(SignalAll(found, SIGKILL), 2);
+  for (const ProcessInfo& process : found) EXPECT_EQ(waitpid(process.pid, &status, 0), process.pid);
+  EXPECT_TRUE(ListDescendants(getpid()).empty());
+  RestoreSubreaper();
+  prctl(PR_GET_CHILD_SUBREAPER, &flag);
+  EXPECT_EQ(flag, 0);
+}
+
+}  // namespace
+}  // namespace primus::agent

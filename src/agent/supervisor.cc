@@ -1,0 +1,551 @@
+#include "agent/supervisor.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "agent/error_file.h"
+#include "agent/failure_report.h"
+#include "agent/process_spawner.h"
+#include "agent/process_tree.h"
+#include "agent/stack_dump.h"
+#include "util/files.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+namespace primus::agent {
+namespace {
+
+constexpr int kPipeSize = 1 << 20;
+// After SIGKILL a process normally vanishes in microseconds; one that does
+// not within this long is stuck in the kernel and the agent stops waiting.
+constexpr double kGiveUpAfterKillS = 10;
+constexpr double kLeftoverWaitS = 5;
+
+double WallSeconds() {
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
+
+std::string RankList(const std::vector<int>& ranks) {
+  std::vector<std::string> parts;
+  for (int rank : ranks) parts.push_back(std::to_string(rank));
+  return Join(parts, ", ");
+}
+
+bool TouchFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
+}  // namespace
+
+struct Supervisor::Worker {
+  size_t index = 0;
+  int local_rank = 0;
+  int rank = 0;
+  pid_t pid = 0;
+  bool running = false;
+  int exit_code = 0;
+  int signal = 0;
+  double ended_at = 0;
+  bool ended_after_stop = false;
+  bool hung = false;
+  double hung_at = 0;
+  std::string log_path;
+  std::string error_file;
+  std::string heartbeat_file;
+  std::unique_ptr<RankLog> log;
+  std::unique_ptr<OutputStream> out;
+  std::unique_ptr<OutputStream> err;
+  UniqueFd pidfd;  // readable when the worker exits; absent on kernels < 5.3
+};
+
+Supervisor::Supervisor(const LaunchPlan& plan, const WorkerEnvironment& environment, AgentRuntime& runtime,
+                       int attempt)
+    : plan_(plan),
+      environment_(environment),
+      runtime_(runtime),
+      attempt_(attempt),
+      attempt_dir_(AttemptDir(plan, attempt)),
+      scratch_(new char[OutputStream::kReadSize]),
+      hang_watch_(plan.spec.hang_timeout_s) {}
+
+Supervisor::~Supervisor() = default;
+
+std::string Supervisor::AttemptDir(const LaunchPlan& plan, int attempt) {
+  return JoinPath(plan.spec.log_dir, "attempt_" + std::to_string(attempt));
+}
+
+Result<AttemptResult> Supervisor::Run() {
+  Status started = StartWorkers();
+  if (!started) {
+    if (AnyRunning()) {
+      stop_signal_ = SIGKILL;
+      phase_ = Phase::kStopping;
+      KillEverything();
+      Loop();
+    }
+    FinishAttempt();
+    return started.error();
+  }
+  Loop();
+  FinishAttempt();
+  return Summarize();
+}
+
+Status Supervisor::StartWorkers() {
+  if (Status status = MakeDirs(attempt_dir_); !status) return status;
+  const LaunchSpec& spec = plan_.spec;
+  for (int local_rank = 0; local_rank < spec.nproc_per_node; ++local_rank) {
+    auto worker = std::make_unique<Worker>();
+    worker->index = workers_.size();
+    worker->local_rank = local_rank;
+    worker->rank = plan_.global_rank(local_rank);
+    std::string base = JoinPath(attempt_dir_, plan_.host + ".rank" + std::to_string(worker->rank));
+    worker->log_path = base + ".log";
+    worker->error_file = base + ".error.json";
+    worker->heartbeat_file = base + ".heartbeat";
+    // Stale files from an earlier run with this log directory would fake a
+    // root cause or stacks.
+    ::unlink(worker->error_file.c_str());
+    ::unlink((base + ".stacks.txt").c_str());
+    if (!TouchFile(worker->heartbeat_file)) {
+      return EnvironmentError("cannot create heartbeat file " + worker->heartbeat_file + ": " +
+                              std::strerror(errno));
+    }
+    auto log = RankLog::Open(worker->log_path);
+    if (!log) return log.error();
+    worker->log = std::make_unique<RankLog>(std::move(*log));
+    workers_.push_back(std::move(worker));
+  }
+  for (auto& worker : workers_) {
+    if (Status status = StartWorker(*worker); !status) return status;
+  }
+  return Status::Ok();
+}
+
+Status Supervisor::StartWorker(Worker& worker) {
+  PipeEnds out, err;
+  if (!MakePipe(&out) || !MakePipe(&err)) {
+    return EnvironmentError(std::string("cannot create worker pipes: ") + std::strerror(errno),
+                            "the open-files limit may be too low (ulimit -n)");
+  }
+  // Bigger pipes: fewer wake-ups for the agent, fewer stalls for the worker.
+  ::fcntl(out.write.get(), F_SETPIPE_SZ, kPipeSize);
+  ::fcntl(err.write.get(), F_SETPIPE_SZ, kPipeSize);
+
+  WorkerSlot slot{worker.local_rank, attempt_, worker.error_file, worker.heartbeat_file};
+  SpawnRequest request;
+  request.executable = plan_.executable;
+  request.argv = plan_.spec.argv;
+  request.env = environment_.For(slot);
+  request.stdin_fd = runtime_.dev_null();
+  request.stdout_fd = out.write.get();
+  request.stderr_fd = err.write.get();
+  request.signal_mask = &runtime_.signals().original_mask();
+  auto pid = SpawnProcess(request);
+  if (!pid) return pid.error();
+  worker.pid = *pid;
+  worker.running = true;
+  worker.pidfd.Reset(static_cast<int>(::syscall(SYS_pidfd_open, worker.pid, 0)));
+  if (worker.pidfd.valid()) {
+    if (Status status = runtime_.poller().Add(worker.pidfd.get(), kFirstPidTag + worker.index); !status) {
+      worker.pidfd.Reset();
+    }
+  }
+  runtime_.guard().WatchGroup(worker.pid);
+  hang_watch_.Track(worker.index, worker.heartbeat_file, SteadyClock::now());
+
+  const auto& filter = plan_.spec.ranks_filter;
+  bool on_console = runtime_.console().active() &&
+                    (filter.empty() || std::find(filter.begin(), filter.end(), worker.rank) != filter.end());
+  ConsoleSink* console = on_console ? &runtime_.console() : nullptr;
+  PrefixFields fields{plan_.host, worker.rank, worker.local_rank, plan_.spec.node_rank, "out"};
+  std::string out_prefix = on_console ? plan_.console_prefix.Render(fields) : "";
+  fields.stream = "err";
+  std::string err_prefix = on_console ? plan_.console_prefix.Render(fields) : "";
+
+  worker.out = std::make_unique<OutputStream>(std::move(out.read), 'O', worker.log.get(), console, out_prefix);
+  worker.err = std::make_unique<OutputStream>(std::move(err.read), 'E', worker.log.get(), console, err_prefix);
+  for (OutputStream* stream : {worker.out.get(), worker.err.get()}) {
+    if (Status status = runtime_.poller().Add(stream->fd(), kFirstStreamTag + streams_.size()); !status) {
+      return status;
+    }
+    streams_.push_back(stream);
+  }
+  return Status::Ok();
+}
+
+void Supervisor::Loop() {
+  while (phase_ != Phase::kDone && AnyRunning()) {
+    runtime_.timer().ArmAt(NextDeadline());
+    const std::vector<epoll_event>& events = runtime_.poller().Wait(-1);
+    for (const epoll_event& event : events) {
+      uint64_t tag = event.data.u64;
+      if (tag == kSignalTag) {
+        HandleSignals();
+      } else if (tag == kTimerTag) {
+        runtime_.timer().Acknowledge();
+        HandleDeadline();
+      } else if (tag >= kFirstPidTag) {
+        HandleWorkerPidfd(static_cast<size_t>(tag - kFirstPidTag));
+      } else if (tag >= kFirstStreamTag) {
+        HandleStream(static_cast<size_t>(tag - kFirstStreamTag));
+      }
+    }
+    runtime_.console().Flush();
+  }
+  runtime_.timer().ArmAt(std::nullopt);
+}
+
+void Supervisor::HandleSignals() {
+  while (auto info = runtime_.signals().Read()) {
+    int signal = static_cast<int>(info->ssi_signo);
+    switch (signal) {
+      case SIGCHLD:
+        runtime_.ReapChildren([this](pid_t pid, int status) {
+          if (Worker* worker = FindWorker(pid)) OnWorkerExit(*worker, status);
+        });
+        break;
+      case SIGINT:
+      case SIGTERM:
+      case SIGHUP: OnAgentSignal(signal); break;
+      case SIGUSR1:
+      case SIGUSR2: ForwardSignal(signal); break;
+      default: break;
+    }
+  }
+}
+
+void Supervisor::HandleStream(size_t stream_index) {
+  if (stream_index >= streams_.size()) return;
+  OutputStream* stream = streams_[stream_index];
+  if (!stream->open()) return;
+  Worker& worker = *workers_[stream_index / 2];
+  switch (stream->ReadOnce(scratch_.get(), stamp_)) {
+    case OutputStream::ReadStatus::kData:
+      worker.log->Flush();
+      runtime_.console().FlushIfLarge();
+      if (hang_watch_.enabled()) hang_watch_.NoteOutput(worker.index, SteadyClock::now());
+      break;
+    case OutputStream::ReadStatus::kEof:
+      runtime_.poller().Remove(stream->fd());
+      stream->Finish(stamp_);
+      worker.log->Flush();
+      break;
+    case OutputStream::ReadStatus::kWouldBlock: break;
+  }
+}
+
+void Supervisor::HandleWorkerPidfd(size_t worker_index) {
+  if (worker_index >= workers_.size()) return;
+  Worker& worker = *workers_[worker_index];
+  if (!worker.running) return;
+  int status = 0;
+  pid_t reaped;
+  do {
+    reaped = ::waitpid(worker.pid, &status, WNOHANG);
+  } while (reaped < 0 && errno == EINTR);
+  if (reaped == worker.pid) OnWorkerExit(worker, status);
+}
+
+void Supervisor::HandleDeadline() {
+  SteadyTime now = SteadyClock::now();
+  if (phase_ == Phase::kStopping) {
+    if (!killed_ && kill_deadline_ && now >= *kill_deadline_) {
+      std::vector<int> ranks;
+      for (auto& worker : workers_) {
+        if (worker->running) ranks.push_back(worker->rank);
+      }
+      log::Warn("rank{} {} did not exit within {:g} s of {}; sending SIGKILL", ranks.size() > 1 ? "s" : "",
+                RankList(ranks), plan_.spec.term_timeout_s, SignalName(stop_signal_));
+      KillEverything();
+    } else if (killed_ && give_up_deadline_ && now >= *give_up_deadline_) {
+      for (auto& worker : workers_) {
+        if (!worker->running) continue;
+        log::Error("rank {} (pid {}) is still alive {:g} s after SIGKILL (stuck in the kernel?); no longer waiting for it",
+                   worker->rank, worker->pid, kGiveUpAfterKillS);
+        worker->running = false;
+        worker->ended_after_stop = true;
+        worker->signal = SIGKILL;
+        worker->exit_code = 128 + SIGKILL;
+        worker->ended_at = WallSeconds();
+      }
+      phase_ = Phase::kDone;
+    }
+    return;
+  }
+  if (phase_ == Phase::kRunning && hang_watch_.enabled()) {
+    std::vector<size_t> hung = hang_watch_.CollectHung(now);
+    if (!hung.empty()) ReportHang(hung);
+  }
+}
+
+std::optional<SteadyTime> Supervisor::NextDeadline() const {
+  if (phase_ == Phase::kStopping) return killed_ ? give_up_deadline_ : kill_deadline_;
+  if (phase_ == Phase::kRunning) return hang_watch_.NextDeadline();
+  return std::nullopt;
+}
+
+void Supervisor::OnWorkerExit(Worker& worker, int status) {
+  worker.running = false;
+  if (worker.pidfd.valid()) {
+    runtime_.poller().Remove(worker.pidfd.get());
+    worker.pidfd.Reset();
+  }
+  worker.ended_at = WallSeconds();
+  if (WIFSIGNALED(status)) {
+    worker.signal = WTERMSIG(status);
+    worker.exit_code = 128 + worker.signal;
+  } else {
+    worker.exit_code = WEXITSTATUS(status);
+  }
+  hang_watch_.Untrack(worker.index);
+  if (phase_ != Phase::kRunning) {
+    worker.ended_after_stop = true;
+    return;
+  }
+  if (worker.exit_code == 0) return;
+  ending_ = AttemptResult::Ending::kWorkerFailed;
+  log::Error("rank {} (local rank {}, pid {}) failed with {}; stopping the other workers", worker.rank,
+             worker.local_rank, worker.pid, DescribeEnding(worker.exit_code, worker.signal));
+  BeginStop(SIGTERM);
+}
+
+void Supervisor::OnAgentSignal(int signal) {
+  if (phase_ == Phase::kRunning) {
+    agent_signal_ = signal;
+    ending_ = AttemptResult::Ending::kAgentSignalled;
+    if (plan_.spec.term_timeout_s > 0) {
+      log::Warn("received {}: passing it to the workers, SIGKILL in {:g} s (send it again to kill at once)",
+                SignalName(signal), plan_.spec.term_timeout_s);
+    } else {
+      log::Warn("received {}: killing the workers", SignalName(signal));
+    }
+    BeginStop(signal);
+    return;
+  }
+  if (phase_ == Phase::kStopping && !killed_) {
+    log::Warn("received {} while stopping: killing the workers now", SignalName(signal));
+    KillEverything();
+  }
+}
+
+void Supervisor::ForwardSignal(int signal) {
+  int forwarded = 0;
+  for (auto& worker : workers_) {
+    if (worker->running && ::kill(-worker->pid, signal) == 0) ++forwarded;
+  }
+  log::Info("forwarded {} to {} worker{}", SignalName(signal), forwarded, forwarded == 1 ? "" : "s");
+}
+
+void Supervisor::BeginStop(int signal) {
+  phase_ = Phase::kStopping;
+  stop_signal_ = signal;
+  std::vector<pid_t> groups;
+  for (auto& worker : workers_) {
+    groups.push_back(worker->pid);
+    if (worker->running) ::kill(-worker->pid, signal);
+  }
+  // Descendants that left the workers' groups (setsid) hear it too.
+  pid_t guard = runtime_.guard().pid();
+  for (const ProcessInfo& process : ListDescendants(runtime_.agent_pid())) {
+    if (process.pid == guard) continue;
+    if (std::find(groups.begin(), groups.end(), process.process_group) != groups.end()) continue;
+    ::kill(process.pid, signal);
+  }
+  if (plan_.spec.term_timeout_s <= 0) {
+    KillEverything();
+  } else {
+    kill_deadline_ = SteadyClock::now() + Seconds(plan_.spec.term_timeout_s);
+  }
+}
+
+void Supervisor::KillEverything() {
+  killed_ = true;
+  for (auto& worker : workers_) {
+    if (worker->pid > 0) ::kill(-worker->pid, SIGKILL);  // harmless when the group is gone
+  }
+  pid_t guard = runtime_.guard().pid();
+  for (const ProcessInfo& process : ListDescendants(runtime_.agent_pid())) {
+    if (process.pid != guard) ::kill(process.pid, SIGKILL);
+  }
+  give_up_deadline_ = SteadyClock::now() + Seconds(kGiveUpAfterKillS);
+}
+
+void Supervisor::ReportHang(const std::vector<size_t>& hung) {
+  ending_ = AttemptResult::Ending::kHung;
+  double now = WallSeconds();
+  for (size_t index : hung) {
+    Worker& worker = *workers_[index];
+    worker.hung = true;
+    worker.hung_at = now;
+    log::Error("rank {} (local rank {}, pid {}) hung: no output and no touch of its heartbeat file for {:g} s",
+               worker.rank, worker.local_rank, worker.pid, plan_.spec.hang_timeout_s);
+  }
+  // Stacks of every live worker: the hung one, and who waits for it.
+  for (auto& worker : workers_) {
+    if (!worker->running) continue;
+    StackDump dump = CollectStacks(worker->pid);
+    if (!dump.tool_found) {
+      log::Warn("{}", dump.text);
+      break;
+    }
+    std::string path = JoinPath(attempt_dir_, plan_.host + ".rank" + std::to_string(worker->rank) + ".stacks.txt");
+    if (!WriteFileAtomic(path, dump.text).ok()) path = "(not saved)";
+    if (worker->hung) {
+      log::Error("stacks of hung rank {} (saved in {}):\n{}", worker->rank, path, dump.text);
+    } else {
+      log::Info("stacks of rank {} saved in {}", worker->rank, path);
+    }
+  }
+  BeginStop(SIGTERM);
+}
+
+void Supervisor::FinishAttempt() {
+  runtime_.timer().ArmAt(std::nullopt);
+  pid_t guard = runtime_.guard().pid();
+  auto leftovers = [&] {
+    std::vector<ProcessInfo> found = ListDescendants(runtime_.agent_pid());
+    found.erase(std::remove_if(found.begin(), found.end(), [&](const ProcessInfo& p) { return p.pid == guard; }),
+                found.end());
+    return found;
+  };
+  std::vector<ProcessInfo> left = leftovers();
+  if (!left.empty()) {
+    if (phase_ == Phase::kRunning) {
+      std::vector<int> pids;
+      for (const ProcessInfo& process : left) pids.push_back(process.pid);
+      log::Warn("killing {} process{} the workers left running: pid {}", left.size(),
+                left.size() == 1 ? "" : "es", RankList(pids));
+    }
+    SteadyTime give_up = SteadyClock::now() + Seconds(kLeftoverWaitS);
+    while (!left.empty() && SteadyClock::now() < give_up) {
+      SignalAll(left, SIGKILL);
+      // Wait for a SIGCHLD (re-parented leftovers die as our children).
+      pollfd waiter{runtime_.signals().fd(), POLLIN, 0};
+      ::poll(&waiter, 1, 20);
+      while (auto info = runtime_.signals().Read()) {
+        int signal = static_cast<int>(info->ssi_signo);
+        if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) {
+          log::Warn("received {} while cleaning up; finishing the clean-up", SignalName(signal));
+        }
+      }
+      runtime_.ReapChildren([](pid_t, int) {});
+      left = leftovers();
+    }
+    if (!left.empty()) log::Error("{} leftover process(es) could not be killed", left.size());
+  }
+  runtime_.ReapChildren([](pid_t, int) {});
+  DrainStreams();
+  runtime_.console().Flush();
+  runtime_.guard().ForgetGroups();
+  phase_ = Phase::kDone;
+}
+
+void Supervisor::DrainStreams() {
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    OutputStream* stream = streams_[i];
+    if (!stream->open()) continue;
+    Worker& worker = *workers_[i / 2];
+    while (stream->ReadOnce(scratch_.get(), stamp_) == OutputStream::ReadStatus::kData) {
+      worker.log->Flush();
+      runtime_.console().FlushIfLarge();
+    }
+    runtime_.poller().Remove(stream->fd());
+    stream->Finish(stamp_);
+    worker.log->Flush();
+  }
+}
+
+AttemptResult Supervisor::Summarize() {
+  AttemptResult result;
+  result.ending = ending_;
+  result.agent_signal = agent_signal_;
+  std::vector<WorkerFailure> failures;
+  std::vector<int> stopped;
+  for (auto& worker : workers_) {
+    if (worker->exit_code == 0 && !worker->hung) {
+      if (worker->ended_after_stop) stopped.push_back(worker->rank);
+      continue;
+    }
+    std::optional<ErrorFileReport> report = ReadErrorFile(worker->error_file);
+    bool killed_by_stop = worker->signal == stop_signal_ || worker->signal == SIGKILL;
+    bool failed = !worker->ended_after_stop || worker->hung ||
+                  (ending_ != AttemptResult::Ending::kAgentSignalled && (report.has_value() || !killed_by_stop));
+    if (!failed) {
+      stopped.push_back(worker->rank);
+      continue;
+    }
+    WorkerFailure failure;
+    failure.host = plan_.host;
+    failure.rank = worker->rank;
+    failure.local_rank = worker->local_rank;
+    failure.pid = worker->pid;
+    failure.attempt = attempt_;
+    failure.exit_code = worker->exit_code;
+    failure.signal = worker->signal;
+    failure.hung = worker->hung;
+    failure.timestamp = worker->hung ? worker->hung_at : worker->ended_at;
+    failure.log_file = worker->log_path;
+    if (report) {
+      failure.error_file = worker->error_file;
+      failure.message = report->message;
+      failure.traceback = report->traceback;
+      if (report->timestamp) failure.timestamp = *report->timestamp;
+    }
+    failures.push_back(std::move(failure));
+  }
+  if (!failures.empty()) {
+    size_t root = ChooseRootCause(failures);
+    result.root_cause = failures[root];
+    failures.erase(failures.begin() + static_cast<long>(root));
+    std::stable_sort(failures.begin(), failures.end(),
+                     [](const WorkerFailure& a, const WorkerFailure& b) { return a.timestamp < b.timestamp; });
+    result.other_failures = std::move(failures);
+  }
+  switch (ending_) {
+    case AttemptResult::Ending::kSucceeded: result.exit_code = 0; break;
+    case AttemptResult::Ending::kAgentSignalled: result.exit_code = 128 + agent_signal_; break;
+    case AttemptResult::Ending::kWorkerFailed:
+    case AttemptResult::Ending::kHung:
+      result.exit_code = result.root_cause ? result.root_cause->exit_code : 1;
+      if (result.exit_code == 0) result.exit_code = 1;
+      break;
+  }
+  if (result.root_cause) {
+    BannerInput banner;
+    banner.root_cause = *result.root_cause;
+    banner.other_failures = result.other_failures;
+    banner.stopped_ranks = stopped;
+    banner.hang_timeout_s = plan_.spec.hang_timeout_s;
+    log::Error("workers failed (attempt {}):\n{}", attempt_, FormatFailureBanner(banner));
+  } else if (ending_ == AttemptResult::Ending::kAgentSignalled) {
+    log::Warn("stopped all {} workers after {}", workers_.size(), SignalName(agent_signal_));
+  }
+  return result;
+}
+
+Supervisor::Worker* Supervisor::FindWorker(pid_t pid) {
+  for (auto& worker : workers_) {
+    if (worker->pid == pid && worker->running) return worker.get();
+  }
+  return nullptr;
+}
+
+bool Supervisor::AnyRunning() const {
+  return std::any_of(workers_.begin(), workers_.end(), [](const auto& worker) { return worker->running; });
+}
+
+}  // namespace primus::agent

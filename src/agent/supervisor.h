@@ -1,0 +1,97 @@
+// Runs one attempt of a launch: starts one worker per local rank, carries
+// their output to the log files and the console, and ends the attempt when
+// every worker has ended — all of them, always.
+//
+// Everything happens in one epoll loop: SIGCHLD and the agent's own signals
+// arrive through the signalfd, output through the pipes, deadlines (SIGKILL
+// after the grace, hang checks) through the timerfd. Each worker also has a
+// pidfd in the set, so its exit is seen even if another thread of the
+// process swallowed the SIGCHLD. The first worker that
+// exits non-zero or by a signal (or hangs) stops the attempt: every other
+// worker's process group gets SIGTERM (or the signal the agent received),
+// SIGKILL after term_timeout, and the agent waits for each. Descendants that
+// left their group (setsid daemons) are signalled alongside and SIGKILLed once
+// the workers are gone; after a success, leftovers are SIGKILLed too.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/agent_runtime.h"
+#include "agent/hang_watch.h"
+#include "agent/launch_plan.h"
+#include "agent/line_stamp.h"
+#include "agent/output_stream.h"
+#include "agent/worker_env.h"
+
+namespace primus::agent {
+
+struct AttemptResult {
+  enum class Ending { kSucceeded, kWorkerFailed, kHung, kAgentSignalled };
+  Ending ending = Ending::kSucceeded;
+  int exit_code = 0;
+  int agent_signal = 0;
+  std::optional<WorkerFailure> root_cause;
+  std::vector<WorkerFailure> other_failures;
+};
+
+class Supervisor {
+ public:
+  Supervisor(const LaunchPlan& plan, const WorkerEnvironment& environment, AgentRuntime& runtime,
+             int attempt);
+  ~Supervisor();
+
+  // An Error only when the workers could not be started (log files, exec);
+  // any worker already started is stopped and reaped first.
+  Result<AttemptResult> Run();
+
+  // "<log_dir>/attempt_<n>"
+  static std::string AttemptDir(const LaunchPlan& plan, int attempt);
+
+ private:
+  struct Worker;
+  enum class Phase { kRunning, kStopping, kDone };
+
+  Status StartWorkers();
+  Status StartWorker(Worker& worker);
+  void Loop();
+  void HandleSignals();
+  void HandleStream(size_t stream_index);
+  void HandleWorkerPidfd(size_t worker_index);
+  void HandleDeadline();
+  void OnWorkerExit(Worker& worker, int status);
+  void OnAgentSignal(int signal);
+  void ForwardSignal(int signal);
+  void BeginStop(int signal);
+  void KillEverything();
+  void ReportHang(const std::vector<size_t>& hung);
+  void FinishAttempt();
+  void DrainStreams();
+  std::optional<SteadyTime> NextDeadline() const;
+  AttemptResult Summarize();
+  Worker* FindWorker(pid_t pid);
+  bool AnyRunning() const;
+
+  const LaunchPlan& plan_;
+  const WorkerEnvironment& environment_;
+  AgentRuntime& runtime_;
+  int attempt_;
+  std::string attempt_dir_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<OutputStream*> streams_;  // index = tag - kFirstStreamTag
+  std::unique_ptr<char[]> scratch_;
+  LineStamp stamp_;
+  HangWatch hang_watch_;
+
+  Phase phase_ = Phase::kRunning;
+  AttemptResult::Ending ending_ = AttemptResult::Ending::kSucceeded;
+  int stop_signal_ = 0;
+  int agent_signal_ = 0;
+  std::optional<SteadyTime> kill_deadline_;
+  std::optional<SteadyTime> give_up_deadline_;
+  bool killed_ = false;
+};
+
+}  // namespace primus::agent

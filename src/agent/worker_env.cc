@@ -1,0 +1,103 @@
+#include "agent/worker_env.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+
+namespace primus::agent {
+namespace {
+
+constexpr std::array<std::string_view, 20> kAgentOwned = {
+    "RANK",          "LOCAL_RANK",        "WORLD_SIZE",
+    "LOCAL_WORLD_SIZE", "GROUP_RANK",     "GROUP_WORLD_SIZE",
+    "ROLE_NAME",     "ROLE_RANK",         "ROLE_WORLD_SIZE",
+    "MASTER_ADDR",   "MASTER_PORT",       "TORCHELASTIC_RESTART_COUNT",
+    "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_USE_AGENT_STORE",
+    "TORCHELASTIC_ERROR_FILE", "NODE_RANK", "NNODES",
+    "PRIMUS_HEARTBEAT_FILE", kLaunchTokenVariable,
+};
+
+std::string Entry(std::string_view name, std::string_view value) {
+  std::string entry;
+  entry.reserve(name.size() + 1 + value.size());
+  entry.append(name).push_back('=');
+  entry.append(value);
+  return entry;
+}
+
+}  // namespace
+
+bool IsAgentOwnedVariable(std::string_view name) {
+  return std::find(kAgentOwned.begin(), kAgentOwned.end(), name) != kAgentOwned.end();
+}
+
+WorkerEnvironment::WorkerEnvironment(const LaunchPlan& plan, const char* const* agent_environ)
+    : plan_(plan) {
+  const LaunchSpec& spec = plan.spec;
+  std::set<std::string, std::less<>> present;
+  std::vector<std::pair<std::string, std::string>> owned_before;
+  for (const char* const* entry = agent_environ; entry != nullptr && *entry != nullptr; ++entry) {
+    std::string_view text(*entry);
+    size_t equals = text.find('=');
+    if (equals == std::string_view::npos || equals == 0) continue;
+    std::string_view name = text.substr(0, equals);
+    if (!present.insert(std::string(name)).second) continue;  // first definition wins, like getenv
+    if (IsAgentOwnedVariable(name)) {
+      owned_before.emplace_back(name, text.substr(equals + 1));
+      continue;
+    }
+    if (spec.env_overrides.count(std::string(name)) > 0) continue;  // replaced below
+    shared_.emplace_back(text);
+  }
+  for (const auto& [name, value] : spec.env_overrides) {
+    present.insert(name);
+    shared_.push_back(Entry(name, value));
+  }
+  auto add_if_unset = [&](std::string_view name, std::string_view value) {
+    if (present.insert(std::string(name)).second) shared_.push_back(Entry(name, value));
+  };
+  for (const auto& [name, value] : spec.env) add_if_unset(name, value);
+  add_if_unset("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
+  add_if_unset("PYTHONUNBUFFERED", "1");
+  add_if_unset("OMP_NUM_THREADS", std::to_string(std::max(1, plan.cpu_count / spec.nproc_per_node)));
+
+  std::vector<std::pair<std::string_view, std::string>> launch_wide = {
+      {"WORLD_SIZE", std::to_string(plan.world_size())},
+      {"LOCAL_WORLD_SIZE", std::to_string(spec.nproc_per_node)},
+      {"GROUP_RANK", std::to_string(spec.node_rank)},
+      {"GROUP_WORLD_SIZE", std::to_string(spec.nnodes)},
+      {"NODE_RANK", std::to_string(spec.node_rank)},
+      {"NNODES", std::to_string(spec.nnodes)},
+      {"ROLE_NAME", spec.role},
+      {"ROLE_WORLD_SIZE", std::to_string(plan.world_size())},
+      {"MASTER_ADDR", spec.master_addr},
+      {"MASTER_PORT", std::to_string(spec.master_port)},
+      {"TORCHELASTIC_MAX_RESTARTS", std::to_string(spec.max_restarts)},
+      {"TORCHELASTIC_RUN_ID", spec.run_id},
+      {"TORCHELASTIC_USE_AGENT_STORE", "False"},
+      {kLaunchTokenVariable, plan.token},
+  };
+  for (const auto& [name, value] : launch_wide) shared_.push_back(Entry(name, value));
+
+  for (auto& [name, value] : owned_before) {
+    auto same = std::find_if(launch_wide.begin(), launch_wide.end(),
+                             [&](const auto& item) { return item.first == name; });
+    if (same == launch_wide.end() || same->second != value) replaced_.emplace_back(name, value);
+  }
+}
+
+std::vector<std::string> WorkerEnvironment::For(const WorkerSlot& slot) const {
+  std::vector<std::string> env;
+  env.reserve(shared_.size() + 6);
+  env = shared_;
+  int rank = plan_.global_rank(slot.local_rank);
+  env.push_back(Entry("RANK", std::to_string(rank)));
+  env.push_back(Entry("LOCAL_RANK", std::to_string(slot.local_rank)));
+  env.push_back(Entry("ROLE_RANK", std::to_string(rank)));
+  env.push_back(Entry("TORCHELASTIC_RESTART_COUNT", std::to_string(slot.restart_count)));
+  env.push_back(Entry("TORCHELASTIC_ERROR_FILE", slot.error_file));
+  env.push_back(Entry("PRIMUS_HEARTBEAT_FILE", slot.heartbeat_file));
+  return env;
+}
+
+}  // namespace primus::agent

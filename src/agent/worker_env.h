@@ -1,0 +1,52 @@
+// The environment each worker starts with: the agent's own environment with
+// spec.env_overrides (the user's explicit --env) on top, then spec.env and the
+// tuning defaults only where that lacks them (a variable the user exported is
+// never overwritten by a default), then the distributed variables, which
+// belong to the agent and always win (torchrun's contract; a platform's
+// RANK=<node index> must not leak into a worker). Built once per launch; per
+// worker only six variables differ.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "agent/launch_plan.h"
+
+namespace primus::agent {
+
+// True for the variables the agent sets per launch or per worker (RANK,
+// WORLD_SIZE, MASTER_ADDR, TORCHELASTIC_*, PRIMUS_HEARTBEAT_FILE, ...).
+bool IsAgentOwnedVariable(std::string_view name);
+
+// The variable that carries the launch token; the orphan guard kills what
+// carries it after the agent dies.
+inline constexpr std::string_view kLaunchTokenVariable = "PRIMUS_LAUNCH_TOKEN";
+
+struct WorkerSlot {
+  int local_rank = 0;
+  int restart_count = 0;
+  std::string error_file;
+  std::string heartbeat_file;
+};
+
+class WorkerEnvironment {
+ public:
+  // `agent_environ`: the agent's environment as "K=V" strings (environ).
+  WorkerEnvironment(const LaunchPlan& plan, const char* const* agent_environ);
+
+  // The full "K=V" list for one worker.
+  std::vector<std::string> For(const WorkerSlot& slot) const;
+
+  // Agent-owned variables the agent's environment set to another value,
+  // as (name, old value): reported at debug level.
+  const std::vector<std::pair<std::string, std::string>>& replaced() const { return replaced_; }
+
+ private:
+  const LaunchPlan& plan_;
+  std::vector<std::string> shared_;
+  std::vector<std::pair<std::string, std::string>> replaced_;
+};
+
+}  // namespace primus::agent

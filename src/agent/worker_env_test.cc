@@ -1,0 +1,102 @@
+#include "agent/worker_env.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace primus::agent {
+namespace {
+
+std::map<std::string, std::string> AsMap(const std::vector<std::string>& env) {
+  std::map<std::string, std::string> map;
+  for (const std::string& entry : env) {
+    size_t equals = entry.find('=');
+    EXPECT_TRUE(map.emplace(entry.substr(0, equals), entry.substr(equals + 1)).second)
+        << "duplicate " << entry;
+  }
+  return map;
+}
+
+LaunchPlan Plan() {
+  LaunchPlan plan;
+  plan.spec.argv = {"python3", "train.py"};
+  plan.spec.nproc_per_node = 4;
+  plan.spec.nnodes = 2;
+  plan.spec.node_rank = 1;
+  plan.spec.master_addr = "10.1.2.3";
+  plan.spec.master_port = 29511;
+  plan.spec.run_id = "run42";
+  plan.spec.max_restarts = 3;
+  plan.spec.role = "trainer";
+  plan.spec.env = {{"FROM_SPEC", "spec"}, {"ALREADY_SET", "spec"}};
+  plan.host = "node1";
+  plan.token = "abc123";
+  plan.cpu_count = 16;
+  return plan;
+}
+
+TEST(WorkerEnvTest, SetsTheTorchrunContractForStaticMultiNode) {
+  LaunchPlan plan = Plan();
+  const char* base[] = {"PATH=/usr/bin", nullptr};
+  WorkerEnvironment environment(plan, base);
+  auto env = AsMap(environment.For({2, 1, "/logs/err.json", "/logs/hb"}));
+  std::map<std::string, std::string> expected = {
+      {"RANK", "6"}, {"LOCAL_RANK", "2"}, {"WORLD_SIZE", "8"}, {"LOCAL_WORLD_SIZE", "4"},
+      {"GROUP_RANK", "1"}, {"GROUP_WORLD_SIZE", "2"}, {"ROLE_NAME", "trainer"}, {"ROLE_RANK", "6"},
+      {"ROLE_WORLD_SIZE", "8"}, {"MASTER_ADDR", "10.1.2.3"}, {"MASTER_PORT", "29511"},
+      {"TORCHELASTIC_RESTART_COUNT", "1"}, {"TORCHELASTIC_MAX_RESTARTS", "3"},
+      {"TORCHELASTIC_RUN_ID", "run42"}, {"TORCHELASTIC_USE_AGENT_STORE", "False"},
+      {"TORCHELASTIC_ERROR_FILE", "/logs/err.json"}, {"NODE_RANK", "1"}, {"NNODES", "2"},
+      {"PRIMUS_HEARTBEAT_FILE", "/logs/hb"}, {"PRIMUS_LAUNCH_TOKEN", "abc123"},
+      {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"}, {"PYTHONUNBUFFERED", "1"}, {"OMP_NUM_THREADS", "4"},
+      {"PATH", "/usr/bin"}, {"FROM_SPEC", "spec"}, {"ALREADY_SET", "spec"},
+  };
+  EXPECT_EQ(env, expected);
+}
+
+TEST(WorkerEnvTest, NeverOverwritesTheUsersVariablesButOwnsTheDistributedOnes) {
+  LaunchPlan plan = Plan();
+  const char* base[] = {"ALREADY_SET=user",    "OMP_NUM_THREADS=7", "PYTHONUNBUFFERED=0",
+                        "TORCH_NCCL_ASYNC_ERROR_HANDLING=0",        "RANK=1",
+                        "WORLD_SIZE=2",        "MASTER_ADDR=10.1.2.3", nullptr};
+  WorkerEnvironment environment(plan, base);
+  auto env = AsMap(environment.For({0, 0, "e", "h"}));
+  EXPECT_EQ(env["ALREADY_SET"], "user");
+  EXPECT_EQ(env["OMP_NUM_THREADS"], "7");
+  EXPECT_EQ(env["PYTHONUNBUFFERED"], "0");
+  EXPECT_EQ(env["TORCH_NCCL_ASYNC_ERROR_HANDLING"], "0");
+  EXPECT_EQ(env["RANK"], "4");
+  EXPECT_EQ(env["WORLD_SIZE"], "8");
+  // Replaced with a different value: reported; the same value is not.
+  std::vector<std::pair<std::string, std::string>> replaced = {{"RANK", "1"}, {"WORLD_SIZE", "2"}};
+  EXPECT_EQ(environment.replaced(), replaced);
+}
+
+TEST(WorkerEnvTest, ExplicitOverridesReplaceTheAgentsEnvironment) {
+  LaunchPlan plan = Plan();
+  plan.spec.env_overrides = {{"NCCL_DEBUG", "INFO"}, {"NEW", "x"}};
+  const char* base[] = {"NCCL_DEBUG=WARN", "OTHER=1", nullptr};
+  auto env = AsMap(WorkerEnvironment(plan, base).For({0, 0, "e", "h"}));
+  EXPECT_EQ(env["NCCL_DEBUG"], "INFO");
+  EXPECT_EQ(env["NEW"], "x");
+  EXPECT_EQ(env["OTHER"], "1");
+}
+
+TEST(WorkerEnvTest, OmpThreadsShareTheCpus) {
+  LaunchPlan plan = Plan();
+  plan.cpu_count = 2;
+  const char* base[] = {nullptr};
+  EXPECT_EQ(AsMap(WorkerEnvironment(plan, base).For({0, 0, "e", "h"}))["OMP_NUM_THREADS"], "1");
+  plan.spec.nproc_per_node = 1;
+  EXPECT_EQ(AsMap(WorkerEnvironment(plan, base).For({0, 0, "e", "h"}))["OMP_NUM_THREADS"], "2");
+}
+
+TEST(WorkerEnvTest, AgentOwnedNames) {
+  EXPECT_TRUE(IsAgentOwnedVariable("RANK"));
+  EXPECT_TRUE(IsAgentOwnedVariable("TORCHELASTIC_ERROR_FILE"));
+  EXPECT_FALSE(IsAgentOwnedVariable("OMP_NUM_THREADS"));
+  EXPECT_FALSE(IsAgentOwnedVariable("RANKS"));
+}
+
+}  // namespace
+}  // namespace primus::agent

@@ -14,6 +14,7 @@ See examples/gpt/README.md for every flag and how the experiment YAML maps to th
 Runs on Debian's torch 1.13 and on torch 2.x.
 """
 import argparse
+import faulthandler
 import contextlib
 import json
 import math
@@ -520,6 +521,9 @@ def main(argv=None):
     rank0_print(env, f"done: {step - start_step} steps ({start_step + 1}..{step}) on {world} worker(s) in "
                      f"{time.time() - start:.1f}s, loss {first_loss:.4f} -> {last_loss:.4f}")
     if env["distributed"]:
+        # Should tearing down the process group or the interpreter ever stall,
+        # say where: the stacks of every thread go to stderr (the rank's log).
+        faulthandler.dump_traceback_later(20, exit=False)
         dist.destroy_process_group()
     return 0
 

@@ -29,10 +29,16 @@ std::string Describe(const WorkerFailure& failure) {
 
 }  // namespace
 
+bool FailedBefore(const WorkerFailure& a, const WorkerFailure& b) {
+  double second_a = std::floor(a.timestamp), second_b = std::floor(b.timestamp);
+  if (second_a != second_b) return second_a < second_b;
+  return a.detected_at < b.detected_at;
+}
+
 size_t ChooseRootCause(const std::vector<WorkerFailure>& failures) {
   size_t best = 0;
   for (size_t i = 1; i < failures.size(); ++i) {
-    if (failures[i].timestamp < failures[best].timestamp) best = i;
+    if (FailedBefore(failures[i], failures[best])) best = i;
   }
   return best;
 }

@@ -16,8 +16,14 @@
 
 namespace primus::agent {
 
-// Index of the earliest failure (ties: the earlier in the list, i.e. the one
-// detected first). `failures` must not be empty.
+// Whether `a` failed before `b`. PyTorch's @record writes whole seconds, so
+// timestamps are compared to the second, and failures within the same
+// second are ordered by when the agent saw them end: the rank that raised
+// first beats the peer that died of "Connection closed by peer" a moment
+// later.
+bool FailedBefore(const WorkerFailure& a, const WorkerFailure& b);
+
+// Index of the earliest failure by FailedBefore. `failures` must not be empty.
 size_t ChooseRootCause(const std::vector<WorkerFailure>& failures);
 
 // "exit code 3", "signal 11 (SIGSEGV)".

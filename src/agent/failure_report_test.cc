@@ -10,7 +10,7 @@
 namespace primus::agent {
 namespace {
 
-WorkerFailure Failure(int rank, double timestamp) {
+WorkerFailure Failure(int rank, double timestamp, double detected_at = 0) {
   WorkerFailure failure;
   failure.host = "node1";
   failure.rank = rank;
@@ -18,6 +18,7 @@ WorkerFailure Failure(int rank, double timestamp) {
   failure.pid = 1000 + rank;
   failure.exit_code = 1;
   failure.timestamp = timestamp;
+  failure.detected_at = detected_at ? detected_at : timestamp;
   return failure;
 }
 
@@ -26,6 +27,16 @@ TEST(FailureReportTest, EarliestTimestampIsTheRootCauseAndTiesKeepDetectionOrder
   EXPECT_EQ(ChooseRootCause(failures), 1u);
   failures = {Failure(3, 7)};
   EXPECT_EQ(ChooseRootCause(failures), 0u);
+}
+
+TEST(FailureReportTest, WithinOneSecondTheFirstDetectedFailureIsTheRootCause) {
+  // Both ranks wrote @record files stamped 100 (whole seconds): rank 1 raised
+  // first and was seen first; rank 0 died of the broken connection after it.
+  std::vector<WorkerFailure> failures = {Failure(0, 100, 100.9), Failure(1, 100, 100.4)};
+  EXPECT_EQ(ChooseRootCause(failures), 1u);
+  // An error file stamped a second earlier wins even if seen later (a hang).
+  failures = {Failure(0, 100, 100.2), Failure(1, 99, 101.0)};
+  EXPECT_EQ(ChooseRootCause(failures), 1u);
 }
 
 TEST(FailureReportTest, DescribesExitCodesAndSignals) {

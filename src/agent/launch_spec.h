@@ -42,6 +42,7 @@ struct WorkerFailure {
   int signal = 0;      // the signal that ended it; 0 when it exited
   bool hung = false;   // ended by the hang watchdog
   double timestamp = 0;  // seconds since the epoch: the error file's when present, else detection
+  double detected_at = 0;  // when the agent saw it end (or hang): orders failures within one second
   std::string log_file;
   std::string error_file;  // set when the worker wrote one
   std::string message;     // the error file's message

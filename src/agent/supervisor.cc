@@ -498,6 +498,7 @@ AttemptResult Supervisor::Summarize() {
     failure.signal = worker->signal;
     failure.hung = worker->hung;
     failure.timestamp = worker->hung ? worker->hung_at : worker->ended_at;
+    failure.detected_at = failure.timestamp;
     failure.log_file = worker->log_path;
     if (report) {
       failure.error_file = worker->error_file;
@@ -511,8 +512,7 @@ AttemptResult Supervisor::Summarize() {
     size_t root = ChooseRootCause(failures);
     result.root_cause = failures[root];
     failures.erase(failures.begin() + static_cast<long>(root));
-    std::stable_sort(failures.begin(), failures.end(),
-                     [](const WorkerFailure& a, const WorkerFailure& b) { return a.timestamp < b.timestamp; });
+    std::stable_sort(failures.begin(), failures.end(), FailedBefore);
     result.other_failures = std::move(failures);
   }
   switch (ending_) {

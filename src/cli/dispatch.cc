@@ -101,7 +101,7 @@ int RunConfigCommand(const CommandLine& command) {
   return 0;
 }
 
-int RunLaunch(const CommandLine& command) {
+int RunLaunch(const CommandLine& command, const std::vector<std::string>& args) {
   const runtime::Launch& launch = command.launch;
   tasks::Task* task = tasks::TaskRegistry::Global().Find(launch.task);
   if (task->IsHelpRequest(launch.task_args)) {
@@ -116,6 +116,8 @@ int RunLaunch(const CommandLine& command) {
   runtime::Runtime* outer = runtime::RuntimeRegistry::Global().Find(launch.chain.front().mode);
   runtime::RuntimeContext context;
   context.launch = &launch;
+  context.command_line = {"primus-cli"};
+  context.command_line.insert(context.command_line.end(), args.begin(), args.end());
   context.launcher = &*launcher;
   context.dry_run = command.globals.dry_run;
   context.debug = log::Enabled(log::Level::kDebug);
@@ -157,7 +159,7 @@ int Main(const std::vector<std::string>& args) {
     case CommandLine::Kind::kConfigCommand:
       return RunConfigCommand(*command);
     case CommandLine::Kind::kLaunch:
-      return RunLaunch(*command);
+      return RunLaunch(*command, args);
   }
   return 0;
 }

@@ -52,6 +52,7 @@ class DirectRuntime : public Runtime {
     if (!task) return UsageError("unknown task '" + launch.task + "'");
     tasks::TaskContext task_context;
     task_context.args = launch.task_args;
+    task_context.command_line = context.command_line;
     task_context.launcher = context.launcher;
     task_context.dry_run = context.dry_run;
     task_context.debug = context.debug;

@@ -38,6 +38,7 @@ struct Launch {
 
 struct RuntimeContext {
   const Launch* launch = nullptr;
+  std::vector<std::string> command_line;   // the whole argv as the user typed it
   size_t depth = 0;                        // which chain entry is executing
   const config::LauncherConfig* launcher = nullptr;  // effective launcher configuration
   bool dry_run = false;

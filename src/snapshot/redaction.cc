@@ -35,10 +35,27 @@ std::string Redactor::Value(std::string_view name, std::string_view value) const
   return Text(value);
 }
 
+std::string RedactAssignments(std::string_view text) {
+  // NAME=VALUE with a secret NAME, as in `--env HF_TOKEN=hf_x` or `export K=V`.
+  static const std::regex assignment(R"(([A-Za-z_][A-Za-z0-9_]*)=([^\s"',]+))");
+  std::string out;
+  std::string input(text);
+  auto begin = std::sregex_iterator(input.begin(), input.end(), assignment);
+  size_t last = 0;
+  for (auto it = begin; it != std::sregex_iterator(); ++it) {
+    const std::smatch& match = *it;
+    if (!IsSecretName(match[1].str())) continue;
+    out += input.substr(last, static_cast<size_t>(match.position(2)) - last);
+    out += kRedacted;
+    last = static_cast<size_t>(match.position(2) + match.length(2));
+  }
+  return out + input.substr(last);
+}
+
 std::string Redactor::Text(std::string_view text) const {
   std::string out(text);
   for (const std::string& secret : secret_values_) out = ReplaceAll(out, secret, kRedacted);
-  return RedactUrlCredentials(out);
+  return RedactUrlCredentials(RedactAssignments(out));
 }
 
 }  // namespace primus::snapshot

@@ -19,6 +19,9 @@ bool IsSecretName(std::string_view name);
 // "https://user:pw@host/x" -> "https://user:<redacted>@host/x"; other text unchanged.
 std::string RedactUrlCredentials(std::string_view text);
 
+// "--env HF_TOKEN=hf_x" -> "--env HF_TOKEN=<redacted>": assignments to secret names.
+std::string RedactAssignments(std::string_view text);
+
 class Redactor {
  public:
   // Learns the secret values of an environment (name -> value).

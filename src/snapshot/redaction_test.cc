@@ -20,6 +20,14 @@ TEST(RedactionTest, UrlPasswordsGoEvenUnderHarmlessNames) {
   EXPECT_EQ(RedactUrlCredentials("no url here"), "no url here");
 }
 
+TEST(RedactionTest, AssignmentsToSecretNamesAreRedactedWhereverTheyAppear) {
+  EXPECT_EQ(RedactAssignments("--env MY_API_KEY=key-777 --env RANK=0"), "--env MY_API_KEY=<redacted> --env RANK=0");
+  EXPECT_EQ(RedactAssignments("[\"HF_TOKEN=abc\", \"x\"]"), "[\"HF_TOKEN=<redacted>\", \"x\"]");
+  Redactor nothing_known(std::map<std::string, std::string>{});
+  EXPECT_EQ(nothing_known.Text("primus-cli direct --env DB_PASSWORD=hunter22 -- run x"),
+            "primus-cli direct --env DB_PASSWORD=<redacted> -- run x");
+}
+
 TEST(RedactionTest, SecretValuesAreReplacedInAnyText) {
   Redactor redactor(std::map<std::string, std::string>{{"HF_TOKEN", "hf_abcdef123456"}, {"RANK", "0"}, {"SHORT_KEY", "ab"}});
   EXPECT_EQ(redactor.Value("HF_TOKEN", "hf_abcdef123456"), "<redacted>");

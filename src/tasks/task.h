@@ -19,6 +19,7 @@ namespace primus::tasks {
 // Everything a task needs from the layers above it.
 struct TaskContext {
   std::vector<std::string> args;           // after the task name: subtask first, then its arguments
+  std::vector<std::string> command_line;   // the whole argv as the user typed it (for snapshots)
   const config::LauncherConfig* launcher = nullptr;  // the effective launcher configuration
   bool dry_run = false;                    // print what would happen; execute nothing
   bool debug = false;

@@ -8,7 +8,6 @@
 // the end, exit status, restarts and root cause. Every failure path after the
 // directory exists still writes metadata.json, so nothing is lost.
 // --replay DIR re-runs a recorded experiment (train/replay.h).
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -28,6 +27,9 @@
 #include "train/experiment.h"
 #include "train/progress.h"
 #include "train/replay.h"
+#include "train/system_info.h"
+#include "platform/host_detect.h"
+#include "platform/roots.h"
 #include "util/files.h"
 #include "util/log.h"
 #include "util/option_parser.h"
@@ -117,39 +119,6 @@ std::map<std::string, std::string> ProcessEnvironment() {
 bool LauncherSetExplicitly(const config::LauncherConfig& launcher, std::string_view key) {
   const std::string& source = launcher.OriginOf(key).source;
   return source.starts_with("flag") || source.starts_with("--set") || source.starts_with("env");
-}
-
-// The interpreter's and torch's versions, without importing torch (60 ms).
-void AddPythonVersions(const std::string& interpreter, nlohmann::ordered_json* info) {
-  CommandOptions options;
-  options.timeout_s = 20;
-  auto run = RunCommand({interpreter, "-c",
-                         "import sys, importlib.metadata as m\nprint(sys.version.split()[0])\n"
-                         "for p in ('torch', 'nvidia-nccl-cu12'):\n"
-                         "    try: print(m.version(p))\n"
-                         "    except Exception: print('-')\n"},
-                        options);
-  if (!run.ok() || run->exit_code != 0) return;
-  std::vector<std::string> lines = Split(std::string(Trim(run->out)), '\n');
-  if (lines.size() >= 2) {
-    (*info)["python"] = lines[0];
-    (*info)["torch"] = lines[1];
-  }
-}
-
-nlohmann::ordered_json SystemInfo(const std::string& interpreter) {
-  utsname uts{};
-  uname(&uts);
-  nlohmann::ordered_json info;
-  info["primus_version"] = PRIMUS_VERSION;
-  info["host"] = log::HostName();
-  info["kernel"] = std::string(uts.release);
-  info["cpus"] = sysconf(_SC_NPROCESSORS_ONLN);
-  info["gpu_vendor"] = nullptr;
-  info["gpu_model"] = nullptr;
-  info["gpu_count"] = 0;
-  AddPythonVersions(interpreter, &info);
-  return info;
 }
 
 class TrainTask : public Task {
@@ -261,9 +230,7 @@ class TrainTask : public Task {
     snapshot::Redactor redactor(process_env);
     snapshot::RunMetadata metadata;
     metadata.primus_version = PRIMUS_VERSION;
-    metadata.argv = {"primus-cli"};
-    metadata.argv.insert(metadata.argv.end(), context.args.begin(), context.args.end());
-    metadata.argv.insert(metadata.argv.begin() + 1, "train");
+    metadata.argv = context.command_line;
     metadata.cwd = CurrentDir();
     metadata.git = snapshot::DetectGit(metadata.cwd);
     metadata.task = "train " + args->subtask;
@@ -290,7 +257,8 @@ class TrainTask : public Task {
     }
     log::Info("experiment directory: {}", dir->root);
 
-    nlohmann::ordered_json system = SystemInfo(experiment->interpreter);
+    nlohmann::ordered_json system = train::DescribeSystem(platform::DetectHost(platform::Roots::FromEnvironment()));
+    train::AddPythonVersions(experiment->interpreter, &system);
     if (replay) {
       auto differences = train::CompareSystems(replay->system, system);
       bool incompatible = std::any_of(differences.begin(), differences.end(), [](const auto& d) { return d.incompatible; });
@@ -311,11 +279,12 @@ class TrainTask : public Task {
     snapshot::EnvWithOrigins origins;
     if (replay) {
       for (const auto& [name, entry] : replay->env) {
+        if (!train::IsReplayedVariable(name)) continue;
         if (entry.value == snapshot::kRedacted) {
           if (!process_env.count(name)) log::Warn("replay: {} was redacted when recorded and is not set now", name);
           continue;
         }
-        spec->env[name] = entry.value;
+        spec->env_overrides[name] = entry.value;
         origins[name] = {entry.value, "replay of " + replay->dir.root + " (" + entry.origin + ")"};
       }
     }
@@ -355,11 +324,24 @@ class TrainTask : public Task {
         origins[name] = {value, "backend " + experiment->backend};
       }
     }
-    for (const auto& [name, value] : spec->env_overrides) origins[name] = {value, "--env"};
-    for (auto& [name, entry] : origins) {
-      if (process_env.count(name) && !spec->env_overrides.count(name)) entry = {process_env[name], "user environment"};
+    // env/: everything a worker starts with (the per-rank RANK/LOCAL_RANK/...
+    // are the agent's, docs/agent.md), each with where it came from.
+    snapshot::EnvWithOrigins worker_env;
+    for (const auto& [name, value] : process_env) worker_env[name] = {value, "user environment"};
+    for (const auto& [name, value] : spec->env) {
+      if (!process_env.count(name)) worker_env[name] = origins.count(name) ? origins[name] : snapshot::EnvEntry{value, "primus-cli"};
     }
-    if (Status written = snapshot::WriteEnvironment(*dir, origins, redactor); !written.ok()) return fail(written.error());
+    for (const auto& [name, value] : spec->env_overrides) {
+      worker_env[name] = origins.count(name) ? origins[name] : snapshot::EnvEntry{value, "--env"};
+    }
+    worker_env["WORLD_SIZE"] = {std::to_string(world_size), "node agent"};
+    worker_env["NNODES"] = {std::to_string(spec->nnodes), "node agent"};
+    auto write_env = [&]() {
+      if (Status written = snapshot::WriteEnvironment(*dir, worker_env, redactor); !written.ok()) {
+        log::Warn("{}", written.error().message);
+      }
+    };
+    write_env();
 
     spec->argv = command->argv;
     spec->log_dir = dir->logs_dir();
@@ -375,6 +357,10 @@ class TrainTask : public Task {
     if (progress) progress->Stop();
     if (!result.ok()) return fail(result.error());
 
+    worker_env["MASTER_ADDR"] = {result->master_addr, "node agent"};
+    worker_env["MASTER_PORT"] = {std::to_string(result->master_port), "node agent"};
+    worker_env["TORCHELASTIC_RUN_ID"] = {result->run_id, "node agent"};
+    write_env();
     metadata.restarts = result->restarts;
     metadata.hosts = {log::HostName()};
     if (result->root_cause) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "util/files.h"
 
 namespace primus::train {
@@ -29,6 +31,19 @@ Result<ReplaySource> LoadReplaySource(const std::string& directory) {
   if (!system.ok()) return system.error();
   source.system = *system;
   return source;
+}
+
+bool IsReplayedVariable(const std::string& name) {
+  static const std::set<std::string> kSession = {
+      "PATH", "HOME", "USER", "LOGNAME", "PWD", "OLDPWD", "SHELL", "TERM", "SHLVL", "HOSTNAME", "_", "DISPLAY",
+      "TMPDIR", "LS_COLORS", "MAIL", "COLUMNS", "LINES", "TZ",
+      // the node agent's, per launch and per rank
+      "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_NAME",
+      "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "NODE_RANK", "NNODES", "PRIMUS_HEARTBEAT_FILE"};
+  for (const char* prefix : {"SSH_", "XDG_", "TORCHELASTIC_", "SLURM_", "PRIMUS_JOB_", "OMPI_", "PMIX_"}) {
+    if (name.starts_with(prefix)) return false;
+  }
+  return !kSession.count(name);
 }
 
 std::vector<SystemDifference> CompareSystems(const nlohmann::json& then, const nlohmann::json& now) {

@@ -34,6 +34,11 @@ struct SystemDifference {
   bool incompatible = false;
 };
 
+// Whether a recorded variable is restored by a replay: everything except what
+// belongs to the machine or session (PATH, HOME, SSH_*, ...) and what the node
+// agent sets per launch (RANK, MASTER_PORT, TORCHELASTIC_*, ...).
+bool IsReplayedVariable(const std::string& name);
+
 std::vector<SystemDifference> CompareSystems(const nlohmann::json& then, const nlohmann::json& now);
 std::string FormatDifferences(const std::vector<SystemDifference>& differences);
 

@@ -24,6 +24,15 @@ TEST(ReplayTest, GpuChangesAreIncompatibleVersionsAreWarnings) {
   EXPECT_NE(table.find("INCOMPATIBLE"), std::string::npos);
 }
 
+TEST(ReplayTest, RestoresTrainingVariablesNotSessionOrAgentOnes) {
+  for (const char* name : {"NCCL_DEBUG", "HSA_NO_SCRATCH_RECLAIM", "OMP_NUM_THREADS", "MY_SETTING"}) {
+    EXPECT_TRUE(IsReplayedVariable(name)) << name;
+  }
+  for (const char* name : {"PATH", "HOME", "SSH_AUTH_SOCK", "RANK", "MASTER_PORT", "TORCHELASTIC_RUN_ID", "SLURM_JOB_ID"}) {
+    EXPECT_FALSE(IsReplayedVariable(name)) << name;
+  }
+}
+
 TEST(ReplayTest, NotAnExperimentDirectory) {
   auto missing = LoadReplaySource("/nonexistent/exp");
   ASSERT_FALSE(missing.ok());

@@ -1,0 +1,55 @@
+#include "train/system_info.h"
+
+#include "util/strings.h"
+#include "util/subprocess.h"
+
+namespace primus::train {
+
+nlohmann::ordered_json DescribeSystem(const platform::HostInfo& host) {
+  nlohmann::ordered_json info;
+  info["primus_version"] = PRIMUS_VERSION;
+  info["host"] = host.hostname;
+  info["os"] = host.os;
+  info["kernel"] = host.kernel;
+  info["cpu_model"] = host.cpu_model;
+  info["cpus"] = host.logical_cpus;
+  info["gpu_count"] = host.gpus.size();
+  if (host.gpus.empty()) {
+    info["gpu_vendor"] = nullptr;
+    info["gpu_model"] = nullptr;
+  } else {
+    // A node with mixed GPUs lists them all: "MI300X,MI300X,..." would be noise,
+    // so the distinct models, in order.
+    std::vector<std::string> models, vendors;
+    for (const auto& gpu : host.gpus) {
+      std::string model = gpu.model.empty() ? gpu.product : gpu.model;
+      if (std::find(models.begin(), models.end(), model) == models.end()) models.push_back(model);
+      if (std::find(vendors.begin(), vendors.end(), gpu.vendor) == vendors.end()) vendors.push_back(gpu.vendor);
+    }
+    info["gpu_vendor"] = Join(vendors, ",");
+    info["gpu_model"] = Join(models, ",");
+    info["gpu_arch"] = host.gpus.front().arch;
+  }
+  std::string driver = !host.nvidia_driver_version.empty() ? host.nvidia_driver_version : host.amdgpu_driver_version;
+  info["driver"] = driver.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(driver);
+  return info;
+}
+
+void AddPythonVersions(const std::string& interpreter, nlohmann::ordered_json* info) {
+  CommandOptions options;
+  options.timeout_s = 20;
+  auto run = RunCommand({interpreter, "-c",
+                         "import sys, importlib.metadata as m\n"
+                         "print(sys.version.split()[0])\n"
+                         "try: print(m.version('torch'))\n"
+                         "except Exception: print('-')\n"},
+                        options);
+  if (!run.ok() || run->exit_code != 0) return;
+  std::vector<std::string> lines = Split(std::string(Trim(run->out)), '\n');
+  if (lines.size() >= 2) {
+    (*info)["python"] = lines[0];
+    (*info)["torch"] = lines[1];
+  }
+}
+
+}  // namespace primus::train

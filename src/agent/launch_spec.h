@@ -22,6 +22,9 @@ struct WorkerPlacement {
 struct LaunchSpec {
   std::vector<std::string> argv;  // worker command, run once per local rank (no implicit python)
   int nproc_per_node = 1;
+  // nproc_per_node was "auto"/"gpu" and not yet counted: ApplyPlatform sets it to the
+  // visible GPUs (at least 1) and clears this. Whoever sets nproc_per_node itself clears it.
+  bool nproc_per_node_auto = false;
   int nnodes = 1, node_rank = 0;
   std::string master_addr;  // "" -> "127.0.0.1" (single node only)
   int master_port = 0;      // 0 -> a free port (single node only); a port in use on node 0 -> error 4

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "agent/master_port.h"
+#include "agent/process_spawner.h"
 #include "agent/worker_env.h"
 #include "util/files.h"
 #include "util/log.h"
@@ -45,13 +46,6 @@ bool IsSafePathComponent(const std::string& text) {
     if (!ok) return false;
   }
   return true;
-}
-
-int AffinityCpuCount() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  long online = sysconf(_SC_NPROCESSORS_ONLN);
-  return online > 0 ? static_cast<int>(online) : 1;
 }
 
 Status ValidateNumbers(const LaunchSpec& spec) {
@@ -91,6 +85,16 @@ Status ValidateNumbers(const LaunchSpec& spec) {
                         std::to_string(world_size - 1));
     }
   }
+  if (!spec.placements.empty() && static_cast<int>(spec.placements.size()) != spec.nproc_per_node) {
+    return UsageError("CPU placement is for " + std::to_string(spec.placements.size()) + " local ranks, but " +
+                          "nproc_per_node is " + std::to_string(spec.nproc_per_node),
+                      "place the ranks (ApplyPlatform) after the last change to nproc_per_node");
+  }
+  for (const WorkerPlacement& placement : spec.placements) {
+    for (int cpu : placement.cpus) {
+      if (cpu < 0 || cpu >= kMaxCpus) return UsageError("CPU " + std::to_string(cpu) + " is not a CPU number");
+    }
+  }
   for (const auto* env : {&spec.env, &spec.env_overrides}) {
     for (const auto& [name, value] : *env) {
       if (name.empty() || name.find('=') != std::string::npos) {
@@ -117,6 +121,13 @@ std::string GenerateRunId() {
 }
 
 std::string GenerateToken() { return RandomHex(16); }
+
+int UsableCpuCount() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<int>(online) : 1;
+}
 
 Result<LaunchPlan> PlanLaunch(const LaunchSpec& spec) {
   if (Status status = ValidateNumbers(spec); !status) return status.error();
@@ -166,7 +177,7 @@ Result<LaunchPlan> PlanLaunch(const LaunchSpec& spec) {
 
   plan.host = log::HostName();
   plan.token = GenerateToken();
-  plan.cpu_count = AffinityCpuCount();
+  plan.cpu_count = UsableCpuCount();
   return plan;
 }
 

@@ -30,6 +30,9 @@ struct LaunchPlan {
 // node 0 -> code 4) and creates the log directory (code 4 when it cannot).
 Result<LaunchPlan> PlanLaunch(const LaunchSpec& spec);
 
+// CPUs this process may run on (its affinity mask), at least 1.
+int UsableCpuCount();
+
 // "<yyyymmdd-hhmmss>-<6 hex digits>" in local time.
 std::string GenerateRunId();
 // 32 random hex digits.

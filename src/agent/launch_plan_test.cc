@@ -106,6 +106,10 @@ TEST(LaunchPlanTest, BadSpecsAreUsageErrors) {
   EXPECT_EQ(with([](LaunchSpec& s) { s.console_prefix = "{nope}"; }), ExitCode::kUsage);
   EXPECT_EQ(with([](LaunchSpec& s) { s.env["RANK"] = "3"; }), ExitCode::kUsage);
   EXPECT_EQ(with([](LaunchSpec& s) { s.env["FOO"] = "bar"; }), ExitCode::kOk);
+  // Placement must cover exactly the local ranks, with real CPU numbers.
+  EXPECT_EQ(with([](LaunchSpec& s) { s.placements = {{{0}, 1}}; }), ExitCode::kUsage);
+  EXPECT_EQ(with([](LaunchSpec& s) { s.placements = {{{0}, 1}, {{-1}, 1}}; }), ExitCode::kUsage);
+  EXPECT_EQ(with([](LaunchSpec& s) { s.placements = {{{0}, 1}, {{}, 0}}; }), ExitCode::kOk);
 }
 
 TEST(LaunchPlanTest, PortInUseOnNodeZeroIsAnEnvironmentErrorNamingIt) {

@@ -11,9 +11,20 @@
 
 namespace primus::agent {
 
+// Where one local rank runs (--numa-bind): the CPUs the worker is bound to
+// (sched_setaffinity before exec) and its OMP_NUM_THREADS, which is set only
+// where the user has not set OMP_NUM_THREADS. Empty cpus: not bound.
+struct WorkerPlacement {
+  std::vector<int> cpus;
+  int omp_num_threads = 0;  // 0: the agent's default (usable CPUs / nproc_per_node)
+};
+
 struct LaunchSpec {
   std::vector<std::string> argv;  // worker command, run once per local rank (no implicit python)
   int nproc_per_node = 1;
+  // nproc_per_node was "auto"/"gpu" and not yet counted: ApplyPlatform sets it to the
+  // visible GPUs (at least 1) and clears this. Whoever sets nproc_per_node itself clears it.
+  bool nproc_per_node_auto = false;
   int nnodes = 1, node_rank = 0;
   std::string master_addr;  // "" -> "127.0.0.1" (single node only)
   int master_port = 0;      // 0 -> a free port (single node only); a port in use on node 0 -> error 4
@@ -29,6 +40,7 @@ struct LaunchSpec {
   std::vector<int> ranks_filter;  // global ranks shown on the console; empty = all (files keep all)
   std::string console_prefix = "[{host}:{rank}] ";  // {host} {rank} {local_rank} {node_rank} {stream}
   std::string role = "default";
+  std::vector<WorkerPlacement> placements;  // one per local rank, or empty: no rank is bound
 };
 
 // One worker that failed (or hung), as the banner and the snapshot see it.

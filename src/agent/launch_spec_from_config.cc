@@ -1,14 +1,12 @@
 #include "agent/launch_spec_from_config.h"
 
-#include "agent/local_gpus.h"
+#include "agent/launch_plan.h"
 #include "agent/rank_list.h"
+#include "platform/launcher_request.h"
+#include "util/strings.h"
 
 namespace primus::agent {
 namespace {
-
-bool FromCommandLine(const config::Origin& origin) {
-  return origin.source.starts_with("flag ") || origin.source == "--set";
-}
 
 Result<int> IntKey(const config::LauncherConfig& launcher, std::string_view key) {
   int64_t value = launcher.GetInt(key);
@@ -18,14 +16,36 @@ Result<int> IntKey(const config::LauncherConfig& launcher, std::string_view key)
   return static_cast<int>(value);
 }
 
+// direct.nproc_per_node: a number, "cpu" (usable CPUs), or "auto"/"gpu",
+// which ApplyPlatform counts on the detected host (1 until then).
+Status ReadNprocPerNode(std::string_view text, LaunchSpec* spec) {
+  std::string value = ToLower(Trim(text));
+  if (value == "auto" || value == "gpu") {
+    spec->nproc_per_node = 1;
+    spec->nproc_per_node_auto = true;
+    return Status::Ok();
+  }
+  if (value == "cpu") {
+    spec->nproc_per_node = UsableCpuCount();
+    return Status::Ok();
+  }
+  std::optional<int64_t> number = ParseInt(value);
+  if (!number || *number < 1 || *number > 4096) {
+    return UsageError("nproc_per_node '" + std::string(text) + "' is not a number of workers",
+                      "give a number (1 or more), auto (one per GPU) or cpu");
+  }
+  spec->nproc_per_node = static_cast<int>(*number);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher, std::vector<std::string> argv) {
   LaunchSpec spec;
   spec.argv = std::move(argv);
-  auto nproc = ResolveNprocPerNode(launcher.GetString("direct.nproc_per_node"));
-  if (!nproc) return nproc.error();
-  spec.nproc_per_node = *nproc;
+  if (Status status = ReadNprocPerNode(launcher.GetString("direct.nproc_per_node"), &spec); !status) {
+    return status.error();
+  }
   for (auto [key, field] : {std::pair{"direct.nnodes", &spec.nnodes},
                             std::pair{"direct.node_rank", &spec.node_rank},
                             std::pair{"direct.master_port", &spec.master_port},
@@ -47,7 +67,7 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher, 
   const config::Value* env = launcher.effective().Find("direct.env");
   if (env != nullptr && env->IsMap()) {
     for (const auto& [name, value] : env->AsMap()) {
-      auto& target = FromCommandLine(value.origin()) ? spec.env_overrides : spec.env;
+      auto& target = platform::SetExplicitly(value.origin()) ? spec.env_overrides : spec.env;
       target[name] = value.AsString();
     }
   }

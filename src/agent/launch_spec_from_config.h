@@ -14,9 +14,12 @@
 
 namespace primus::agent {
 
-// direct.env entries given on the command line (--env, --set) override the
-// agent's inherited environment (spec.env_overrides); those from files and
-// variables are defaults, applied only where the variable is unset (spec.env).
+// direct.env entries given explicitly (--env, --set, PRIMUS_DIRECT_ENV) override
+// the agent's inherited environment (spec.env_overrides); those from files are
+// defaults, applied only where the variable is unset (spec.env). ApplyPlatform
+// (platform_setup.h) later replaces both with the environment plan.
+// nproc_per_node "auto"/"gpu" is left for ApplyPlatform to count
+// (spec.nproc_per_node_auto); "cpu" is the CPUs this process may use.
 Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher, std::vector<std::string> argv);
 
 }  // namespace primus::agent

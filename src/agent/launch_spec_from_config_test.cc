@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "agent/agent_test_util.h"
+#include "agent/launch_plan.h"
 #include "util/files.h"
 
 namespace primus::agent {
@@ -16,11 +17,11 @@ config::LauncherConfig Load(const config::LauncherSources& sources) {
 }
 
 TEST(LaunchSpecFromConfigTest, DefaultsGiveASingleNodeLaunch) {
-  unsetenv("CUDA_VISIBLE_DEVICES");
   auto spec = LaunchSpecFromConfig(Load({}), {"python3", "train.py"});
   ASSERT_TRUE(spec.ok()) << spec.error().Format();
   EXPECT_EQ(spec->argv, (std::vector<std::string>{"python3", "train.py"}));
-  EXPECT_GE(spec->nproc_per_node, 1);
+  EXPECT_EQ(spec->nproc_per_node, 1);
+  EXPECT_TRUE(spec->nproc_per_node_auto);  // counted by ApplyPlatform
   EXPECT_EQ(spec->nnodes, 1);
   EXPECT_EQ(spec->master_port, 0);
   EXPECT_EQ(spec->master_addr, "");
@@ -52,6 +53,7 @@ TEST(LaunchSpecFromConfigTest, EveryDirectKeyLands) {
   auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
   ASSERT_TRUE(spec.ok()) << spec.error().Format();
   EXPECT_EQ(spec->nproc_per_node, 4);
+  EXPECT_FALSE(spec->nproc_per_node_auto);
   EXPECT_EQ(spec->nnodes, 2);
   EXPECT_EQ(spec->node_rank, 1);
   EXPECT_EQ(spec->master_addr, "10.0.0.1");
@@ -65,14 +67,40 @@ TEST(LaunchSpecFromConfigTest, EveryDirectKeyLands) {
   EXPECT_EQ(spec->env_overrides, (std::map<std::string, std::string>{{"BOTH", "flag"}}));
 }
 
+TEST(LaunchSpecFromConfigTest, NprocPerNodeForms) {
+  for (const char* text : {"auto", "gpu", " GPU "}) {
+    config::LauncherSources sources;
+    sources.flags = {{"direct.nproc_per_node", {text}, "--nproc-per-node"}};
+    auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
+    ASSERT_TRUE(spec.ok()) << text;
+    EXPECT_TRUE(spec->nproc_per_node_auto) << text;
+  }
+  config::LauncherSources sources;
+  sources.flags = {{"direct.nproc_per_node", {"cpu"}, "--nproc-per-node"}};
+  auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->nproc_per_node, UsableCpuCount());
+  EXPECT_FALSE(spec->nproc_per_node_auto);
+}
+
+TEST(LaunchSpecFromConfigTest, EnvFromVariablesCountsAsExplicit) {
+  config::LauncherSources sources;
+  sources.environment = config::Environment({{"PRIMUS_DIRECT_ENV", "FROM_VAR=1"}});
+  auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  EXPECT_EQ(spec->env_overrides, (std::map<std::string, std::string>{{"FROM_VAR", "1"}}));
+}
+
 TEST(LaunchSpecFromConfigTest, BadValuesAreUsageErrors) {
   config::LauncherSources sources;
-  sources.flags = {{"direct.nproc_per_node", {"lots"}, "--nproc-per-node"}};
-  auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
-  ASSERT_FALSE(spec.ok());
-  EXPECT_EQ(spec.error().code, ExitCode::kUsage);
+  for (const char* bad : {"lots", "0", "-2", "", "5000"}) {
+    sources.flags = {{"direct.nproc_per_node", {bad}, "--nproc-per-node"}};
+    auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
+    ASSERT_FALSE(spec.ok()) << bad;
+    EXPECT_EQ(spec.error().code, ExitCode::kUsage) << bad;
+  }
   sources.flags = {{"direct.ranks_filter", {"0-"}, "--ranks-filter"}};
-  spec = LaunchSpecFromConfig(Load(sources), {"true"});
+  auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.error().code, ExitCode::kUsage);
 }

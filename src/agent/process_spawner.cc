@@ -24,6 +24,8 @@ struct ChildContext {
   bool own_process_group;
   bool die_with_parent;
   bool close_other_fds;
+  const unsigned long* cpu_mask;  // null: keep the agent's affinity
+  size_t cpu_mask_bytes;
   pid_t parent_pid;
   int error;
   const char* failed_step;
@@ -55,6 +57,10 @@ int ChildMain(void* argument) {
     }
   }
   if (context->close_other_fds) syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+  if (context->cpu_mask != nullptr &&
+      syscall(SYS_sched_setaffinity, 0, context->cpu_mask_bytes, context->cpu_mask) != 0) {
+    FailChild(context, "sched_setaffinity");
+  }
   if (sigprocmask(SIG_SETMASK, &context->mask, nullptr) != 0) FailChild(context, "sigprocmask");
   execve(context->path, context->argv, context->envp);
   FailChild(context, "execve");
@@ -68,12 +74,29 @@ std::vector<char*> PointerArray(const std::vector<std::string>& strings) {
   return pointers;
 }
 
+// The kernel's affinity mask: bit c of word c / bits-per-word is CPU c.
+std::vector<unsigned long> CpuMask(const std::vector<int>& cpus) {
+  constexpr int kBits = 8 * sizeof(unsigned long);
+  std::vector<unsigned long> mask;
+  for (int cpu : cpus) {
+    if (cpu < 0 || cpu >= kMaxCpus) continue;
+    size_t word = static_cast<size_t>(cpu / kBits);
+    if (mask.size() <= word) mask.resize(word + 1, 0);
+    mask[word] |= 1UL << (cpu % kBits);
+  }
+  return mask;
+}
+
 }  // namespace
 
 Result<pid_t> SpawnProcess(const SpawnRequest& request) {
   if (request.argv.empty()) return UsageError("cannot start a process without argv");
   std::vector<char*> argv = PointerArray(request.argv);
   std::vector<char*> envp = PointerArray(request.env);
+  std::vector<unsigned long> cpu_mask = CpuMask(request.cpus);
+  if (!request.cpus.empty() && cpu_mask.empty()) {
+    return UsageError("cannot bind " + request.executable + ": no valid CPU number given");
+  }
 
   ChildContext context{};
   context.path = request.executable.c_str();
@@ -87,6 +110,8 @@ Result<pid_t> SpawnProcess(const SpawnRequest& request) {
   context.own_process_group = request.own_process_group;
   context.die_with_parent = request.die_with_parent;
   context.close_other_fds = request.close_other_fds;
+  context.cpu_mask = cpu_mask.empty() ? nullptr : cpu_mask.data();
+  context.cpu_mask_bytes = cpu_mask.size() * sizeof(unsigned long);
   context.parent_pid = getpid();
 
   // The child runs on this stack while we sleep (CLONE_VFORK).

@@ -3,7 +3,7 @@
 // posix_spawn cannot set PR_SET_PDEATHSIG, and fork() copies the agent's page
 // tables; so the child is created with clone(CLONE_VM | CLONE_VFORK) on a
 // small private stack, does only raw system calls (setpgid, prctl, dup2,
-// sigprocmask, close_range, execve) and execs. The parent sleeps until the
+// sched_setaffinity, sigprocmask, close_range, execve) and execs. The parent sleeps until the
 // exec succeeded or failed; a failure's errno comes back through the shared
 // memory and is returned as an Error naming the step, with the child reaped.
 #pragma once
@@ -18,6 +18,9 @@
 
 namespace primus::agent {
 
+// CPU numbers a SpawnRequest may bind to: 0..kMaxCpus-1.
+inline constexpr int kMaxCpus = 8192;
+
 struct SpawnRequest {
   std::string executable;               // a resolved path: no PATH search here
   std::vector<std::string> argv;        // argv[0] as the user wrote it
@@ -29,9 +32,11 @@ struct SpawnRequest {
   bool own_process_group = true;          // setpgid(0, 0): the child leads a new group
   bool die_with_parent = true;            // PR_SET_PDEATHSIG(SIGKILL)
   bool close_other_fds = true;            // like torchrun (subprocess close_fds)
+  std::vector<int> cpus;                  // sched_setaffinity before exec; empty = the agent's own
 };
 
-// The child's pid, or an EnvironmentError ("cannot start <exe>: execve: ...").
+// The child's pid, or an EnvironmentError ("cannot start <exe>: execve: ...",
+// "...: sched_setaffinity: Invalid argument" when none of `cpus` is usable).
 Result<pid_t> SpawnProcess(const SpawnRequest& request);
 
 }  // namespace primus::agent

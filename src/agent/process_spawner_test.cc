@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -101,6 +102,44 @@ TEST(ProcessSpawnerTest, ChildGetsTheRequestedSignalMaskAndNoStrayFds) {
   EXPECT_EQ(ReadAll(listing.read.get()), "0\n1\n2\n3\n");
   WaitExit(*ls);
   ::close(stray_again);
+}
+
+TEST(ProcessSpawnerTest, BindsTheChildToTheRequestedCpus) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  int bound = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE && bound < 4; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    ++bound;
+    PipeEnds out;
+    ASSERT_TRUE(MakePipe(&out));
+    SpawnRequest request;
+    request.executable = "/bin/sh";
+    request.argv = {"sh", "-c", "exec grep Cpus_allowed_list /proc/self/status"};
+    request.stdout_fd = out.write.get();
+    request.cpus = {cpu};
+    auto pid = SpawnProcess(request);
+    ASSERT_TRUE(pid.ok()) << pid.error().message;
+    out.write.Reset();
+    EXPECT_EQ(ReadAll(out.read.get()), "Cpus_allowed_list:\t" + std::to_string(cpu) + "\n");
+    EXPECT_EQ(WaitExit(*pid), 0);
+  }
+  cpu_set_t after;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(after), &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&allowed, &after)) << "the agent's own affinity is untouched";
+}
+
+TEST(ProcessSpawnerTest, UnusableCpusComeBackAsAnError) {
+  SpawnRequest request;
+  request.executable = "/bin/true";
+  request.argv = {"true"};
+  request.cpus = {kMaxCpus - 1};  // no such CPU here
+  auto pid = SpawnProcess(request);
+  ASSERT_FALSE(pid.ok());
+  EXPECT_EQ(pid.error().code, ExitCode::kEnvironment);
+  EXPECT_NE(pid.error().message.find("sched_setaffinity: Invalid argument"), std::string::npos)
+      << pid.error().message;
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1);
 }
 
 }  // namespace

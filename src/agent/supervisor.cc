@@ -154,6 +154,7 @@ Status Supervisor::StartWorker(Worker& worker) {
   request.stdout_fd = out.write.get();
   request.stderr_fd = err.write.get();
   request.signal_mask = &runtime_.signals().original_mask();
+  if (!plan_.spec.placements.empty()) request.cpus = plan_.spec.placements[static_cast<size_t>(worker.local_rank)].cpus;
   auto pid = SpawnProcess(request);
   if (!pid) return pid.error();
   worker.pid = *pid;

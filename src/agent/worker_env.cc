@@ -59,7 +59,12 @@ WorkerEnvironment::WorkerEnvironment(const LaunchPlan& plan, const char* const* 
   for (const auto& [name, value] : spec.env) add_if_unset(name, value);
   add_if_unset("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
   add_if_unset("PYTHONUNBUFFERED", "1");
-  add_if_unset("OMP_NUM_THREADS", std::to_string(std::max(1, plan.cpu_count / spec.nproc_per_node)));
+  std::string omp_default = std::to_string(std::max(1, plan.cpu_count / spec.nproc_per_node));
+  if (!spec.placements.empty() && present.count("OMP_NUM_THREADS") == 0) {
+    omp_default_ = omp_default;  // set per worker, from its placement
+  } else {
+    add_if_unset("OMP_NUM_THREADS", omp_default);
+  }
 
   std::vector<std::pair<std::string_view, std::string>> launch_wide = {
       {"WORLD_SIZE", std::to_string(plan.world_size())},
@@ -88,7 +93,7 @@ WorkerEnvironment::WorkerEnvironment(const LaunchPlan& plan, const char* const* 
 
 std::vector<std::string> WorkerEnvironment::For(const WorkerSlot& slot) const {
   std::vector<std::string> env;
-  env.reserve(shared_.size() + 6);
+  env.reserve(shared_.size() + 7);
   env = shared_;
   int rank = plan_.global_rank(slot.local_rank);
   env.push_back(Entry("RANK", std::to_string(rank)));
@@ -97,6 +102,11 @@ std::vector<std::string> WorkerEnvironment::For(const WorkerSlot& slot) const {
   env.push_back(Entry("TORCHELASTIC_RESTART_COUNT", std::to_string(slot.restart_count)));
   env.push_back(Entry("TORCHELASTIC_ERROR_FILE", slot.error_file));
   env.push_back(Entry("PRIMUS_HEARTBEAT_FILE", slot.heartbeat_file));
+  if (!omp_default_.empty()) {
+    const WorkerPlacement& placement = plan_.spec.placements[static_cast<size_t>(slot.local_rank)];
+    env.push_back(Entry("OMP_NUM_THREADS", placement.omp_num_threads > 0 ? std::to_string(placement.omp_num_threads)
+                                                                          : omp_default_));
+  }
   return env;
 }
 

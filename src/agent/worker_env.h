@@ -4,7 +4,8 @@
 // never overwritten by a default), then the distributed variables, which
 // belong to the agent and always win (torchrun's contract; a platform's
 // RANK=<node index> must not leak into a worker). Built once per launch; per
-// worker only six variables differ.
+// worker only six variables differ, seven with --numa-bind: a bound rank's
+// OMP_NUM_THREADS is its share of its CPUs, unless the user set the variable.
 #pragma once
 
 #include <string>
@@ -47,6 +48,7 @@ class WorkerEnvironment {
   const LaunchPlan& plan_;
   std::vector<std::string> shared_;
   std::vector<std::pair<std::string, std::string>> replaced_;
+  std::string omp_default_;  // set: OMP_NUM_THREADS is per worker (placements), this when a rank has none
 };
 
 }  // namespace primus::agent

@@ -91,6 +91,24 @@ TEST(WorkerEnvTest, OmpThreadsShareTheCpus) {
   EXPECT_EQ(AsMap(WorkerEnvironment(plan, base).For({0, 0, "e", "h"}))["OMP_NUM_THREADS"], "2");
 }
 
+TEST(WorkerEnvTest, BoundRanksGetTheirOwnOmpThreadsUnlessTheUserSetThem) {
+  LaunchPlan plan = Plan();
+  plan.spec.placements = {{{0, 1, 2}, 3}, {{3, 4, 5}, 3}, {{}, 0}, {{6}, 1}};
+  const char* base[] = {nullptr};
+  WorkerEnvironment environment(plan, base);
+  EXPECT_EQ(AsMap(environment.For({0, 0, "e", "h"}))["OMP_NUM_THREADS"], "3");
+  EXPECT_EQ(AsMap(environment.For({3, 0, "e", "h"}))["OMP_NUM_THREADS"], "1");
+  EXPECT_EQ(AsMap(environment.For({2, 0, "e", "h"}))["OMP_NUM_THREADS"], "4");  // not bound: 16 CPUs / 4
+
+  const char* user[] = {"OMP_NUM_THREADS=7", nullptr};
+  EXPECT_EQ(AsMap(WorkerEnvironment(plan, user).For({0, 0, "e", "h"}))["OMP_NUM_THREADS"], "7");
+  plan.spec.env_overrides = {{"OMP_NUM_THREADS", "5"}};
+  EXPECT_EQ(AsMap(WorkerEnvironment(plan, base).For({0, 0, "e", "h"}))["OMP_NUM_THREADS"], "5");
+  plan.spec.env_overrides.clear();
+  plan.spec.env = {{"OMP_NUM_THREADS", "6"}};
+  EXPECT_EQ(AsMap(WorkerEnvironment(plan, base).For({0, 0, "e", "h"}))["OMP_NUM_THREADS"], "6");
+}
+
 TEST(WorkerEnvTest, AgentOwnedNames) {
   EXPECT_TRUE(IsAgentOwnedVariable("RANK"));
   EXPECT_TRUE(IsAgentOwnedVariable("TORCHELASTIC_ERROR_FILE"));

@@ -34,7 +34,7 @@ std::vector<SchemaKey> LauncherKeys() {
       {"direct.patch", kStringList, "", "patch scripts run before the workers, in order"},
       {"direct.hooks_dir", kStringList, "", "directories searched for hooks"},
       {"direct.numa_bind", kBool, "false", "bind each worker to the NUMA node of its GPU"},
-      {"direct.profile", kString, "", "profiler to run the workers under; empty for none"},
+      {"direct.profile", kString, "", "named environment profiles for the workers (NAME[,NAME]: profiles/named/)"},
 
       {"container.image", kString, "", "container image to run in"},
       {"container.engine", kString, "auto", "docker, podman, or auto"},

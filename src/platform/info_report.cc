@@ -98,6 +98,11 @@ nlohmann::ordered_json NicsJson(const HostInfo& host) {
 // "32.0 GT/s PCIe" -> "32.0 GT/s"
 std::string ShortSpeed(const std::string& speed) { return ReplaceAll(speed, " PCIe", ""); }
 
+// One labelled line of the text report: the label in a 10-column margin.
+void Line(std::string& out, std::string_view label, const std::string& text) {
+  out += fmt::format("{:<10}{}\n", label, text);
+}
+
 std::string GiB(int64_t bytes) { return fmt::format("{:.0f} GiB", static_cast<double>(bytes) / (1LL << 30)); }
 
 }  // namespace
@@ -136,11 +141,26 @@ nlohmann::ordered_json InfoJson(const HostInfo& host, const EnvironmentPlan& pla
   return info;
 }
 
+std::string PlanText(const EnvironmentPlan& plan) {
+  std::string out;
+  std::vector<std::string> chain;
+  for (const ProfileLayer& layer : plan.profile_chain) {
+    chain.push_back(layer.file.empty() ? layer.layer + " (no file)" : layer.file);
+  }
+  Line(out, "profiles", Join(chain, " > "));
+  size_t width = 0;
+  for (const auto& [name, value] : plan.variables) width = std::max(width, name.size() + value.value.size() + 1);
+  for (const auto& [name, value] : plan.variables) {
+    Line(out, &name == &plan.variables.begin()->first ? "env" : "",
+         fmt::format("{:<{}}  {}", name + "=" + value.value, width, value.origin));
+  }
+  for (const std::string& note : plan.notes) Line(out, "note", note);
+  return out;
+}
+
 std::string InfoText(const HostInfo& host, const EnvironmentPlan& plan) {
   std::string out;
-  auto line = [&out](std::string_view label, const std::string& text) {
-    out += fmt::format("{:<10}{}\n", label, text);
-  };
+  auto line = [&out](std::string_view label, const std::string& text) { Line(out, label, text); };
   line("host", fmt::format("{} ({}, kernel {})", host.hostname, host.os.empty() ? "unknown OS" : host.os, host.kernel));
   line("cpu", fmt::format("{}: {} socket(s), {} cores, {} threads", host.cpu_model.empty() ? "unknown" : host.cpu_model,
                           host.sockets, host.physical_cores, host.logical_cpus));
@@ -194,18 +214,7 @@ std::string InfoText(const HostInfo& host, const EnvironmentPlan& plan) {
   }
   line("network", interfaces.empty() ? "no interfaces" : Join(interfaces, ", "));
 
-  std::vector<std::string> chain;
-  for (const ProfileLayer& layer : plan.profile_chain) {
-    chain.push_back(layer.file.empty() ? layer.layer + " (no file)" : layer.file);
-  }
-  line("profiles", Join(chain, " > "));
-  size_t width = 0;
-  for (const auto& [name, value] : plan.variables) width = std::max(width, name.size() + value.value.size() + 1);
-  for (const auto& [name, value] : plan.variables) {
-    line(&name == &plan.variables.begin()->first ? "env" : "",
-         fmt::format("{:<{}}  {}", name + "=" + value.value, width, value.origin));
-  }
-  for (const std::string& note : plan.notes) line("note", note);
+  out += PlanText(plan);
   std::vector<std::string> warnings = host.warnings;
   warnings.insert(warnings.end(), plan.warnings.begin(), plan.warnings.end());
   for (const std::string& warning : warnings) line("warning", warning);

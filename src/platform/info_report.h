@@ -15,4 +15,9 @@ namespace primus::platform {
 nlohmann::ordered_json InfoJson(const HostInfo& host, const EnvironmentPlan& plan);
 std::string InfoText(const HostInfo& host, const EnvironmentPlan& plan);
 
+// The plan part of InfoText: the profile chain, every variable with its
+// origin (aligned) and the network notes. `--dry-run` of the agent tasks
+// prints it too, so both explain a launch the same way.
+std::string PlanText(const EnvironmentPlan& plan);
+
 }  // namespace primus::platform

@@ -61,5 +61,14 @@ TEST(InfoReportTest, TextNamesWhatMatters) {
   EXPECT_NE(broken.find("warning   "), std::string::npos);
 }
 
+TEST(InfoReportTest, PlanTextIsThePlanPartOfInfoText) {
+  HostInfo host = DetectHost(FixtureRoots("mi300x-8"));
+  EnvironmentPlan plan = *ResolveEnvironment(host, {});
+  std::string text = PlanText(plan);
+  EXPECT_EQ(text.rfind("profiles  profiles/base.env > profiles/vendor/amd.env > ", 0), 0u) << text;
+  EXPECT_NE(text.find("\nenv       "), std::string::npos) << text;
+  EXPECT_NE(InfoText(host, plan).find(text), std::string::npos);
+}
+
 }  // namespace
 }  // namespace primus::platform

@@ -1,12 +1,17 @@
 // The `run` task: start any command once per local rank as the job's
 // workers, with torchrun's environment contract, under the node agent
 // (src/agent, docs/agent.md). The direct.* launcher keys become the
-// agent's LaunchSpec; the exit status is the root-cause worker's own.
+// agent's LaunchSpec, the platform layer adds the detected GPU count, the
+// environment plan and --numa-bind placement (agent::ApplyPlatform); the
+// exit status is the root-cause worker's own.
+#include <iostream>
+
 #include "agent/launch_spec_from_config.h"
+#include "agent/launch_summary.h"
+#include "agent/platform_setup.h"
 #include "agent/run_workers.h"
 #include "config/launcher_config.h"
 #include "tasks/task.h"
-#include "util/log.h"
 
 namespace primus::tasks {
 namespace {
@@ -22,7 +27,9 @@ class RunTask : public Task {
            "Starts CMD once per local rank with torchrun's environment (RANK, LOCAL_RANK,\n"
            "WORLD_SIZE, MASTER_ADDR, MASTER_PORT, ...), supervises it, and tears everything\n"
            "down on the first failure, exiting with that worker's own exit code.\n"
-           "CMD runs as given (no implicit python): write `run python3 train.py`.\n";
+           "CMD runs as given (no implicit python): write `run python3 train.py`.\n"
+           "Workers get the environment plan (profiles, network auto-config, --profile,\n"
+           "--env); --dry-run prints it with the origin of every variable, and the layout.\n";
   }
   // Everything after `run` belongs to the command, so `run CMD --help` is CMD's.
   bool IsHelpRequest(const std::vector<std::string>& args) const override {
@@ -36,13 +43,12 @@ class RunTask : public Task {
     if (context.launcher == nullptr) return UsageError("task 'run' has no launcher configuration");
     auto spec = agent::LaunchSpecFromConfig(*context.launcher, context.args);
     if (!spec) return spec.error();
-    if (context.launcher->GetBool("direct.numa_bind")) {
-      log::Warn("direct.numa_bind is not implemented by the node agent yet: workers are not bound");
+    auto setup = agent::ApplyPlatform(*context.launcher, {}, &*spec);
+    if (!setup) return setup.error();
+    if (context.dry_run) {  // explain, start nothing
+      std::cout << agent::DescribeLaunch(*spec) << agent::DescribeWorkerEnvironment(*setup);
+      return 0;
     }
-    if (!context.launcher->GetString("direct.profile").empty()) {
-      log::Warn("direct.profile is not implemented by the node agent yet: workers run without a profiler");
-    }
-    if (context.dry_run) return 0;  // the plan above is the answer
     auto result = agent::RunWorkers(*spec);
     if (!result) return result.error();
     return result->exit_code;

@@ -1,6 +1,7 @@
 // Real PyTorch under the agent (Debian's /usr/bin/python3 with torch 1.13,
 // gloo): a DDP step with 2 and 4 workers, @record error files read for the
-// banner, and the worker environment compared key by key with torchrun's.
+// banner, and the worker environment compared key by key with torchrun's
+// (ours adds the environment plan: profiles and network auto-config).
 // Each test imports torch once per worker (~1 s each on 2 cores): label slow.
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -146,8 +147,18 @@ TEST_F(AgentTorchTest, WorkerEnvironmentMatchesTorchrunKeyByKey) {
 
   // The documented differences (docs/agent.md, "Worker environment").
   const std::set<std::string> only_torchrun = {"NCCL_ASYNC_ERROR_HANDLING"};  // torch < 2.2 name
-  const std::set<std::string> only_ours = {"NODE_RANK",         "NNODES",           "PRIMUS_HEARTBEAT_FILE",
-                                           "PRIMUS_LAUNCH_TOKEN", "PYTHONUNBUFFERED", "TORCH_NCCL_ASYNC_ERROR_HANDLING"};
+  std::set<std::string> only_ours = {"NODE_RANK",         "NNODES",           "PRIMUS_HEARTBEAT_FILE",
+                                     "PRIMUS_LAUNCH_TOKEN", "PYTHONUNBUFFERED", "TORCH_NCCL_ASYNC_ERROR_HANDLING"};
+  // And the environment plan of this host (profiles, network auto-config),
+  // which `info --json` shows for the same environment.
+  ProcessResult info = RunProcess({PRIMUS_BINARY, "info", "--json"}, Isolated(&base));
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  nlohmann::json planned = nlohmann::json::parse(info.out)["env"];
+  ASSERT_FALSE(planned.empty());
+  for (const auto& [key, entry] : planned.items()) {
+    only_ours.insert(key);
+    for (int rank = 0; rank < 2; ++rank) EXPECT_EQ(ours[rank][key], entry["value"]) << key;
+  }
   const std::set<std::string> different_values = {
       "TORCHELASTIC_ERROR_FILE",       // our log layout
       "TORCHELASTIC_RUN_ID",           // ours: generated per launch; torchrun static: --rdzv_id

@@ -1,0 +1,16 @@
+// What a LaunchSpec would start, in words, for --dry-run: the world layout
+// (nodes x workers, this node's global ranks), the master address and port
+// ("free port chosen at launch" when the agent will pick one), the worker
+// command, and the CPU binding of each local rank under --numa-bind.
+// Nothing is checked or resolved here; PlanLaunch does that at launch.
+#pragma once
+
+#include <string>
+
+#include "agent/launch_spec.h"
+
+namespace primus::agent {
+
+std::string DescribeLaunch(const LaunchSpec& spec);
+
+}  // namespace primus::agent

@@ -1,0 +1,45 @@
+#include "agent/launch_summary.h"
+
+#include <gtest/gtest.h>
+
+namespace primus::agent {
+namespace {
+
+TEST(LaunchSummaryTest, SingleNodeWithAFreePort) {
+  LaunchSpec spec;
+  spec.argv = {"python3", "train.py", "--lr", "3e-4 x"};
+  spec.nproc_per_node = 2;
+  EXPECT_EQ(DescribeLaunch(spec),
+            "world: 1 node x 2 workers = world size 2; this node is node rank 0 (global ranks 0-1)\n"
+            "master: 127.0.0.1, free port chosen at launch\n"
+            "worker command (once per local rank): python3 train.py --lr '3e-4 x'\n");
+}
+
+TEST(LaunchSummaryTest, OneWorker) {
+  LaunchSpec spec;
+  spec.argv = {"/bin/true"};
+  spec.master_port = 29500;
+  EXPECT_EQ(DescribeLaunch(spec).substr(0, 82),
+            "world: 1 node x 1 worker = world size 1; this node is node rank 0 (global rank 0)\n");
+}
+
+TEST(LaunchSummaryTest, MultiNodeWithBinding) {
+  LaunchSpec spec;
+  spec.argv = {"/bin/true"};
+  spec.nnodes = 4;
+  spec.node_rank = 2;
+  spec.nproc_per_node = 2;
+  spec.master_addr = "10.0.0.1";
+  spec.master_port = 29500;
+  spec.placements = {{{0, 1, 2, 3, 8}, 5}, {}};
+  std::string text = DescribeLaunch(spec);
+  EXPECT_NE(text.find("world: 4 nodes x 2 workers = world size 8; this node is node rank 2 (global ranks 4-5)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("master: 10.0.0.1:29500\n"), std::string::npos);
+  EXPECT_NE(text.find("  local rank 0: CPUs 0-3,8, OMP_NUM_THREADS=5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  local rank 1: not bound"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace primus::agent

@@ -15,6 +15,8 @@
 #include <iostream>
 
 #include "agent/launch_spec_from_config.h"
+#include "agent/launch_summary.h"
+#include "agent/platform_setup.h"
 #include "agent/run_workers.h"
 #include "config/environment.h"
 #include "config/launcher_config.h"
@@ -28,8 +30,6 @@
 #include "train/progress.h"
 #include "train/replay.h"
 #include "train/system_info.h"
-#include "platform/host_detect.h"
-#include "platform/roots.h"
 #include "util/files.h"
 #include "util/log.h"
 #include "util/option_parser.h"
@@ -172,6 +172,7 @@ class TrainTask : public Task {
                            ": distributed.nproc_per_node must be a positive number, not '" + experiment->nproc_per_node + "'");
       }
       spec->nproc_per_node = static_cast<int>(*from_experiment);
+      spec->nproc_per_node_auto = false;
     }
     if (experiment->nnodes > 0 && !LauncherSetExplicitly(launcher, "direct.nnodes")) spec->nnodes = experiment->nnodes;
     if (experiment->max_restarts >= 0 && !LauncherSetExplicitly(launcher, "direct.max_restarts")) {
@@ -180,6 +181,16 @@ class TrainTask : public Task {
     if (experiment->hang_timeout >= 0 && !LauncherSetExplicitly(launcher, "direct.hang_timeout")) {
       spec->hang_timeout_s = experiment->hang_timeout;
     }
+    // The experiment's env: joins the plan above the user's environment;
+    // the plan then decides every worker variable (platform/environment_plan.h).
+    std::vector<platform::EnvAssignment> experiment_env;
+    if (const config::Value* env = experiment->resolved.Find("env"); env && env->IsMap()) {
+      for (const auto& [name, value] : env->AsMap()) {
+        experiment_env.push_back({name, value.ScalarText(), value.origin().line ? value.origin().Describe() : ""});
+      }
+    }
+    auto setup = agent::ApplyPlatform(launcher, experiment_env, &*spec);
+    if (!setup.ok()) return setup.error();
     int world_size = spec->nnodes * spec->nproc_per_node;
     if (Status status = train::ResolveForWorldSize(request, world_size, &*experiment); !status.ok()) return status.error();
 
@@ -220,7 +231,8 @@ class TrainTask : public Task {
                 << "scripts that would run (none runs under --dry-run):\n"
                 << (patches->empty() && hooks->empty() ? std::string("  (none)\n")
                                                        : hooks::DescribeScripts(*patches) + hooks::DescribeScripts(*hooks))
-                << "worker command (once per rank):\n  " << ShellJoin(command->argv) << "\n";
+                << "worker command (once per rank):\n  " << ShellJoin(command->argv) << "\n"
+                << agent::DescribeWorkerEnvironment(*setup);
       return 0;
     }
 
@@ -257,7 +269,7 @@ class TrainTask : public Task {
     }
     log::Info("experiment directory: {}", dir->root);
 
-    nlohmann::ordered_json system = train::DescribeSystem(platform::DetectHost(platform::Roots::FromEnvironment()));
+    nlohmann::ordered_json system = train::DescribeSystem(setup->host);
     train::AddPythonVersions(experiment->interpreter, &system);
     if (replay) {
       auto differences = train::CompareSystems(replay->system, system);
@@ -288,13 +300,7 @@ class TrainTask : public Task {
         origins[name] = {entry.value, "replay of " + replay->dir.root + " (" + entry.origin + ")"};
       }
     }
-    for (const auto& [name, value] : spec->env) {
-      if (!origins.count(name)) origins[name] = {value, "launcher config direct.env"};
-    }
-    for (const auto& [name, value] : experiment->env) {
-      spec->env[name] = value;
-      origins[name] = {value, "experiment env"};
-    }
+    for (const auto& [name, entry] : setup->plan.variables) origins[name] = {entry.value, entry.origin};
 
     std::vector<hooks::Script> scripts = *patches;
     scripts.insert(scripts.end(), hooks->begin(), hooks->end());
@@ -305,8 +311,9 @@ class TrainTask : public Task {
                         {"NNODES", std::to_string(spec->nnodes)}};
     auto hook_outcome = hooks::RunScripts(scripts, hook_context);
     if (!hook_outcome.ok()) return fail(hook_outcome.error());
+    // A hook computed these for this launch: they win over profiles and files.
     for (const auto& [name, value] : hook_outcome->env) {
-      spec->env[name] = value;
+      spec->env_overrides[name] = value;
       origins[name] = {value, "hook env. line"};
     }
 
@@ -329,7 +336,7 @@ class TrainTask : public Task {
     snapshot::EnvWithOrigins worker_env;
     for (const auto& [name, value] : process_env) worker_env[name] = {value, "user environment"};
     for (const auto& [name, value] : spec->env) {
-      if (!process_env.count(name)) worker_env[name] = origins.count(name) ? origins[name] : snapshot::EnvEntry{value, "primus-cli"};
+      if (!process_env.count(name)) worker_env[name] = {value, "backend " + experiment->backend};
     }
     for (const auto& [name, value] : spec->env_overrides) {
       worker_env[name] = origins.count(name) ? origins[name] : snapshot::EnvEntry{value, "--env"};

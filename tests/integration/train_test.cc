@@ -93,7 +93,7 @@ TEST_F(TrainTest, TinyCpuTrainsAndLeavesACompleteSnapshotWithoutSecrets) {
   EXPECT_NE(resolved.find("steps: 80"), std::string::npos) << "overrides are in the resolved config";
   nlohmann::json env = Json(dir / "env/env.json");
   EXPECT_EQ(env["MY_API_KEY"]["value"], "<redacted>");
-  EXPECT_EQ(env["MY_API_KEY"]["origin"], "--env");
+  EXPECT_EQ(env["MY_API_KEY"]["origin"], "flag --env") << "the same origin info and --dry-run show";
   bool rank_logs = false;
   for (const auto& entry : fs::recursive_directory_iterator(dir / "logs")) {
     if (entry.path().filename().string().find("rank1") != std::string::npos) rank_logs = true;

@@ -14,6 +14,7 @@
 
 #include "agent/launch_spec.h"
 #include "util/files.h"
+#include "util/scoped_temp_dir.h"
 #include "util/strings.h"
 
 namespace primus::agent::testing {
@@ -23,18 +24,8 @@ inline std::string MakeTempDir(const char* tag) {
   return mkdtemp(pattern.data());
 }
 
-// A temporary directory removed with everything in it when it goes out of scope.
-class ScopedTempDir {
- public:
-  explicit ScopedTempDir(const char* tag) : path_(MakeTempDir(tag)) {}
-  ~ScopedTempDir() { std::filesystem::remove_all(path_); }
-  ScopedTempDir(const ScopedTempDir&) = delete;
-  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
-  const std::string& path() const { return path_; }
+using primus::ScopedTempDir;  // util/scoped_temp_dir.h
 
- private:
-  std::string path_;
-};
 
 // `script` runs as `sh -c script` in every rank.
 inline LaunchSpec ShellSpec(int nproc, const std::string& script, const std::string& log_dir) {

@@ -1,6 +1,10 @@
 #include "platform/environment_plan.h"
 
 #include <gtest/gtest.h>
+
+#include <memory>
+
+#include "util/scoped_temp_dir.h"
 #include <stdlib.h>
 
 #include "platform/host_detect.h"
@@ -23,9 +27,11 @@ EnvironmentPlan Resolve(const std::string& fixture, EnvironmentRequest request =
   return plan.ok() ? *plan : EnvironmentPlan{};
 }
 
+// Temporary profile directories, removed when the test binary exits.
 std::string TempDir() {
-  char pattern[] = "/tmp/primus-profiles-test-XXXXXX";
-  return mkdtemp(pattern);
+  static std::vector<std::unique_ptr<ScopedTempDir>> dirs;
+  dirs.push_back(std::make_unique<ScopedTempDir>("profiles-test"));
+  return dirs.back()->path();
 }
 
 TEST(EnvironmentPlanTest, Mi300xChainAndOrigins) {

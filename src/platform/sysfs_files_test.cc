@@ -1,6 +1,8 @@
 #include "platform/sysfs_files.h"
 
 #include <gtest/gtest.h>
+
+#include "util/scoped_temp_dir.h"
 #include <stdlib.h>
 
 #include "util/files.h"
@@ -40,8 +42,8 @@ TEST(SysfsFilesTest, KeyValueLinesReportMalformedLines) {
 }
 
 TEST(SysfsFilesTest, DirectoriesListNumbersInNumericOrder) {
-  char pattern[] = "/tmp/primus-sysfs-test-XXXXXX";
-  std::string dir = mkdtemp(pattern);
+  ScopedTempDir scoped("sysfs-test");
+  std::string dir = scoped.path();
   for (const char* name : {"10", "2", "1", "mem_banks"}) ASSERT_TRUE(MakeDirs(dir + "/" + name).ok());
   EXPECT_EQ(ListDirectory(dir), (std::vector<std::string>{"1", "2", "10", "mem_banks"}));
   EXPECT_TRUE(NaturalLess("mlx5_2", "mlx5_10"));

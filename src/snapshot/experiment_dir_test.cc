@@ -1,6 +1,8 @@
 #include "snapshot/experiment_dir.h"
 
 #include <gtest/gtest.h>
+
+#include "util/scoped_temp_dir.h"
 #include <stdlib.h>
 
 #include "util/files.h"
@@ -9,8 +11,8 @@ namespace primus::snapshot {
 namespace {
 
 TEST(ExperimentDirTest, NamedByExperimentAndTimeWithSubdirectories) {
-  char pattern[] = "/tmp/primus-exp-XXXXXX";
-  std::string workspace = std::string(mkdtemp(pattern)) + "/output";
+  ScopedTempDir scoped("exp");
+  std::string workspace = scoped.path() + "/output";
   std::time_t when = 1762782322;  // 2025-11-10 13:45:22 UTC
   auto dir = CreateExperimentDir(workspace, "deepseek v2", when);
   ASSERT_TRUE(dir.ok()) << dir.error().Format();
@@ -21,8 +23,8 @@ TEST(ExperimentDirTest, NamedByExperimentAndTimeWithSubdirectories) {
 }
 
 TEST(ExperimentDirTest, NeverReusesAnExistingDirectory) {
-  char pattern[] = "/tmp/primus-exp-XXXXXX";
-  std::string workspace = mkdtemp(pattern);
+  ScopedTempDir scoped("exp");
+  std::string workspace = scoped.path();
   auto first = CreateExperimentDir(workspace, "exp", 1762782322);
   auto second = CreateExperimentDir(workspace, "exp", 1762782322);
   ASSERT_TRUE(first.ok() && second.ok());

@@ -1,6 +1,8 @@
 #include "snapshot/metadata.h"
 
 #include <gtest/gtest.h>
+
+#include "util/scoped_temp_dir.h"
 #include <stdlib.h>
 
 #include "util/files.h"
@@ -10,8 +12,8 @@ namespace primus::snapshot {
 namespace {
 
 TEST(MetadataTest, RoundTripsAndRedactsArgv) {
-  char pattern[] = "/tmp/primus-meta-XXXXXX";
-  std::string dir = mkdtemp(pattern);
+  ScopedTempDir scoped("meta");
+  std::string dir = scoped.path();
   Redactor redactor(std::map<std::string, std::string>{{"HF_TOKEN", "hf_secret_value_1"}});
   RunMetadata metadata;
   metadata.argv = {"primus-cli", "direct", "--env", "HF_TOKEN=hf_secret_value_1", "--", "train", "pretrain"};
@@ -37,8 +39,8 @@ TEST(MetadataTest, RoundTripsAndRedactsArgv) {
 
 TEST(MetadataTest, GitCommitAndDirtyFlag) {
   if (FindExecutable("git").empty()) GTEST_SKIP() << "git not installed";
-  char pattern[] = "/tmp/primus-git-XXXXXX";
-  std::string repo = mkdtemp(pattern);
+  ScopedTempDir scoped("git");
+  std::string repo = scoped.path();
   CommandOptions options;
   options.cwd = repo;
   for (auto argv : std::vector<std::vector<std::string>>{
@@ -56,8 +58,8 @@ TEST(MetadataTest, GitCommitAndDirtyFlag) {
 }
 
 TEST(MetadataTest, GarbageFileIsAClearError) {
-  char pattern[] = "/tmp/primus-meta-XXXXXX";
-  std::string dir = mkdtemp(pattern);
+  ScopedTempDir scoped("meta");
+  std::string dir = scoped.path();
   ASSERT_TRUE(WriteFileAtomic(dir + "/metadata.json", "{not json").ok());
   auto read = ReadMetadata(dir + "/metadata.json");
   ASSERT_FALSE(read.ok());

@@ -1,6 +1,8 @@
 #include "snapshot/snapshot_files.h"
 
 #include <gtest/gtest.h>
+
+#include "util/scoped_temp_dir.h"
 #include <stdlib.h>
 
 #include "util/files.h"
@@ -11,12 +13,12 @@ namespace {
 class SnapshotFilesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/primus-snap-XXXXXX";
-    root_ = mkdtemp(pattern);
+    root_ = scoped_.path();
     auto dir = CreateExperimentDir(root_ + "/ws", "exp", 0);
     ASSERT_TRUE(dir.ok());
     dir_ = *dir;
   }
+  ScopedTempDir scoped_{"snap"};
   std::string root_;
   ExperimentDir dir_;
 };

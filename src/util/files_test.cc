@@ -1,19 +1,18 @@
 #include "util/files.h"
 
 #include <gtest/gtest.h>
+
+#include "util/scoped_temp_dir.h"
 #include <stdlib.h>
 #include <sys/stat.h>
 
 namespace primus {
 namespace {
 
-std::string TempDir() {
-  char pattern[] = "/tmp/primus-files-test-XXXXXX";
-  return mkdtemp(pattern);
-}
 
 TEST(FilesTest, AtomicWriteThenRead) {
-  std::string dir = TempDir();
+  ScopedTempDir scoped("files");
+  std::string dir = scoped.path();
   std::string path = dir + "/a/b/c.txt";
   ASSERT_TRUE(MakeDirs(DirName(path)).ok());
   ASSERT_TRUE(WriteFileAtomic(path, "hello\n").ok());
@@ -31,7 +30,8 @@ TEST(FilesTest, ReadMissingFileNamesThePath) {
 }
 
 TEST(FilesTest, MakeDirsFailsOverAFile) {
-  std::string dir = TempDir();
+  ScopedTempDir scoped("files");
+  std::string dir = scoped.path();
   ASSERT_TRUE(WriteFileAtomic(dir + "/file", "x").ok());
   EXPECT_FALSE(MakeDirs(dir + "/file/sub").ok());
 }

@@ -9,21 +9,10 @@ RuntimeRegistry& RuntimeRegistry::Global() {
   return registry;
 }
 
-void RuntimeRegistry::Register(std::unique_ptr<Runtime> runtime) {
-  runtimes_.push_back(std::move(runtime));
-}
-
-Runtime* RuntimeRegistry::Find(const std::string& name) const {
-  for (const auto& runtime : runtimes_) {
-    if (runtime->name() == name) return runtime.get();
-  }
-  return nullptr;
-}
-
 std::vector<std::string> RuntimeRegistry::Names() const {
   static const std::vector<std::string> kOrder = {"direct", "container", "slurm", "k8s"};
   std::vector<std::string> names;
-  for (const auto& runtime : runtimes_) names.push_back(runtime->name());
+  for (const auto& runtime : items()) names.push_back(runtime->name());
   std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
     auto rank = [](const std::string& n) {
       return std::find(kOrder.begin(), kOrder.end(), n) - kOrder.begin();

@@ -11,6 +11,7 @@
 
 #include "util/error.h"
 #include "util/option_parser.h"
+#include "util/registry.h"
 
 namespace primus::config {
 class LauncherConfig;
@@ -64,16 +65,10 @@ class Runtime {
   virtual Result<int> Execute(const RuntimeContext& context) = 0;
 };
 
-class RuntimeRegistry {
+class RuntimeRegistry : public Registry<Runtime> {
  public:
   static RuntimeRegistry& Global();
-  void Register(std::unique_ptr<Runtime> runtime);
-  Runtime* Find(const std::string& name) const;
-  std::vector<std::string> Names() const;  // in registration-independent, documented order
-  const std::vector<std::unique_ptr<Runtime>>& runtimes() const { return runtimes_; }
-
- private:
-  std::vector<std::unique_ptr<Runtime>> runtimes_;
+  std::vector<std::string> Names() const;  // direct, container, slurm, k8s, then any others
 };
 
 template <typename T>

@@ -9,18 +9,9 @@ TaskRegistry& TaskRegistry::Global() {
   return registry;
 }
 
-void TaskRegistry::Register(std::unique_ptr<Task> task) { tasks_.push_back(std::move(task)); }
-
-Task* TaskRegistry::Find(const std::string& name) const {
-  for (const auto& task : tasks_) {
-    if (task->name() == name) return task.get();
-  }
-  return nullptr;
-}
-
 std::vector<std::string> TaskRegistry::Names() const {
   std::vector<std::string> names;
-  for (const auto& task : tasks_) names.push_back(task->name());
+  for (const auto& task : items()) names.push_back(task->name());
   std::sort(names.begin(), names.end());
   return names;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/registry.h"
 
 namespace primus::config {
 class LauncherConfig;
@@ -43,16 +44,10 @@ class Task {
   virtual Result<int> Run(const TaskContext& context) = 0;
 };
 
-class TaskRegistry {
+class TaskRegistry : public Registry<Task> {
  public:
   static TaskRegistry& Global();
-  void Register(std::unique_ptr<Task> task);
-  Task* Find(const std::string& name) const;
   std::vector<std::string> Names() const;  // sorted
-  const std::vector<std::unique_ptr<Task>>& tasks() const { return tasks_; }
-
- private:
-  std::vector<std::unique_ptr<Task>> tasks_;
 };
 
 // `static TaskRegistration<TrainTask> registration;` in the task's own file.

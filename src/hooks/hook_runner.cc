@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -73,6 +74,17 @@ Result<Script> MakeScript(const std::string& path, Script::Kind kind) {
 }
 
 }  // namespace
+
+std::string BuiltinHooksDirectory() {
+  char exe_path[4096] = {};
+  ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
+  if (n <= 0) return "";
+  std::string prefix = DirName(DirName(exe_path));
+  for (const std::string& candidate : {prefix + "/share/primus/hooks", prefix + "/hooks"}) {
+    if (IsDirectory(candidate)) return candidate;
+  }
+  return "";
+}
 
 Result<std::vector<Script>> FindHooks(const HookQuery& query) {
   std::vector<Script> scripts;

@@ -31,6 +31,11 @@ struct Script {
   double timeout_s = 300;
 };
 
+// The built-in hooks beside the binary: <prefix>/share/primus/hooks for an
+// installed bin/primus-cli, or the repository's hooks/ for build/primus-cli.
+// "" when neither exists.
+std::string BuiltinHooksDirectory();
+
 struct HookQuery {
   std::vector<std::string> directories;  // searched in this order
   std::string task;

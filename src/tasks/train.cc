@@ -196,16 +196,7 @@ class TrainTask : public Task {
 
     // Hooks and patches (found now, so that a bad one fails before anything is created).
     std::vector<std::string> hook_dirs;
-    char exe_path[4096] = {};
-    if (ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1); n > 0) {
-      std::string data_dir = DirName(DirName(exe_path));  // build/primus-cli -> repo; bin/primus-cli -> prefix
-      for (const std::string& candidate : {data_dir + "/share/primus/hooks", data_dir + "/hooks"}) {
-        if (IsDirectory(candidate)) {
-          hook_dirs.push_back(candidate);
-          break;
-        }
-      }
-    }
+    if (std::string builtin = hooks::BuiltinHooksDirectory(); !builtin.empty()) hook_dirs.push_back(builtin);
     hook_dirs.push_back(".primus/hooks");
     for (const std::string& dir : launcher.GetStringList("direct.hooks_dir")) hook_dirs.push_back(dir);
     for (const auto& dir : experiment->resolved.Find("hooks.dirs")->AsList()) {

@@ -18,6 +18,8 @@ PACKAGES=(
   libopenblas0-pthread
   # process and network tools the tests use
   procps iproute2 util-linux psmisc
+  # scontrol: the hostlist differential test (Slurm runtime tests will need slurm-wlm)
+  slurm-client
 )
 
 if [[ "${1:-}" == "--print" ]]; then

@@ -1,18 +1,12 @@
 #include "config/environment.h"
 
-extern char** environ;
+#include "util/process_environment.h"
 
 namespace primus::config {
 
 Environment Environment::FromProcess() {
-  Variables variables;
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-    std::string_view text(*entry);
-    size_t equals = text.find('=');
-    if (equals == std::string_view::npos) continue;
-    variables.emplace(std::string(text.substr(0, equals)), std::string(text.substr(equals + 1)));
-  }
-  return Environment(std::move(variables));
+  std::map<std::string, std::string> process = ProcessEnvironment();
+  return Environment(Variables(process.begin(), process.end()));
 }
 
 std::optional<std::string> Environment::Get(std::string_view name) const {

@@ -1,7 +1,6 @@
 #include "hooks/hook_runner.h"
 
 #include <dirent.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,12 +12,6 @@
 
 namespace primus::hooks {
 namespace {
-
-double Now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
 
 std::vector<std::string> SortedEntries(const std::string& directory) {
   std::vector<std::string> names;
@@ -158,11 +151,10 @@ Result<RunOutcome> RunScripts(const std::vector<Script>& scripts, const RunConte
       }
       log::Info("[{}] {}", Split(script.path, '/').back(), line);
     };
-    double start = Now();
     log::Info("{} {}: running", what, script.path);
     auto result = RunCommand(script.argv, options);
     if (!result.ok()) return result.error();
-    double seconds = Now() - start;
+    double seconds = result->seconds;
     if (result->timed_out) {
       return TaskError(std::string(what) + " " + script.path + " timed out after " + std::to_string(static_cast<int>(script.timeout_s)) +
                            " s; last output:\n" + result->Tail(20),

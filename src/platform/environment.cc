@@ -1,20 +1,11 @@
 #include "platform/environment.h"
 
-#include <unistd.h>
-
-extern char** environ;
+#include "util/process_environment.h"
 
 namespace primus::platform {
 
 Environment CurrentEnvironment() {
-  Environment environment;
-  for (char** entry = environ; entry && *entry; ++entry) {
-    std::string text = *entry;
-    size_t equals = text.find('=');
-    if (equals == std::string::npos) continue;
-    environment.emplace(text.substr(0, equals), text.substr(equals + 1));
-  }
-  return environment;
+  return ProcessEnvironment();
 }
 
 std::optional<std::string> Lookup(const Environment& environment, const std::string& name) {

@@ -21,6 +21,7 @@
 #include "config/environment.h"
 #include "config/launcher_config.h"
 #include "hooks/hook_runner.h"
+#include "platform/launcher_request.h"
 #include "snapshot/experiment_dir.h"
 #include "snapshot/metadata.h"
 #include "snapshot/snapshot_files.h"
@@ -33,10 +34,9 @@
 #include "util/files.h"
 #include "util/log.h"
 #include "util/option_parser.h"
+#include "util/process_environment.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
-
-extern char** environ;
 
 namespace primus::tasks {
 namespace {
@@ -104,22 +104,6 @@ Result<TrainArgs> ParseTrainArgs(const std::vector<std::string>& args) {
   return parsed;
 }
 
-std::map<std::string, std::string> ProcessEnvironment() {
-  std::map<std::string, std::string> env;
-  for (char** entry = environ; *entry; ++entry) {
-    std::string text(*entry);
-    size_t equals = text.find('=');
-    if (equals != std::string::npos) env[text.substr(0, equals)] = text.substr(equals + 1);
-  }
-  return env;
-}
-
-// Launcher flags and environment win over the experiment file; the
-// experiment file wins over launcher defaults and launcher config files.
-bool LauncherSetExplicitly(const config::LauncherConfig& launcher, std::string_view key) {
-  const std::string& source = launcher.OriginOf(key).source;
-  return source.starts_with("flag") || source.starts_with("--set") || source.starts_with("env");
-}
 
 class TrainTask : public Task {
  public:
@@ -162,10 +146,10 @@ class TrainTask : public Task {
     auto experiment = train::LoadExperiment(request);
     if (!experiment.ok()) return experiment.error();
 
-    // The world: launcher flags/env > the experiment > launcher defaults.
+    // The world: launcher flags/env > the experiment > launcher files and defaults.
     auto spec = agent::LaunchSpecFromConfig(launcher, {"placeholder"});
     if (!spec.ok()) return spec.error();
-    if (!experiment->nproc_per_node.empty() && !LauncherSetExplicitly(launcher, "direct.nproc_per_node")) {
+    if (!experiment->nproc_per_node.empty() && !platform::SetExplicitly(launcher.OriginOf("direct.nproc_per_node"))) {
       auto from_experiment = ParseInt(experiment->nproc_per_node);
       if (!from_experiment || *from_experiment < 1) {
         return ConfigError(experiment->resolved.Find("distributed.nproc_per_node")->origin().Describe() +
@@ -174,11 +158,11 @@ class TrainTask : public Task {
       spec->nproc_per_node = static_cast<int>(*from_experiment);
       spec->nproc_per_node_auto = false;
     }
-    if (experiment->nnodes > 0 && !LauncherSetExplicitly(launcher, "direct.nnodes")) spec->nnodes = experiment->nnodes;
-    if (experiment->max_restarts >= 0 && !LauncherSetExplicitly(launcher, "direct.max_restarts")) {
+    if (experiment->nnodes > 0 && !platform::SetExplicitly(launcher.OriginOf("direct.nnodes"))) spec->nnodes = experiment->nnodes;
+    if (experiment->max_restarts >= 0 && !platform::SetExplicitly(launcher.OriginOf("direct.max_restarts"))) {
       spec->max_restarts = experiment->max_restarts;
     }
-    if (experiment->hang_timeout >= 0 && !LauncherSetExplicitly(launcher, "direct.hang_timeout")) {
+    if (experiment->hang_timeout >= 0 && !platform::SetExplicitly(launcher.OriginOf("direct.hang_timeout"))) {
       spec->hang_timeout_s = experiment->hang_timeout;
     }
     // The experiment's env: joins the plan above the user's environment;

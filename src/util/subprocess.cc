@@ -11,9 +11,8 @@
 #include <cstring>
 
 #include "util/files.h"
+#include "util/process_environment.h"
 #include "util/strings.h"
-
-extern char** environ;
 
 namespace primus {
 namespace {
@@ -26,13 +25,7 @@ double Now() {
 
 std::vector<std::string> BuildEnvironment(const CommandOptions& options) {
   std::map<std::string, std::string> merged;
-  if (!options.clear_env) {
-    for (char** entry = environ; *entry; ++entry) {
-      std::string text(*entry);
-      size_t equals = text.find('=');
-      if (equals != std::string::npos) merged[text.substr(0, equals)] = text.substr(equals + 1);
-    }
-  }
+  if (!options.clear_env) merged = ProcessEnvironment();
   for (const auto& [name, value] : options.env) {
     if (value) merged[name] = *value;
     else merged.erase(name);
@@ -99,6 +92,7 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
   posix_spawnattr_setpgroup(&attributes, 0);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
+  double started = Now();
   int rc = posix_spawn(&pid, executable.c_str(), &actions, &attributes, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
@@ -183,6 +177,7 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
   // Whatever the command left in its group is ours to end.
   kill(-pid, SIGKILL);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.seconds = Now() - started;
   return result;
 }
 

@@ -30,6 +30,7 @@ struct CommandOptions {
 struct CommandResult {
   int exit_code = -1;      // the command's code, or 128+N when killed by signal N
   bool timed_out = false;
+  double seconds = 0;      // wall time from start to exit
   std::string out;
   std::string err;
   std::string Tail(size_t lines) const;  // the last lines of stdout+stderr, for messages

@@ -119,7 +119,8 @@ class TrainTask : public Task {
            "directory <workspace>/<exp_name>_<time>/ with config/, env/, logs/ and metadata.json.\n"
            "key=value arguments override experiment keys (training.steps=50); other arguments go to\n"
            "the backend. --replay re-runs a recorded experiment with its configuration and\n"
-           "environment, after comparing the hardware. Schema: docs/experiment.md.\n"
+           "environment, after comparing the hardware. Without --config, $EXP names the experiment\n"
+           "file, as in the public Primus scripts. Schema: docs/experiment.md.\n"
            "\noptions:\n" +
            FormatOptionHelp(TrainOptions());
   }

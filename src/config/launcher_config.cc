@@ -194,18 +194,31 @@ Result<LauncherConfig> LoadLauncherConfig(const LauncherSources& sources) {
   }
   Result<Value> env_layer = EnvironmentLayer(sources.environment, &warnings);
   if (!env_layer.ok()) return env_layer.error();
-  effective = Merge(effective, *env_layer);
   Result<Value> set_layer = SetLayer(sources.set_assignments);
   if (!set_layer.ok()) return set_layer.error();
-  effective = Merge(effective, *set_layer);
   Result<Value> flag_layer = FlagLayer(sources.flags);
   if (!flag_layer.ok()) return flag_layer.error();
+
+  // The scheduler layer sits between the files and the environment; which
+  // convention it reads (direct.platform) may itself come from any layer.
+  Value without_scheduler = Merge(Merge(Merge(effective, *env_layer), *set_layer), *flag_layer);
+  const Value* platform = without_scheduler.Find("direct.platform");
+  Result<SchedulerSettings> scheduler =
+      DetectScheduler(sources.environment, platform != nullptr ? platform->AsString() : "auto");
+  if (!scheduler.ok()) return scheduler.error();
+  Value scheduler_layer = SchedulerLayer(*scheduler);
+  Status valid = LauncherSchema().Validate(&scheduler_layer, ScalarSource::kText);
+  if (!valid.ok()) return valid.error();
+
+  effective = Merge(effective, scheduler_layer);
+  effective = Merge(effective, *env_layer);
+  effective = Merge(effective, *set_layer);
   effective = Merge(effective, *flag_layer);
-  return LauncherConfig(std::move(effective), std::move(warnings));
+  return LauncherConfig(std::move(effective), std::move(warnings), std::move(*scheduler));
 }
 
-LauncherConfig::LauncherConfig(Value effective, std::vector<std::string> warnings)
-    : effective_(std::move(effective)), warnings_(std::move(warnings)) {}
+LauncherConfig::LauncherConfig(Value effective, std::vector<std::string> warnings, SchedulerSettings scheduler)
+    : effective_(std::move(effective)), warnings_(std::move(warnings)), scheduler_(std::move(scheduler)) {}
 
 const Value& LauncherConfig::Leaf(std::string_view path, Value::Kind kind) const {
   const Value* value = effective_.Find(path);

@@ -6,6 +6,8 @@
 //   3. ~/.config/primus/config.yaml           ($XDG_CONFIG_HOME when set); skipped when missing
 //   4. ./.primus.yaml                         skipped when missing
 //   5. --config FILE                          an error when missing
+//   5b. the scheduler's distributed settings  Slurm step or pod conventions
+//      (scheduler_settings.h), chosen by direct.platform
 //   6. environment: PET_* (torchrun's), then PRIMUS_<KEY> (section main only),
 //      then PRIMUS_<SECTION>_<KEY>; lists comma-separated
 //   7. command line: --set a.b=c, then the CLI's own flags (--image ...)
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "config/environment.h"
+#include "config/scheduler_settings.h"
 #include "config/value.h"
 #include "util/error.h"
 
@@ -58,11 +61,13 @@ struct LauncherSources {
 // schema, or the wrong getter for its type, is a programming error and aborts.
 class LauncherConfig {
  public:
-  LauncherConfig(Value effective, std::vector<std::string> warnings);
+  LauncherConfig(Value effective, std::vector<std::string> warnings, SchedulerSettings scheduler = {});
 
   const Value& effective() const { return effective_; }
   // Non-fatal findings, e.g. an unknown PRIMUS_DIRECT_* variable (likely a typo).
   const std::vector<std::string>& warnings() const { return warnings_; }
+  // The scheduler found in the environment (empty scheduler name: none).
+  const SchedulerSettings& scheduler() const { return scheduler_; }
 
   const std::string& GetString(std::string_view path) const;
   int64_t GetInt(std::string_view path) const;
@@ -77,6 +82,7 @@ class LauncherConfig {
 
   Value effective_;
   std::vector<std::string> warnings_;
+  SchedulerSettings scheduler_;
 };
 
 Result<LauncherConfig> LoadLauncherConfig(const LauncherSources& sources);

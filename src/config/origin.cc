@@ -20,6 +20,9 @@ Origin Origin::Default() { return Named("default"); }
 Origin Origin::Env(std::string_view variable) { return Named("env " + std::string(variable)); }
 Origin Origin::Flag(std::string_view flag) { return Named("flag " + std::string(flag)); }
 Origin Origin::Set() { return Named("--set"); }
+Origin Origin::Scheduler(std::string_view scheduler, std::string_view variables) {
+  return Named(std::string(scheduler) + " " + std::string(variables));
+}
 
 std::string Origin::Describe() const {
   std::string text = source;

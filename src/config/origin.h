@@ -26,6 +26,8 @@ struct Origin {
   static Origin Env(std::string_view variable);  // "env PRIMUS_X"
   static Origin Flag(std::string_view flag);     // "flag --image"
   static Origin Set();                           // "--set"
+  // A scheduler's environment: "slurm SLURM_NODEID", "pytorchjob PET_NNODES".
+  static Origin Scheduler(std::string_view scheduler, std::string_view variables);
 
   // "base.yaml:12:5 (via mid.yaml <- exp.yaml)", "exp.yaml:3:1", "env PRIMUS_X".
   std::string Describe() const;

@@ -19,11 +19,13 @@
 namespace primus::agent {
 
 // Tags of the fds in the epoll set; worker streams use kFirstStreamTag + n,
-// worker pidfds kFirstPidTag + worker index.
+// worker pidfds kFirstPidTag + worker index, the job link kFirstLinkTag and up.
 inline constexpr uint64_t kSignalTag = 1;
 inline constexpr uint64_t kTimerTag = 2;
 inline constexpr uint64_t kFirstStreamTag = 16;
 inline constexpr uint64_t kFirstPidTag = uint64_t{1} << 32;
+// The job link's sockets (job_link.h): the listening socket and one per node.
+inline constexpr uint64_t kFirstLinkTag = uint64_t{1} << 48;
 
 class AgentRuntime {
  public:

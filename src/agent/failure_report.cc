@@ -95,7 +95,7 @@ std::string FormatFailureBanner(const BannerInput& input) {
     if (!root.message.empty()) out += fmt::format("  message:    {}\n", root.message);
     if (!root.traceback.empty()) out += "  traceback:\n" + Indent(root.traceback, "    ");
   }
-  std::vector<std::string> tail = LastLines(root.log_file, input.tail_lines);
+  std::vector<std::string> tail = root.log_tail.empty() ? LastLines(root.log_file, input.tail_lines) : root.log_tail;
   if (tail.empty()) {
     out += fmt::format("  log:        {} (no output)\n", root.log_file);
   } else {

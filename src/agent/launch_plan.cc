@@ -71,6 +71,26 @@ Status ValidateNumbers(const LaunchSpec& spec) {
     return UsageError("master_addr is required when nnodes > 1",
                       "give the address of node rank 0, reachable from every node");
   }
+  if (spec.nnodes > 1) {
+    int control_port = spec.control_port != 0 ? spec.control_port : spec.master_port + 1;
+    if (spec.control_port < 0 || control_port > 65535) {
+      return UsageError("control port " + std::to_string(control_port) + " is not a TCP port (1..65535)",
+                        "give --control-port, or a --master-port below 65535 (the default is master port + 1)");
+    }
+    if (control_port == spec.master_port) {
+      return UsageError("the control port must differ from the master port (" + std::to_string(spec.master_port) + ")",
+                        "leave --control-port unset (master port + 1) or pick another port");
+    }
+    if (!(spec.join_timeout_s > 0) || !(spec.exit_barrier_timeout_s >= 0)) {
+      return UsageError("join_timeout must be positive and exit_barrier_timeout not negative");
+    }
+    if (!(spec.heartbeat_interval_s > 0) || !(spec.heartbeat_timeout_s > spec.heartbeat_interval_s)) {
+      return UsageError("heartbeat_timeout (" + fmt::format("{:g}", spec.heartbeat_timeout_s) +
+                            " s) must be longer than heartbeat_interval (" +
+                            fmt::format("{:g}", spec.heartbeat_interval_s) + " s), which must be positive");
+    }
+  }
+  if (spec.restarts_before < 0) return UsageError("restarts_before must not be negative");
   if (spec.max_restarts < 0) return UsageError("max_restarts must not be negative");
   if (!(spec.restart_backoff_s >= 0) || !(spec.max_restart_backoff_s >= 0)) {
     return UsageError("restart backoff must not be negative");

@@ -32,6 +32,14 @@ struct LaunchSpec {
   std::map<std::string, std::string> env_overrides;  // set even over the agent's env (the user's explicit --env)
   std::string log_dir;                     // "" -> ${TMPDIR:-/tmp}/primus-<uid>/<run_id>
   std::string run_id;                      // "" -> generated (<yyyymmdd-hhmmss>-<hex>)
+  // Multi-node (nnodes > 1): node 0's control channel (job_link.h). The job
+  // token comes from PRIMUS_JOB_TOKEN in the agent's environment.
+  int control_port = 0;               // 0 -> master_port + 1
+  double join_timeout_s = 300;        // start barrier
+  double exit_barrier_timeout_s = 30;
+  double heartbeat_interval_s = 1;
+  double heartbeat_timeout_s = 10;
+  int restarts_before = 0;            // restarts a scheduler already made (SLURM_RESTART_COUNT): count against max_restarts
   int max_restarts = 0;
   double restart_backoff_s = 1.0;  // doubled each restart, capped at max_restart_backoff_s
   double max_restart_backoff_s = 30.0;
@@ -59,6 +67,9 @@ struct WorkerFailure {
   std::string error_file;  // set when the worker wrote one
   std::string message;     // the error file's message
   std::string traceback;   // the error file's py_callstack
+  // The last lines of its log, taken by the node that ran it: node 0's
+  // banner shows them even when the log file is on another host.
+  std::vector<std::string> log_tail;
 };
 
 struct RunResult {

@@ -49,6 +49,7 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher, 
   for (auto [key, field] : {std::pair{"direct.nnodes", &spec.nnodes},
                             std::pair{"direct.node_rank", &spec.node_rank},
                             std::pair{"direct.master_port", &spec.master_port},
+                            std::pair{"direct.control_port", &spec.control_port},
                             std::pair{"direct.max_restarts", &spec.max_restarts}}) {
     auto value = IntKey(launcher, key);
     if (!value) return value.error();
@@ -58,6 +59,11 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher, 
   spec.restart_backoff_s = launcher.GetDouble("direct.restart_backoff");
   spec.term_timeout_s = launcher.GetDouble("direct.term_timeout");
   spec.hang_timeout_s = launcher.GetDouble("direct.hang_timeout");
+  spec.join_timeout_s = launcher.GetDouble("direct.join_timeout");
+  spec.exit_barrier_timeout_s = launcher.GetDouble("direct.exit_barrier_timeout");
+  spec.heartbeat_interval_s = launcher.GetDouble("direct.heartbeat_interval");
+  spec.heartbeat_timeout_s = launcher.GetDouble("direct.heartbeat_timeout");
+  spec.restarts_before = launcher.scheduler().restart_count;
   spec.log_dir = launcher.GetString("direct.log_dir");
   spec.console_prefix = launcher.GetString("direct.console_prefix");
   auto ranks = ParseRankList(launcher.GetString("direct.ranks_filter"));

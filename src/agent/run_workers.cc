@@ -4,6 +4,9 @@
 #include <cmath>
 
 #include "agent/agent_runtime.h"
+#include "agent/job_link.h"
+#include <unistd.h>
+#include <cstdlib>
 #include "agent/launch_plan.h"
 #include "agent/signal_channel.h"
 #include "agent/supervisor.h"
@@ -36,6 +39,89 @@ void LogStart(const LaunchPlan& plan, int attempt) {
 
 }  // namespace
 
+namespace {
+
+JobLinkSettings LinkSettings(const LaunchPlan& plan) {
+  const LaunchSpec& spec = plan.spec;
+  JobLinkSettings settings;
+  settings.self.node_rank = spec.node_rank;
+  settings.self.nnodes = spec.nnodes;
+  settings.self.nproc_per_node = spec.nproc_per_node;
+  settings.self.version = PRIMUS_VERSION;
+  settings.self.host = plan.host;
+  settings.self.pid = static_cast<int>(getpid());
+  const char* token = std::getenv(kJobTokenVariable);
+  settings.token = token != nullptr ? token : "";
+  settings.master_addr = spec.master_addr;
+  settings.control_port = spec.control_port != 0 ? spec.control_port : spec.master_port + 1;
+  settings.join_timeout_s = spec.join_timeout_s;
+  settings.exit_barrier_timeout_s = spec.exit_barrier_timeout_s;
+  settings.heartbeat_interval_s = spec.heartbeat_interval_s;
+  settings.heartbeat_timeout_s = spec.heartbeat_timeout_s;
+  settings.term_timeout_s = spec.term_timeout_s;
+  settings.max_restarts = spec.max_restarts;
+  settings.restarts_before = spec.restarts_before;
+  settings.restart_backoff_s = spec.restart_backoff_s;
+  settings.max_restart_backoff_s = spec.max_restart_backoff_s;
+  return settings;
+}
+
+// One node of a multi-node job: the generations are the job's, decided by node 0.
+Result<RunResult> RunJobNode(const LaunchPlan& plan, const WorkerEnvironment& environment, AgentRuntime& runtime,
+                             RunResult result) {
+  JobLinkSettings settings = LinkSettings(plan);
+  if (settings.token.empty()) {
+    log::Warn("{} is not set: the control channel on port {} accepts any agent of this job; set the same secret "
+              "value on every node (the slurm and k8s modes do it for you)",
+              kJobTokenVariable, settings.control_port);
+  }
+  auto link = OpenJobLink(settings, runtime);
+  if (!link) return link.error();
+  auto joined = (*link)->Join();
+  if (!joined) return joined.error();
+  if (*joined != 0) {
+    log::Warn("received {} while waiting for the other nodes: not starting", SignalName(*joined));
+    result.agent_signal = *joined;
+    result.exit_code = 128 + *joined;
+    return result;
+  }
+  while (true) {
+    int generation = (*link)->generation();
+    LogStart(plan, generation);
+    Supervisor supervisor(plan, environment, runtime, generation, link->get());
+    auto attempt = supervisor.Run();
+    NodeOutcome outcome;
+    if (!attempt) {
+      // This node cannot start its workers: the others must not wait for it.
+      log::Error("{}", attempt.error().Format());
+      WorkerFailure failure;
+      failure.host = plan.host;
+      failure.rank = plan.global_rank(0);
+      failure.attempt = generation;
+      failure.exit_code = static_cast<int>(attempt.error().code);
+      failure.message = attempt.error().message;
+      (*link)->ReportLocalFailure(failure);
+      outcome.exit_code = failure.exit_code;
+      outcome.root_cause = failure;
+    } else {
+      outcome.exit_code = attempt->exit_code;
+      outcome.agent_signal = attempt->agent_signal;
+      outcome.stopped_by_job = attempt->ending == AttemptResult::Ending::kStoppedByJob;
+      outcome.root_cause = attempt->root_cause;
+      outcome.other_failures = attempt->other_failures;
+      result.agent_signal = attempt->agent_signal;
+    }
+    JobDecision decision = (*link)->EndGeneration(outcome);
+    result.exit_code = decision.exit_code;
+    result.root_cause = decision.root_cause;
+    result.other_failures = decision.other_failures;
+    result.restarts = decision.restarts - plan.spec.restarts_before;
+    if (!decision.restart) return result;
+  }
+}
+
+}  // namespace
+
 Result<RunResult> RunWorkers(const LaunchSpec& spec) {
   auto plan = PlanLaunch(spec);
   if (!plan) return plan.error();
@@ -52,7 +138,13 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
   result.run_id = plan->spec.run_id;
   result.master_addr = plan->spec.master_addr;
   result.master_port = plan->spec.master_port;
-  for (int attempt = 0;; ++attempt) {
+  if (plan->spec.nnodes > 1) return RunJobNode(*plan, environment, **runtime, std::move(result));
+
+  if (plan->spec.restarts_before > 0) {
+    log::Info("the scheduler already restarted this job {} time{}; they count against --max-restarts {}",
+              plan->spec.restarts_before, plan->spec.restarts_before == 1 ? "" : "s", plan->spec.max_restarts);
+  }
+  for (int attempt = plan->spec.restarts_before;; ++attempt) {
     LogStart(*plan, attempt);
     Supervisor supervisor(*plan, environment, **runtime, attempt);
     auto outcome = supervisor.Run();
@@ -79,7 +171,7 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
       result.exit_code = 128 + signal;
       break;
     }
-    result.restarts = attempt + 1;
+    result.restarts = attempt + 1 - plan->spec.restarts_before;
   }
   return result;
 }

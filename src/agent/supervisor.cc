@@ -28,6 +28,7 @@ constexpr int kPipeSize = 1 << 20;
 // not within this long is stuck in the kernel and the agent stops waiting.
 constexpr double kGiveUpAfterKillS = 10;
 constexpr double kLeftoverWaitS = 5;
+constexpr size_t kBannerTailLines = 20;
 
 double WallSeconds() {
   timespec now;
@@ -72,11 +73,12 @@ struct Supervisor::Worker {
 };
 
 Supervisor::Supervisor(const LaunchPlan& plan, const WorkerEnvironment& environment, AgentRuntime& runtime,
-                       int attempt)
+                       int attempt, JobLink* link)
     : plan_(plan),
       environment_(environment),
       runtime_(runtime),
       attempt_(attempt),
+      link_(link),
       attempt_dir_(AttemptDir(plan, attempt)),
       scratch_(new char[OutputStream::kReadSize]),
       hang_watch_(plan.spec.hang_timeout_s) {}
@@ -99,6 +101,7 @@ Result<AttemptResult> Supervisor::Run() {
     FinishAttempt();
     return started.error();
   }
+  CheckJobStop();  // a stop may have come while the workers were starting
   Loop();
   FinishAttempt();
   return Summarize();
@@ -199,15 +202,27 @@ void Supervisor::Loop() {
       } else if (tag == kTimerTag) {
         runtime_.timer().Acknowledge();
         HandleDeadline();
+      } else if (tag >= kFirstLinkTag) {
+        if (link_ != nullptr) link_->OnEvent(tag);
       } else if (tag >= kFirstPidTag) {
         HandleWorkerPidfd(static_cast<size_t>(tag - kFirstPidTag));
       } else if (tag >= kFirstStreamTag) {
         HandleStream(static_cast<size_t>(tag - kFirstStreamTag));
       }
     }
+    CheckJobStop();
     runtime_.console().Flush();
   }
   runtime_.timer().ArmAt(std::nullopt);
+}
+
+void Supervisor::CheckJobStop() {
+  if (link_ == nullptr || phase_ != Phase::kRunning) return;
+  std::optional<std::string> reason = link_->stop_reason();
+  if (!reason) return;
+  ending_ = AttemptResult::Ending::kStoppedByJob;
+  log::Warn("stopping this node's workers: {}", *reason);
+  BeginStop(SIGTERM);
 }
 
 void Supervisor::HandleSignals() {
@@ -263,6 +278,10 @@ void Supervisor::HandleWorkerPidfd(size_t worker_index) {
 
 void Supervisor::HandleDeadline() {
   SteadyTime now = SteadyClock::now();
+  if (link_ != nullptr) {
+    std::optional<SteadyTime> due = link_->NextDeadline();
+    if (due && *due <= now) link_->OnDeadline(now);
+  }
   if (phase_ == Phase::kStopping) {
     if (!killed_ && kill_deadline_ && now >= *kill_deadline_) {
       std::vector<int> ranks;
@@ -294,9 +313,14 @@ void Supervisor::HandleDeadline() {
 }
 
 std::optional<SteadyTime> Supervisor::NextDeadline() const {
-  if (phase_ == Phase::kStopping) return killed_ ? give_up_deadline_ : kill_deadline_;
-  if (phase_ == Phase::kRunning) return hang_watch_.NextDeadline();
-  return std::nullopt;
+  std::optional<SteadyTime> next;
+  if (phase_ == Phase::kStopping) next = killed_ ? give_up_deadline_ : kill_deadline_;
+  if (phase_ == Phase::kRunning) next = hang_watch_.NextDeadline();
+  if (link_ != nullptr) {
+    std::optional<SteadyTime> link_due = link_->NextDeadline();
+    if (link_due && (!next || *link_due < *next)) next = link_due;
+  }
+  return next;
 }
 
 void Supervisor::OnWorkerExit(Worker& worker, int status) {
@@ -322,6 +346,30 @@ void Supervisor::OnWorkerExit(Worker& worker, int status) {
   log::Error("rank {} (local rank {}, pid {}) failed with {}; stopping the other workers", worker.rank,
              worker.local_rank, worker.pid, DescribeEnding(worker.exit_code, worker.signal));
   BeginStop(SIGTERM);
+  if (link_ != nullptr) link_->ReportLocalFailure(FailureOf(worker));
+}
+
+WorkerFailure Supervisor::FailureOf(const Worker& worker) const {
+  WorkerFailure failure;
+  failure.host = plan_.host;
+  failure.rank = worker.rank;
+  failure.local_rank = worker.local_rank;
+  failure.pid = worker.pid;
+  failure.attempt = attempt_;
+  failure.exit_code = worker.exit_code;
+  failure.signal = worker.signal;
+  failure.hung = worker.hung;
+  failure.timestamp = worker.hung ? worker.hung_at : worker.ended_at;
+  failure.detected_at = failure.timestamp;
+  failure.log_file = worker.log_path;
+  if (link_ != nullptr) failure.log_tail = LastLines(worker.log_path, kBannerTailLines);
+  if (std::optional<ErrorFileReport> report = ReadErrorFile(worker.error_file)) {
+    failure.error_file = worker.error_file;
+    failure.message = report->message;
+    failure.traceback = report->traceback;
+    if (report->timestamp) failure.timestamp = *report->timestamp;
+  }
+  return failure;
 }
 
 void Supervisor::OnAgentSignal(int signal) {
@@ -335,6 +383,7 @@ void Supervisor::OnAgentSignal(int signal) {
       log::Warn("received {}: killing the workers", SignalName(signal));
     }
     BeginStop(signal);
+    if (link_ != nullptr) link_->ReportLocalSignal(signal);
     return;
   }
   if (phase_ == Phase::kStopping && !killed_) {
@@ -394,6 +443,7 @@ void Supervisor::ReportHang(const std::vector<size_t>& hung) {
     worker.hung_at = now;
     log::Error("rank {} (local rank {}, pid {}) hung: no output and no touch of its heartbeat file for {:g} s",
                worker.rank, worker.local_rank, worker.pid, plan_.spec.hang_timeout_s);
+    if (link_ != nullptr && index == hung.front()) link_->ReportLocalFailure(FailureOf(worker));
   }
   // Stacks of every live worker: the hung one, and who waits for it.
   for (auto& worker : workers_) {
@@ -489,24 +539,7 @@ AttemptResult Supervisor::Summarize() {
       stopped.push_back(worker->rank);
       continue;
     }
-    WorkerFailure failure;
-    failure.host = plan_.host;
-    failure.rank = worker->rank;
-    failure.local_rank = worker->local_rank;
-    failure.pid = worker->pid;
-    failure.attempt = attempt_;
-    failure.exit_code = worker->exit_code;
-    failure.signal = worker->signal;
-    failure.hung = worker->hung;
-    failure.timestamp = worker->hung ? worker->hung_at : worker->ended_at;
-    failure.detected_at = failure.timestamp;
-    failure.log_file = worker->log_path;
-    if (report) {
-      failure.error_file = worker->error_file;
-      failure.message = report->message;
-      failure.traceback = report->traceback;
-      if (report->timestamp) failure.timestamp = *report->timestamp;
-    }
+    WorkerFailure failure = FailureOf(*worker);
     failures.push_back(std::move(failure));
   }
   if (!failures.empty()) {
@@ -519,13 +552,19 @@ AttemptResult Supervisor::Summarize() {
   switch (ending_) {
     case AttemptResult::Ending::kSucceeded: result.exit_code = 0; break;
     case AttemptResult::Ending::kAgentSignalled: result.exit_code = 128 + agent_signal_; break;
+    case AttemptResult::Ending::kStoppedByJob: result.exit_code = result.root_cause ? result.root_cause->exit_code : 0; break;
     case AttemptResult::Ending::kWorkerFailed:
     case AttemptResult::Ending::kHung:
       result.exit_code = result.root_cause ? result.root_cause->exit_code : 1;
       if (result.exit_code == 0) result.exit_code = 1;
       break;
   }
-  if (result.root_cause) {
+  if (result.root_cause && link_ != nullptr) {
+    log::Error("this node's workers failed (attempt {}): rank {} with {}{}; node 0 names the job's root cause",
+               attempt_, result.root_cause->rank,
+               result.root_cause->hung ? "a hang" : DescribeEnding(result.root_cause->exit_code, result.root_cause->signal),
+               result.other_failures.empty() ? "" : fmt::format(" (and {} more)", result.other_failures.size()));
+  } else if (result.root_cause) {
     BannerInput banner;
     banner.root_cause = *result.root_cause;
     banner.other_failures = result.other_failures;

@@ -21,6 +21,7 @@
 
 #include "agent/agent_runtime.h"
 #include "agent/hang_watch.h"
+#include "agent/job_link.h"
 #include "agent/launch_plan.h"
 #include "agent/line_stamp.h"
 #include "agent/output_stream.h"
@@ -29,7 +30,8 @@
 namespace primus::agent {
 
 struct AttemptResult {
-  enum class Ending { kSucceeded, kWorkerFailed, kHung, kAgentSignalled };
+  // kStoppedByJob: another node failed or was lost (multi-node; job_link.h).
+  enum class Ending { kSucceeded, kWorkerFailed, kHung, kAgentSignalled, kStoppedByJob };
   Ending ending = Ending::kSucceeded;
   int exit_code = 0;
   int agent_signal = 0;
@@ -39,8 +41,11 @@ struct AttemptResult {
 
 class Supervisor {
  public:
+  // `link`: the other nodes of a multi-node job, or null. With a link, the
+  // first local failure is reported to it at once, its stop orders stop the
+  // workers, and the banner is left to node 0 (which sees every node).
   Supervisor(const LaunchPlan& plan, const WorkerEnvironment& environment, AgentRuntime& runtime,
-             int attempt);
+             int attempt, JobLink* link = nullptr);
   ~Supervisor();
 
   // An Error only when the workers could not be started (log files, exec);
@@ -62,6 +67,8 @@ class Supervisor {
   void HandleWorkerPidfd(size_t worker_index);
   void HandleDeadline();
   void OnWorkerExit(Worker& worker, int status);
+  void CheckJobStop();
+  WorkerFailure FailureOf(const Worker& worker) const;
   void OnAgentSignal(int signal);
   void ForwardSignal(int signal);
   void BeginStop(int signal);
@@ -78,6 +85,7 @@ class Supervisor {
   const WorkerEnvironment& environment_;
   AgentRuntime& runtime_;
   int attempt_;
+  JobLink* link_;
   std::string attempt_dir_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<OutputStream*> streams_;  // index = tag - kFirstStreamTag

@@ -32,6 +32,8 @@ class DirectRuntime : public Runtime {
         {{"--platform"}, K::kValue, "NAME", "direct.platform", "distributed settings from: auto|slurm|pytorchjob|jobset|platform|none"},
         {{"--control-port"}, K::kValue, "PORT", "direct.control_port", "node 0's control channel port (default: master port + 1)"},
         {{"--join-timeout"}, K::kValue, "SECONDS", "direct.join_timeout", "how long nodes wait for each other at start"},
+        {{"--exit-barrier-timeout"}, K::kValue, "SECONDS", "direct.exit_barrier_timeout", "how long node 0 waits for every node's end"},
+        {{"--heartbeat-timeout"}, K::kValue, "SECONDS", "direct.heartbeat_timeout", "a node silent this long is lost"},
         {{"--max-restarts"}, K::kValue, "N", "direct.max_restarts", "restart all workers up to N times on failure"},
         {{"--restart-backoff"}, K::kValue, "SECONDS", "direct.restart_backoff", "first restart delay, doubled each time (capped)"},
         {{"--term-timeout"}, K::kValue, "SECONDS", "direct.term_timeout", "grace between SIGTERM and SIGKILL at teardown"},

@@ -1,0 +1,184 @@
+#include "agent/control_protocol.h"
+
+namespace primus::agent {
+
+std::string NodeIdentity::Describe() const {
+  return "node " + std::to_string(node_rank) + " (" + (host.empty() ? "?" : host) + ")";
+}
+
+Json HelloMessage(const NodeIdentity& node, const std::string& token) {
+  return Json{{"type", "hello"},         {"token", token},   {"node_rank", node.node_rank},
+              {"nnodes", node.nnodes},   {"nproc_per_node", node.nproc_per_node},
+              {"version", node.version}, {"host", node.host}, {"pid", node.pid}};
+}
+
+std::optional<std::string> ParseHello(const Json& message, NodeIdentity* node, std::string* token) {
+  try {
+    if (MessageType(message) != "hello") return "expected a hello message first";
+    *token = message.at("token").get<std::string>();
+    node->node_rank = message.at("node_rank").get<int>();
+    node->nnodes = message.at("nnodes").get<int>();
+    node->nproc_per_node = message.at("nproc_per_node").get<int>();
+    node->version = message.at("version").get<std::string>();
+    node->host = message.at("host").get<std::string>();
+    node->pid = message.value("pid", 0);
+  } catch (const Json::exception& error) {
+    return std::string("malformed hello: ") + error.what();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Inconsistency(const NodeIdentity& reference, const NodeIdentity& joining) {
+  std::vector<std::string> problems;
+  if (joining.version != reference.version) {
+    problems.push_back("primus-cli " + joining.version + " on " + joining.Describe() + " but " +
+                       reference.version + " on " + reference.Describe());
+  }
+  if (joining.nnodes != reference.nnodes) {
+    problems.push_back("nnodes " + std::to_string(joining.nnodes) + " on " + joining.Describe() + " but " +
+                       std::to_string(reference.nnodes) + " on " + reference.Describe());
+  }
+  if (joining.nproc_per_node != reference.nproc_per_node) {
+    problems.push_back("nproc_per_node " + std::to_string(joining.nproc_per_node) + " on " + joining.Describe() +
+                       " but " + std::to_string(reference.nproc_per_node) + " on " + reference.Describe() +
+                       " (world size " + std::to_string(joining.nnodes * joining.nproc_per_node) + " vs " +
+                       std::to_string(reference.nnodes * reference.nproc_per_node) + ")");
+  }
+  if (joining.node_rank < 1 || joining.node_rank >= reference.nnodes) {
+    problems.push_back(joining.Describe() + " has node rank " + std::to_string(joining.node_rank) +
+                       ", outside 1.." + std::to_string(reference.nnodes - 1));
+  }
+  if (problems.empty()) return std::nullopt;
+  std::string text;
+  for (const std::string& problem : problems) text += (text.empty() ? "" : "; ") + problem;
+  return text;
+}
+
+bool TokensEqual(const std::string& a, const std::string& b) {
+  unsigned char difference = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    difference |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  }
+  return difference == 0;
+}
+
+Json FailureToJson(const WorkerFailure& failure) {
+  return Json{{"host", failure.host},
+              {"rank", failure.rank},
+              {"local_rank", failure.local_rank},
+              {"pid", failure.pid},
+              {"attempt", failure.attempt},
+              {"exit_code", failure.exit_code},
+              {"signal", failure.signal},
+              {"hung", failure.hung},
+              {"timestamp", failure.timestamp},
+              {"detected_at", failure.detected_at},
+              {"log_file", failure.log_file},
+              {"error_file", failure.error_file},
+              {"message", failure.message},
+              {"traceback", failure.traceback},
+              {"log_tail", failure.log_tail}};
+}
+
+WorkerFailure FailureFromJson(const Json& json) {
+  WorkerFailure failure;
+  failure.host = json.value("host", "");
+  failure.rank = json.value("rank", 0);
+  failure.local_rank = json.value("local_rank", 0);
+  failure.pid = json.value("pid", 0);
+  failure.attempt = json.value("attempt", 0);
+  failure.exit_code = json.value("exit_code", 0);
+  failure.signal = json.value("signal", 0);
+  failure.hung = json.value("hung", false);
+  failure.timestamp = json.value("timestamp", 0.0);
+  failure.detected_at = json.value("detected_at", 0.0);
+  failure.log_file = json.value("log_file", "");
+  failure.error_file = json.value("error_file", "");
+  failure.message = json.value("message", "");
+  failure.traceback = json.value("traceback", "");
+  if (json.contains("log_tail") && json["log_tail"].is_array()) {
+    for (const Json& line : json["log_tail"]) {
+      if (line.is_string()) failure.log_tail.push_back(line.get<std::string>());
+    }
+  }
+  return failure;
+}
+
+namespace {
+
+Json FailureList(const std::vector<WorkerFailure>& failures) {
+  Json list = Json::array();
+  for (const WorkerFailure& failure : failures) list.push_back(FailureToJson(failure));
+  return list;
+}
+
+std::vector<WorkerFailure> FailuresFrom(const Json& json, const char* key) {
+  std::vector<WorkerFailure> failures;
+  if (json.contains(key) && json[key].is_array()) {
+    for (const Json& item : json[key]) failures.push_back(FailureFromJson(item));
+  }
+  return failures;
+}
+
+std::optional<WorkerFailure> OptionalFailure(const Json& json, const char* key) {
+  if (!json.contains(key) || !json[key].is_object()) return std::nullopt;
+  return FailureFromJson(json[key]);
+}
+
+}  // namespace
+
+Json OutcomeToJson(const NodeOutcome& outcome) {
+  Json json{{"exit_code", outcome.exit_code},
+            {"agent_signal", outcome.agent_signal},
+            {"stopped_by_job", outcome.stopped_by_job},
+            {"other_failures", FailureList(outcome.other_failures)}};
+  if (outcome.root_cause) json["root_cause"] = FailureToJson(*outcome.root_cause);
+  return json;
+}
+
+NodeOutcome OutcomeFromJson(const Json& json) {
+  NodeOutcome outcome;
+  outcome.exit_code = json.value("exit_code", 1);
+  outcome.agent_signal = json.value("agent_signal", 0);
+  outcome.stopped_by_job = json.value("stopped_by_job", false);
+  outcome.root_cause = OptionalFailure(json, "root_cause");
+  outcome.other_failures = FailuresFrom(json, "other_failures");
+  return outcome;
+}
+
+Json DecisionToJson(const JobDecision& decision, int generation) {
+  Json json{{"type", "decision"},
+            {"generation", generation},
+            {"restart", decision.restart},
+            {"exit_code", decision.exit_code},
+            {"restarts", decision.restarts},
+            {"reason", decision.reason},
+            {"other_failures", FailureList(decision.other_failures)}};
+  if (decision.root_cause) json["root_cause"] = FailureToJson(*decision.root_cause);
+  return json;
+}
+
+JobDecision DecisionFromJson(const Json& json) {
+  JobDecision decision;
+  decision.restart = json.value("restart", false);
+  decision.exit_code = json.value("exit_code", 1);
+  decision.restarts = json.value("restarts", 0);
+  decision.reason = json.value("reason", "");
+  decision.root_cause = OptionalFailure(json, "root_cause");
+  decision.other_failures = FailuresFrom(json, "other_failures");
+  return decision;
+}
+
+std::string MessageType(const Json& message) {
+  if (!message.is_object() || !message.contains("type") || !message["type"].is_string()) return "";
+  return message["type"].get<std::string>();
+}
+
+int MessageGeneration(const Json& message) {
+  if (!message.is_object() || !message.contains("generation") || !message["generation"].is_number_integer()) {
+    return -1;
+  }
+  return message["generation"].get<int>();
+}
+
+}  // namespace primus::agent

@@ -1,0 +1,145 @@
+#include "agent/control_protocol.h"
+
+#include <gtest/gtest.h>
+
+namespace primus::agent {
+namespace {
+
+NodeIdentity Node(int rank, int nnodes = 2, int nproc = 8, std::string version = "0.1.0") {
+  NodeIdentity node;
+  node.node_rank = rank;
+  node.nnodes = nnodes;
+  node.nproc_per_node = nproc;
+  node.version = std::move(version);
+  node.host = "host" + std::to_string(rank + 1);
+  return node;
+}
+
+TEST(ControlProtocolTest, HelloRoundTrips) {
+  NodeIdentity parsed;
+  std::string token;
+  ASSERT_FALSE(ParseHello(HelloMessage(Node(1, 4, 2), "s3cret"), &parsed, &token));
+  EXPECT_EQ(token, "s3cret");
+  EXPECT_EQ(parsed.node_rank, 1);
+  EXPECT_EQ(parsed.nnodes, 4);
+  EXPECT_EQ(parsed.nproc_per_node, 2);
+  EXPECT_EQ(parsed.host, "host2");
+}
+
+TEST(ControlProtocolTest, MalformedHelloIsExplained) {
+  NodeIdentity parsed;
+  std::string token;
+  auto problem = ParseHello(Json{{"type", "hello"}, {"token", "x"}}, &parsed, &token);
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("malformed hello"), std::string::npos);
+  EXPECT_TRUE(ParseHello(Json{{"type", "done"}}, &parsed, &token));
+}
+
+TEST(ControlProtocolTest, ConsistentNodeFits) { EXPECT_FALSE(Inconsistency(Node(0), Node(1))); }
+
+TEST(ControlProtocolTest, InconsistenciesNameBothNodes) {
+  auto nproc = Inconsistency(Node(0, 2, 8), Node(1, 2, 4));
+  ASSERT_TRUE(nproc);
+  EXPECT_NE(nproc->find("nproc_per_node 4 on node 1 (host2) but 8 on node 0 (host1)"), std::string::npos) << *nproc;
+  EXPECT_NE(nproc->find("world size 8 vs 16"), std::string::npos) << *nproc;
+
+  auto version = Inconsistency(Node(0), Node(1, 2, 8, "0.2.0"));
+  ASSERT_TRUE(version);
+  EXPECT_NE(version->find("primus-cli 0.2.0 on node 1 (host2) but 0.1.0 on node 0"), std::string::npos);
+
+  auto nnodes = Inconsistency(Node(0, 2), Node(1, 3));
+  ASSERT_TRUE(nnodes);
+  EXPECT_NE(nnodes->find("nnodes 3"), std::string::npos);
+
+  auto rank = Inconsistency(Node(0, 2), Node(2, 2));
+  ASSERT_TRUE(rank);
+  EXPECT_NE(rank->find("outside 1..1"), std::string::npos);
+  EXPECT_TRUE(Inconsistency(Node(0, 2), Node(0, 2)));  // a second node 0
+}
+
+TEST(ControlProtocolTest, TokensCompareWholeValues) {
+  EXPECT_TRUE(TokensEqual("abc", "abc"));
+  EXPECT_TRUE(TokensEqual("", ""));
+  EXPECT_FALSE(TokensEqual("abc", "abd"));
+  EXPECT_FALSE(TokensEqual("abc", "abcd"));
+  EXPECT_FALSE(TokensEqual("abcd", "abc"));
+  EXPECT_FALSE(TokensEqual("", "a"));
+}
+
+TEST(ControlProtocolTest, FailureCrossesTheWireIntact) {
+  WorkerFailure failure;
+  failure.host = "host2";
+  failure.rank = 11;
+  failure.local_rank = 3;
+  failure.pid = 4242;
+  failure.attempt = 2;
+  failure.exit_code = 137;
+  failure.signal = 9;
+  failure.hung = true;
+  failure.timestamp = 1700000000.25;
+  failure.detected_at = 1700000000.5;
+  failure.log_file = "/logs/host2.rank11.log";
+  failure.error_file = "/logs/host2.rank11.error.json";
+  failure.message = "RuntimeError: \"quoted\"\nsecond line";
+  failure.traceback = "Traceback ...";
+  failure.log_tail = {"line 1", "line \xc3\xa9"};
+  Json wire = Json::parse(FailureToJson(failure).dump());
+  WorkerFailure back = FailureFromJson(wire);
+  EXPECT_EQ(back.host, failure.host);
+  EXPECT_EQ(back.rank, 11);
+  EXPECT_EQ(back.local_rank, 3);
+  EXPECT_EQ(back.pid, 4242);
+  EXPECT_EQ(back.attempt, 2);
+  EXPECT_EQ(back.exit_code, 137);
+  EXPECT_EQ(back.signal, 9);
+  EXPECT_TRUE(back.hung);
+  EXPECT_DOUBLE_EQ(back.timestamp, failure.timestamp);
+  EXPECT_DOUBLE_EQ(back.detected_at, failure.detected_at);
+  EXPECT_EQ(back.log_file, failure.log_file);
+  EXPECT_EQ(back.error_file, failure.error_file);
+  EXPECT_EQ(back.message, failure.message);
+  EXPECT_EQ(back.traceback, failure.traceback);
+  EXPECT_EQ(back.log_tail, failure.log_tail);
+}
+
+TEST(ControlProtocolTest, DecisionAndOutcomeRoundTrip) {
+  JobDecision decision;
+  decision.restart = true;
+  decision.exit_code = 7;
+  decision.restarts = 2;
+  decision.reason = "rank 3 failed";
+  decision.root_cause = WorkerFailure{};
+  decision.root_cause->rank = 3;
+  Json wire = DecisionToJson(decision, 5);
+  EXPECT_EQ(MessageType(wire), "decision");
+  EXPECT_EQ(MessageGeneration(wire), 5);
+  JobDecision back = DecisionFromJson(Json::parse(wire.dump()));
+  EXPECT_TRUE(back.restart);
+  EXPECT_EQ(back.exit_code, 7);
+  EXPECT_EQ(back.restarts, 2);
+  EXPECT_EQ(back.reason, "rank 3 failed");
+  ASSERT_TRUE(back.root_cause);
+  EXPECT_EQ(back.root_cause->rank, 3);
+
+  NodeOutcome outcome;
+  outcome.exit_code = 143;
+  outcome.agent_signal = 15;
+  outcome.stopped_by_job = true;
+  outcome.other_failures.resize(2);
+  NodeOutcome outcome_back = OutcomeFromJson(Json::parse(OutcomeToJson(outcome).dump()));
+  EXPECT_EQ(outcome_back.exit_code, 143);
+  EXPECT_EQ(outcome_back.agent_signal, 15);
+  EXPECT_TRUE(outcome_back.stopped_by_job);
+  EXPECT_FALSE(outcome_back.root_cause);
+  EXPECT_EQ(outcome_back.other_failures.size(), 2u);
+}
+
+TEST(ControlProtocolTest, MessagesWithoutTypeOrGenerationAreRecognised) {
+  EXPECT_EQ(MessageType(Json::array()), "");
+  EXPECT_EQ(MessageType(Json{{"type", 3}}), "");
+  EXPECT_EQ(MessageGeneration(Json{{"type", "stop"}}), -1);
+  EXPECT_EQ(MessageGeneration(Json{{"generation", "1"}}), -1);
+}
+
+}  // namespace
+}  // namespace primus::agent

@@ -1,0 +1,53 @@
+// The TCP side of the control channel: node 0 listens on its control port
+// (all addresses, IPv4 and IPv6), the other agents connect to the master
+// address (resolved forward only, never reverse), and each connection carries
+// newline-delimited JSON messages (control_protocol.h). Reads never block —
+// the agent's epoll loop says when a connection is readable; writes are small
+// and block at most a few seconds before the peer is given up as lost.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agent/control_protocol.h"
+#include "agent/unique_fd.h"
+#include "util/error.h"
+
+namespace primus::agent {
+
+// A listening socket on `port` of every local address; a port in use is an
+// EnvironmentError naming it.
+Result<UniqueFd> ListenForNodes(int port);
+
+// Accepts one pending connection; an invalid fd when none is pending.
+// `peer` receives "10.0.0.2:51234".
+UniqueFd AcceptNode(int listen_fd, std::string* peer);
+
+// One connection attempt to host:port within `timeout_s`; the error text
+// says why ("connection refused", "no route to host", "unknown host").
+Result<UniqueFd> ConnectToNode(const std::string& host, int port, double timeout_s);
+
+class MessageConnection {
+ public:
+  MessageConnection(UniqueFd fd, std::string peer);
+
+  int fd() const { return fd_.get(); }
+  const std::string& peer() const { return peer_; }
+
+  enum class ReadResult { kOpen, kClosed };
+  // Reads what has arrived and appends every complete message. kClosed when
+  // the peer closed the connection, on a socket error, or on a malformed or
+  // oversized message (error() says which).
+  ReadResult Receive(std::vector<Json>* messages);
+  // False when the peer is gone or did not take the message within a few seconds.
+  bool Send(const Json& message);
+  const std::string& error() const { return error_; }
+
+ private:
+  UniqueFd fd_;
+  std::string peer_;
+  std::string buffer_;
+  std::string error_;
+};
+
+}  // namespace primus::agent

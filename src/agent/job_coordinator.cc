@@ -1,0 +1,472 @@
+#include "agent/job_coordinator.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "agent/failure_report.h"
+#include "agent/signal_channel.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+namespace primus::agent {
+namespace {
+
+constexpr uint64_t kListenerTag = kFirstLinkTag;
+constexpr uint64_t kFirstPeerTag = kFirstLinkTag + 1;
+constexpr uint64_t kFirstPendingTag = kFirstLinkTag + (uint64_t{1} << 24);
+constexpr double kHelloTimeoutS = 10;  // a connection that says nothing is dropped
+
+std::string RankNames(const std::vector<int>& ranks) {
+  std::vector<std::string> names;
+  for (int rank : ranks) names.push_back(std::to_string(rank));
+  return primus::Join(names, ", ");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<JobCoordinator>> JobCoordinator::Open(const JobLinkSettings& settings,
+                                                             AgentRuntime& runtime) {
+  auto listener = ListenForNodes(settings.control_port);
+  if (!listener) return listener.error();
+  std::unique_ptr<JobCoordinator> coordinator(new JobCoordinator(settings, runtime, std::move(*listener)));
+  if (Status status = runtime.poller().Add(coordinator->listener_.get(), kListenerTag); !status) {
+    return status.error();
+  }
+  return coordinator;
+}
+
+JobCoordinator::JobCoordinator(const JobLinkSettings& settings, AgentRuntime& runtime, UniqueFd listener)
+    : settings_(settings), runtime_(runtime), listener_(std::move(listener)) {
+  peers_.resize(static_cast<size_t>(settings_.self.nnodes));
+  peers_[0].node = settings_.self;
+  peers_[0].joined = true;
+  generation_ = settings_.restarts_before;
+  restarts_ = settings_.restarts_before;
+}
+
+JobCoordinator::~JobCoordinator() {
+  for (auto& [id, pending] : pending_) runtime_.poller().Remove(pending.connection->fd());
+  for (Peer& peer : peers_) {
+    if (peer.connection) runtime_.poller().Remove(peer.connection->fd());
+  }
+  runtime_.poller().Remove(listener_.get());
+}
+
+Result<int> JobCoordinator::Join() {
+  log::Info("node 0 of {}: control channel on port {}; waiting for {} node{} to join", settings_.self.nnodes,
+            settings_.control_port, settings_.self.nnodes - 1, settings_.self.nnodes == 2 ? "" : "s");
+  SteadyTime deadline = SteadyClock::now() + Seconds(settings_.join_timeout_s);
+  while (!refusal_ && !MissingRanks().empty() && SteadyClock::now() < deadline) {
+    int signal = PumpLinkEvents(runtime_, *this, deadline);
+    if (signal != 0) {
+      RefuseEveryone("node 0 received " + SignalName(signal) + " before the job started");
+      return signal;
+    }
+  }
+  if (refusal_) {
+    RefuseEveryone("inconsistent job: " + *refusal_);
+    return EnvironmentError("refusing to start an inconsistent job: " + *refusal_,
+                            "start every node with the same primus-cli, --nnodes and --nproc-per-node, and "
+                            "its own --node-rank");
+  }
+  std::vector<int> missing = MissingRanks();
+  if (!missing.empty()) {
+    std::string text = std::string(missing.size() == 1 ? "node " : "nodes ") + RankNames(missing) +
+                       " did not join within " + fmt::format("{:g}", settings_.join_timeout_s) + " s";
+    RefuseEveryone(text);
+    return EnvironmentError(
+        text, fmt::format("start primus-cli on every node with --nnodes {} --master-addr {} and the same "
+                          "{}; check that port {} of this host is reachable from them (firewall, address)",
+                          settings_.self.nnodes, settings_.master_addr, kJobTokenVariable,
+                          settings_.control_port));
+  }
+  started_ = true;
+  log::Info("all {} nodes joined; starting generation {}", settings_.self.nnodes, generation_);
+  Broadcast(Json{{"type", "start"}, {"generation", generation_}});
+  return 0;
+}
+
+std::vector<int> JobCoordinator::MissingRanks() const {
+  std::vector<int> missing;
+  for (size_t rank = 1; rank < peers_.size(); ++rank) {
+    if (!peers_[rank].joined) missing.push_back(static_cast<int>(rank));
+  }
+  return missing;
+}
+
+void JobCoordinator::OnEvent(uint64_t tag) {
+  if (tag == kListenerTag) {
+    AcceptAll();
+  } else if (tag >= kFirstPendingTag) {
+    HandlePending(tag - kFirstPendingTag);
+  } else if (tag >= kFirstPeerTag) {
+    HandlePeer(static_cast<int>(tag - kFirstPeerTag));
+  }
+}
+
+void JobCoordinator::AcceptAll() {
+  while (true) {
+    std::string address;
+    UniqueFd fd = AcceptNode(listener_.get(), &address);
+    if (!fd.valid()) return;
+    uint64_t id = next_pending_id_++;
+    Pending pending{std::make_unique<MessageConnection>(std::move(fd), address), SteadyClock::now()};
+    if (!runtime_.poller().Add(pending.connection->fd(), kFirstPendingTag + id)) continue;
+    pending_.emplace(id, std::move(pending));
+  }
+}
+
+void JobCoordinator::HandlePending(uint64_t id) {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return;
+  std::vector<Json> messages;
+  bool closed = it->second.connection->Receive(&messages) == MessageConnection::ReadResult::kClosed;
+  if (!messages.empty()) {
+    Admit(id, messages);
+    return;
+  }
+  if (closed) {
+    runtime_.poller().Remove(it->second.connection->fd());
+    pending_.erase(it);
+  }
+}
+
+void JobCoordinator::Admit(uint64_t id, std::vector<Json>& messages) {
+  Pending pending = std::move(pending_.at(id));
+  pending_.erase(id);
+  runtime_.poller().Remove(pending.connection->fd());
+  MessageConnection& connection = *pending.connection;
+  auto refuse = [&](const std::string& reason) { connection.Send(Json{{"type", "refuse"}, {"reason", reason}}); };
+
+  NodeIdentity node;
+  std::string token;
+  if (auto problem = ParseHello(messages.front(), &node, &token)) {
+    log::Warn("control channel: dropped a connection from {}: {}", connection.peer(), *problem);
+    refuse(*problem);
+    return;
+  }
+  node.host = node.host.empty() ? connection.peer() : node.host;
+  if (!TokensEqual(token, settings_.token)) {
+    log::Warn("control channel: refused {} from {}: wrong job token ({} differs; every node needs the same value)",
+              node.Describe(), connection.peer(), kJobTokenVariable);
+    refuse(std::string("wrong job token: ") + kJobTokenVariable + " differs from node 0's");
+    return;
+  }
+  if (started_) {
+    log::Warn("control channel: refused {} from {}: the job already started", node.Describe(), connection.peer());
+    refuse("the job already started without this node");
+    return;
+  }
+  if (auto problem = Inconsistency(settings_.self, node)) {
+    log::Error("control channel: {} from {} does not fit this job: {}", node.Describe(), connection.peer(), *problem);
+    refuse("inconsistent job: " + *problem);
+    refusal_ = *problem;
+    return;
+  }
+  Peer& peer = peers_[static_cast<size_t>(node.node_rank)];
+  if (peer.joined) {
+    std::string problem = "node rank " + std::to_string(node.node_rank) + " claimed by both " + peer.node.host +
+                          " (" + peer.connection->peer() + ") and " + node.host + " (" + connection.peer() + ")";
+    log::Error("control channel: {}", problem);
+    refuse("inconsistent job: " + problem);
+    refusal_ = problem;
+    return;
+  }
+  peer.connection = std::move(pending.connection);
+  peer.node = node;
+  peer.joined = true;
+  peer.last_seen = SteadyClock::now();
+  if (!runtime_.poller().Add(peer.connection->fd(), kFirstPeerTag + static_cast<uint64_t>(node.node_rank))) {
+    LosePeer(peer, "cannot watch its connection");
+    return;
+  }
+  Send(peer, Json{{"type", "welcome"}});
+  int joined = settings_.self.nnodes - static_cast<int>(MissingRanks().size());
+  log::Info("{} joined from {} ({} of {})", node.Describe(), peer.connection->peer(), joined, settings_.self.nnodes);
+  // Messages that came right behind the hello.
+  for (size_t i = 1; i < messages.size(); ++i) OnPeerMessage(peer, messages[i]);
+}
+
+void JobCoordinator::HandlePeer(int rank) {
+  if (rank <= 0 || rank >= static_cast<int>(peers_.size())) return;
+  Peer& peer = peers_[static_cast<size_t>(rank)];
+  if (!peer.connection) return;
+  std::vector<Json> messages;
+  bool closed = peer.connection->Receive(&messages) == MessageConnection::ReadResult::kClosed;
+  peer.last_seen = SteadyClock::now();
+  for (const Json& message : messages) OnPeerMessage(peer, message);
+  if (closed && peer.connection) LosePeer(peer, peer.connection->error());
+}
+
+void JobCoordinator::OnPeerMessage(Peer& peer, const Json& message) {
+  std::string type = MessageType(message);
+  if (type == "heartbeat") return;
+  int generation = MessageGeneration(message);
+  if (generation != generation_) {
+    log::Debug("control channel: ignored a stale {} of generation {} from {}", type, generation, peer.node.Describe());
+    return;
+  }
+  if (type == "failure") {
+    if (message.contains("signal")) {
+      int signal = message.value("signal", 0);
+      if (agent_signal_ == 0) agent_signal_ = signal;
+      StopEveryone(peer.node.Describe() + "'s agent received " + SignalName(signal));
+      return;
+    }
+    if (message.value("fatal", false)) fatal_ = true;
+    WorkerFailure failure = FailureFromJson(message.value("failure", Json::object()));
+    reported_failures_.push_back(failure);
+    StopEveryone(fmt::format("rank {} on {} failed with {}", failure.rank, peer.node.Describe(),
+                             failure.hung ? "a hang" : DescribeEnding(failure.exit_code, failure.signal)));
+  } else if (type == "done") {
+    peer.outcome = OutcomeFromJson(message.value("outcome", Json::object()));
+    if (peer.outcome->agent_signal != 0 && agent_signal_ == 0) agent_signal_ = peer.outcome->agent_signal;
+    if (message.value("fatal", false)) fatal_ = true;
+  }
+}
+
+void JobCoordinator::LosePeer(Peer& peer, std::string why) {
+  if (peer.connection) {
+    runtime_.poller().Remove(peer.connection->fd());
+    peer.connection.reset();
+  }
+  if (!started_) {
+    // Before the start a node may come back (its agent restarted).
+    if (peer.joined) log::Warn("{} left before the job started ({}); waiting for it again", peer.node.Describe(), why);
+    peer.joined = false;
+    return;
+  }
+  if (peer.outcome && !stop_reason_) {
+    // It reported and left: a normal end on its side.
+    peer.lost = "left after reporting";
+    return;
+  }
+  peer.lost = why;
+  log::Error("lost {}: {}", peer.node.Describe(), why);
+  StopEveryone("lost " + peer.node.Describe() + ": " + why);
+}
+
+void JobCoordinator::StopEveryone(const std::string& reason) {
+  if (stop_reason_) return;
+  stop_reason_ = reason;
+  log::Warn("stopping every node's workers: {}", reason);
+  Broadcast(Json{{"type", "stop"}, {"generation", generation_}, {"reason", reason}});
+}
+
+void JobCoordinator::ReportLocalFailure(const WorkerFailure& failure) {
+  reported_failures_.push_back(failure);
+  StopEveryone(fmt::format("rank {} on {} failed with {}", failure.rank, settings_.self.Describe(),
+                           failure.hung ? "a hang" : DescribeEnding(failure.exit_code, failure.signal)));
+}
+
+void JobCoordinator::ReportLocalSignal(int signal) {
+  if (agent_signal_ == 0) agent_signal_ = signal;
+  StopEveryone("node 0's agent received " + SignalName(signal));
+}
+
+void JobCoordinator::Send(Peer& peer, const Json& message) {
+  if (!peer.connection) return;
+  if (!peer.connection->Send(message)) {
+    std::string why = peer.connection->error();
+    LosePeer(peer, why);
+    return;
+  }
+  peer.last_sent = SteadyClock::now();
+}
+
+void JobCoordinator::Broadcast(const Json& message) {
+  for (size_t rank = 1; rank < peers_.size(); ++rank) Send(peers_[rank], message);
+}
+
+void JobCoordinator::RefuseEveryone(const std::string& reason) {
+  Broadcast(Json{{"type", "refuse"}, {"reason", reason}});
+}
+
+std::optional<SteadyTime> JobCoordinator::NextDeadline() const {
+  std::optional<SteadyTime> next;
+  auto consider = [&next](SteadyTime time) {
+    if (!next || time < *next) next = time;
+  };
+  for (size_t rank = 1; rank < peers_.size(); ++rank) {
+    const Peer& peer = peers_[rank];
+    if (!peer.connection) continue;
+    consider(peer.last_sent + Seconds(settings_.heartbeat_interval_s));
+    if (started_) consider(peer.last_seen + Seconds(settings_.heartbeat_timeout_s));
+  }
+  for (const auto& [id, pending] : pending_) consider(pending.since + Seconds(kHelloTimeoutS));
+  return next;
+}
+
+void JobCoordinator::OnDeadline(SteadyTime now) {
+  for (size_t rank = 1; rank < peers_.size(); ++rank) {
+    Peer& peer = peers_[rank];
+    if (!peer.connection) continue;
+    if (started_ && now >= peer.last_seen + Seconds(settings_.heartbeat_timeout_s)) {
+      LosePeer(peer, fmt::format("no heartbeat for {:g} s", settings_.heartbeat_timeout_s));
+      continue;
+    }
+    if (now >= peer.last_sent + Seconds(settings_.heartbeat_interval_s)) Send(peer, Json{{"type", "heartbeat"}});
+  }
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (now >= it->second.since + Seconds(kHelloTimeoutS)) {
+      log::Warn("control channel: dropped a connection from {} that sent no hello", it->second.connection->peer());
+      runtime_.poller().Remove(it->second.connection->fd());
+      it = pending_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+JobDecision JobCoordinator::EndGeneration(const NodeOutcome& outcome) {
+  peers_[0].outcome = outcome;
+  if (outcome.agent_signal != 0 && agent_signal_ == 0) agent_signal_ = outcome.agent_signal;
+  auto unreported = [this] {
+    std::vector<int> ranks;
+    for (size_t rank = 1; rank < peers_.size(); ++rank) {
+      if (!peers_[rank].outcome && peers_[rank].lost.empty()) ranks.push_back(static_cast<int>(rank));
+    }
+    return ranks;
+  };
+  // A stopping node may need its whole SIGTERM grace before it can report.
+  auto barrier_end = [this, start = SteadyClock::now()] {
+    double seconds = settings_.exit_barrier_timeout_s + (stop_reason_ ? settings_.term_timeout_s : 0);
+    return start + Seconds(seconds);
+  };
+  while (!unreported().empty() && SteadyClock::now() < barrier_end()) {
+    int signal = PumpLinkEvents(runtime_, *this, barrier_end());
+    if (signal != 0) {
+      if (agent_signal_ == 0) agent_signal_ = signal;
+      StopEveryone("node 0's agent received " + SignalName(signal));
+    }
+  }
+  std::vector<int> never_reported = unreported();
+  if (!never_reported.empty()) {
+    std::vector<std::string> names;
+    for (int rank : never_reported) names.push_back(peers_[static_cast<size_t>(rank)].node.Describe());
+    log::Error("exit barrier: {} never reported the end of generation {} (waited {:g} s)", primus::Join(names, ", "),
+               generation_, settings_.exit_barrier_timeout_s);
+  }
+  JobDecision decision = Decide(never_reported);
+  if (decision.root_cause) PrintBanner(decision);
+  Broadcast(DecisionToJson(decision, generation_));
+  if (!decision.restart) return decision;
+
+  double backoff = std::min(settings_.restart_backoff_s * std::pow(2.0, std::min(restarts_ - 1, 30)),
+                            settings_.max_restart_backoff_s);
+  log::Warn("restarting every node's workers in {:g} s (restart {} of {})", backoff, restarts_,
+            settings_.max_restarts);
+  if (!SleepForBackoff(backoff)) {
+    JobDecision ended = decision;
+    ended.restart = false;
+    ended.exit_code = agent_signal_ != 0 ? 128 + agent_signal_ : 1;
+    ended.reason = stop_reason_.value_or("the restart was called off");
+    log::Error("not restarting: {}", ended.reason);
+    Broadcast(DecisionToJson(ended, generation_));
+    return ended;
+  }
+  ++generation_;
+  stop_reason_.reset();
+  reported_failures_.clear();
+  for (Peer& peer : peers_) peer.outcome.reset();
+  Broadcast(Json{{"type", "start"}, {"generation", generation_}});
+  return decision;
+}
+
+bool JobCoordinator::SleepForBackoff(double seconds) {
+  // stop_reason_ was set by the failure; a new one during the backoff is a
+  // lost node or a signal, and calls the restart off.
+  std::string failure_reason = stop_reason_.value_or("");
+  stop_reason_.reset();
+  SteadyTime until = SteadyClock::now() + Seconds(seconds);
+  while (SteadyClock::now() < until) {
+    int signal = PumpLinkEvents(runtime_, *this, until);
+    if (signal != 0) {
+      if (agent_signal_ == 0) agent_signal_ = signal;
+      stop_reason_ = "node 0's agent received " + SignalName(signal);
+    }
+    if (stop_reason_ || agent_signal_ != 0) return false;
+  }
+  return true;
+}
+
+JobDecision JobCoordinator::Decide(const std::vector<int>& never_reported) {
+  std::vector<WorkerFailure> failures;
+  bool complete_lists = true;
+  for (const Peer& peer : peers_) {
+    if (!peer.outcome) {
+      complete_lists = false;
+      continue;
+    }
+    if (peer.outcome->root_cause) failures.push_back(*peer.outcome->root_cause);
+    for (const WorkerFailure& other : peer.outcome->other_failures) failures.push_back(other);
+  }
+  // A node that never reported may still have told us about its failure.
+  if (!complete_lists) {
+    for (const WorkerFailure& reported : reported_failures_) {
+      bool known = std::any_of(failures.begin(), failures.end(), [&](const WorkerFailure& f) {
+        return f.host == reported.host && f.rank == reported.rank;
+      });
+      if (!known) failures.push_back(reported);
+    }
+  }
+  std::vector<std::string> lost;
+  for (size_t rank = 1; rank < peers_.size(); ++rank) {
+    const Peer& peer = peers_[rank];
+    if (!peer.lost.empty() && peer.lost != "left after reporting") {
+      lost.push_back(peer.node.Describe() + " (" + peer.lost + ")");
+    }
+  }
+
+  JobDecision decision;
+  decision.restarts = restarts_;
+  if (!failures.empty()) {
+    size_t root = ChooseRootCause(failures);
+    decision.root_cause = failures[root];
+    failures.erase(failures.begin() + static_cast<long>(root));
+    std::stable_sort(failures.begin(), failures.end(), FailedBefore);
+    decision.other_failures = std::move(failures);
+  }
+  bool clean = !decision.root_cause && lost.empty() && never_reported.empty() && agent_signal_ == 0;
+  if (clean) {
+    bool all_zero = std::all_of(peers_.begin(), peers_.end(),
+                                [](const Peer& peer) { return peer.outcome && peer.outcome->exit_code == 0; });
+    decision.exit_code = all_zero ? 0 : 1;
+    decision.reason = all_zero ? "every node finished" : "a node ended without a worker failure";
+    if (all_zero) log::Info("every node's workers finished (generation {})", generation_);
+    return decision;
+  }
+  if (agent_signal_ != 0) {
+    decision.exit_code = 128 + agent_signal_;
+    decision.reason = stop_reason_.value_or("an agent received " + SignalName(agent_signal_));
+  } else if (decision.root_cause) {
+    decision.exit_code = decision.root_cause->exit_code != 0 ? decision.root_cause->exit_code : 1;
+    decision.reason = stop_reason_.value_or("a worker failed");
+  } else {
+    decision.exit_code = 1;
+    decision.reason = !lost.empty() ? "lost " + primus::Join(lost, ", ") : "a node never reported its end";
+  }
+  bool restartable = decision.root_cause && lost.empty() && never_reported.empty() && agent_signal_ == 0 && !fatal_;
+  if (restartable && restarts_ < settings_.max_restarts) {
+    decision.restart = true;
+    decision.restarts = ++restarts_;
+  } else if (restartable && settings_.max_restarts > 0) {
+    log::Error("giving up after {} restart{} of the whole job", restarts_, restarts_ == 1 ? "" : "s");
+  } else if (!lost.empty()) {
+    log::Error("the job ends: lost {}", primus::Join(lost, ", "));
+  }
+  return decision;
+}
+
+void JobCoordinator::PrintBanner(const JobDecision& decision) const {
+  BannerInput banner;
+  banner.root_cause = *decision.root_cause;
+  banner.other_failures = decision.other_failures;
+  log::Error("job failed (generation {} of {} nodes): root cause rank {} on host {}\n{}", generation_,
+             settings_.self.nnodes, decision.root_cause->rank, decision.root_cause->host,
+             FormatFailureBanner(banner));
+}
+
+}  // namespace primus::agent

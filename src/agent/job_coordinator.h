@@ -1,0 +1,79 @@
+// Node 0's side of the job link: serves the control channel, admits the
+// nodes of this job (token, consistency), starts every generation, spreads a
+// stop the moment any node reports a failure or goes silent, and decides at
+// the end of each generation for the whole job. See job_link.h.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "agent/control_socket.h"
+#include "agent/job_link.h"
+
+namespace primus::agent {
+
+class JobCoordinator : public JobLink {
+ public:
+  // Binds the control port (an EnvironmentError when it is taken).
+  static Result<std::unique_ptr<JobCoordinator>> Open(const JobLinkSettings& settings, AgentRuntime& runtime);
+  ~JobCoordinator() override;
+
+  Result<int> Join() override;
+  int generation() const override { return generation_; }
+  void OnEvent(uint64_t tag) override;
+  std::optional<SteadyTime> NextDeadline() const override;
+  void OnDeadline(SteadyTime now) override;
+  std::optional<std::string> stop_reason() const override { return stop_reason_; }
+  void ReportLocalFailure(const WorkerFailure& failure) override;
+  void ReportLocalSignal(int signal) override;
+  JobDecision EndGeneration(const NodeOutcome& outcome) override;
+
+ private:
+  struct Peer {
+    std::unique_ptr<MessageConnection> connection;  // null until joined, and after it is lost
+    NodeIdentity node;
+    bool joined = false;
+    std::string lost;  // why the node was lost; empty while it is fine
+    SteadyTime last_seen{}, last_sent{};
+    std::optional<NodeOutcome> outcome;  // of the current generation
+  };
+  struct Pending {
+    std::unique_ptr<MessageConnection> connection;
+    SteadyTime since{};
+  };
+
+  JobCoordinator(const JobLinkSettings& settings, AgentRuntime& runtime, UniqueFd listener);
+
+  void AcceptAll();
+  void HandlePending(uint64_t id);
+  void Admit(uint64_t id, std::vector<Json>& messages);
+  void HandlePeer(int rank);
+  void OnPeerMessage(Peer& peer, const Json& message);
+  void LosePeer(Peer& peer, std::string why);
+  void StopEveryone(const std::string& reason);
+  void Send(Peer& peer, const Json& message);
+  void Broadcast(const Json& message);
+  void RefuseEveryone(const std::string& reason);
+  std::vector<int> MissingRanks() const;
+  JobDecision Decide(const std::vector<int>& never_reported);
+  void PrintBanner(const JobDecision& decision) const;
+  bool SleepForBackoff(double seconds);
+
+  JobLinkSettings settings_;
+  AgentRuntime& runtime_;
+  UniqueFd listener_;
+  std::vector<Peer> peers_;  // index = node rank; [0] is this node and has no connection
+  std::map<uint64_t, Pending> pending_;
+  uint64_t next_pending_id_ = 0;
+  int generation_ = 0;
+  int restarts_ = 0;
+  bool started_ = false;
+  std::optional<std::string> refusal_;        // an inconsistent job: why
+  std::optional<std::string> stop_reason_;    // set once per generation
+  std::vector<WorkerFailure> reported_failures_;  // failure messages of this generation
+  int agent_signal_ = 0;                      // a node's agent was signalled: no restart
+  bool fatal_ = false;                        // a node could not start its workers: no restart
+};
+
+}  // namespace primus::agent

@@ -1,0 +1,48 @@
+#include "agent/job_link.h"
+
+#include <signal.h>
+
+#include "agent/job_coordinator.h"
+#include "agent/job_member.h"
+
+namespace primus::agent {
+
+Result<std::unique_ptr<JobLink>> OpenJobLink(const JobLinkSettings& settings, AgentRuntime& runtime) {
+  if (settings.self.node_rank == 0) {
+    auto coordinator = JobCoordinator::Open(settings, runtime);
+    if (!coordinator) return coordinator.error();
+    return std::unique_ptr<JobLink>(std::move(*coordinator));
+  }
+  return std::unique_ptr<JobLink>(std::make_unique<JobMember>(settings, runtime));
+}
+
+int PumpLinkEvents(AgentRuntime& runtime, JobLink& link, std::optional<SteadyTime> until) {
+  std::optional<SteadyTime> wake = link.NextDeadline();
+  if (until && (!wake || *until < *wake)) wake = until;
+  runtime.timer().ArmAt(wake);
+  int terminating = 0;
+  for (const epoll_event& event : runtime.poller().Wait(-1)) {
+    uint64_t tag = event.data.u64;
+    if (tag == kSignalTag) {
+      while (auto info = runtime.signals().Read()) {
+        int signal = static_cast<int>(info->ssi_signo);
+        if (signal == SIGCHLD) {
+          runtime.ReapChildren([](pid_t, int) {});
+        } else if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) {
+          terminating = signal;
+        }
+      }
+    } else if (tag == kTimerTag) {
+      runtime.timer().Acknowledge();
+    } else if (tag >= kFirstLinkTag) {
+      link.OnEvent(tag);
+    }
+  }
+  SteadyTime now = SteadyClock::now();
+  std::optional<SteadyTime> due = link.NextDeadline();
+  if (due && *due <= now) link.OnDeadline(now);
+  runtime.timer().ArmAt(std::nullopt);
+  return terminating;
+}
+
+}  // namespace primus::agent

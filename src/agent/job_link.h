@@ -1,0 +1,78 @@
+// What a node agent sees of the other nodes of its job. A single-node launch
+// has no link; with nnodes > 1, node 0's agent holds a JobCoordinator and
+// every other agent a JobMember, joined by the control channel
+// (control_protocol.h). The link makes the agents act as one job:
+//   - Join: a start barrier; no worker starts until every node joined, and a
+//     job whose nodes disagree (version, nnodes, nproc, node rank) is refused.
+//   - while the workers run, the supervisor forwards the link's epoll events
+//     and deadlines to it, reports its first local failure, and stops its
+//     workers when the link asks (a failure elsewhere, a lost node);
+//   - EndGeneration: an exit barrier; node 0 gathers every node's outcome,
+//     picks the root cause across nodes, prints the banner, and decides for
+//     everyone: restart together (a new generation) or exit with one code.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "agent/agent_runtime.h"
+#include "agent/control_protocol.h"
+#include "agent/deadline_timer.h"
+#include "util/error.h"
+
+namespace primus::agent {
+
+struct JobLinkSettings {
+  NodeIdentity self;
+  std::string token;        // PRIMUS_JOB_TOKEN; "" when unset (then every node must lack it)
+  std::string master_addr;  // node 0, as the user or the scheduler gave it
+  int control_port = 0;
+  double join_timeout_s = 300;
+  double exit_barrier_timeout_s = 30;
+  double heartbeat_interval_s = 1;
+  double heartbeat_timeout_s = 10;
+  double term_timeout_s = 30;  // how long a stopping node may take, on top of the exit barrier
+  int max_restarts = 0;
+  int restarts_before = 0;     // restarts a scheduler already made (SLURM_RESTART_COUNT)
+  double restart_backoff_s = 1;
+  double max_restart_backoff_s = 30;
+};
+
+class JobLink {
+ public:
+  virtual ~JobLink() = default;
+
+  // Blocks, handling signals, until every node joined and generation() may
+  // start: 0, or the terminating signal that interrupted the wait. An Error
+  // (code 4) for a refused, inconsistent or incomplete job.
+  virtual Result<int> Join() = 0;
+  // The generation now running (TORCHELASTIC_RESTART_COUNT of its workers).
+  virtual int generation() const = 0;
+
+  // While the supervisor runs: events of tags >= kFirstLinkTag, and deadlines.
+  virtual void OnEvent(uint64_t tag) = 0;
+  virtual std::optional<SteadyTime> NextDeadline() const = 0;
+  virtual void OnDeadline(SteadyTime now) = 0;
+  // Set when the job wants this node's workers stopped; says why.
+  virtual std::optional<std::string> stop_reason() const = 0;
+  // The supervisor's first local failure (a worker failed or hung), or the
+  // agent's own terminating signal: the other nodes stop at once.
+  virtual void ReportLocalFailure(const WorkerFailure& failure) = 0;
+  virtual void ReportLocalSignal(int signal) = 0;
+
+  // After the local workers ended: the exit barrier and the job's decision.
+  // On a restart it returns once the next generation may start.
+  virtual JobDecision EndGeneration(const NodeOutcome& outcome) = 0;
+};
+
+// Node 0 binds its control port here, so a busy port fails before anything starts.
+Result<std::unique_ptr<JobLink>> OpenJobLink(const JobLinkSettings& settings, AgentRuntime& runtime);
+
+// Waits for the runtime's next events until `until` (nullopt: no limit but the
+// link's own deadline) and dispatches them to `link`: its tags, the timer (the
+// earlier of `until` and link.NextDeadline()), SIGCHLD (strays reaped). Returns
+// a terminating signal (SIGINT/SIGTERM/SIGHUP) that arrived, else 0.
+int PumpLinkEvents(AgentRuntime& runtime, JobLink& link, std::optional<SteadyTime> until);
+
+}  // namespace primus::agent

@@ -1,0 +1,224 @@
+#include "agent/job_member.h"
+
+#include <signal.h>
+
+#include <functional>
+
+#include "agent/failure_report.h"
+#include "agent/signal_channel.h"
+#include "util/log.h"
+
+namespace primus::agent {
+namespace {
+
+constexpr uint64_t kConnectionTag = kFirstLinkTag;
+constexpr double kConnectAttemptS = 2;
+constexpr double kMaxRetryDelayS = 1;
+constexpr double kWaitingNoticeS = 10;
+
+}  // namespace
+
+JobMember::JobMember(const JobLinkSettings& settings, AgentRuntime& runtime)
+    : settings_(settings), runtime_(runtime), generation_(settings.restarts_before) {}
+
+JobMember::~JobMember() {
+  if (connection_) runtime_.poller().Remove(connection_->fd());
+}
+
+std::string JobMember::Coordinator() const {
+  return "node 0 at " + settings_.master_addr + ":" + std::to_string(settings_.control_port);
+}
+
+Status JobMember::Connect(SteadyTime deadline, int* signal) {
+  double delay = 0.05;
+  std::string last_error;
+  SteadyTime next_notice = SteadyClock::now() + Seconds(kWaitingNoticeS);
+  while (true) {
+    auto fd = ConnectToNode(settings_.master_addr, settings_.control_port, kConnectAttemptS);
+    if (fd) {
+      connection_ = std::make_unique<MessageConnection>(std::move(*fd), settings_.master_addr + ":" +
+                                                                            std::to_string(settings_.control_port));
+      if (Status status = runtime_.poller().Add(connection_->fd(), kConnectionTag); !status) return status;
+      return Status::Ok();
+    }
+    last_error = fd.error().message;
+    SteadyTime now = SteadyClock::now();
+    if (now >= deadline) break;
+    if (now >= next_notice) {
+      log::Warn("still waiting for {} ({}); giving up in {:.0f} s", Coordinator(), last_error,
+                std::chrono::duration<double>(deadline - now).count());
+      next_notice = now + Seconds(kWaitingNoticeS);
+    }
+    SteadyTime retry = std::min(deadline, now + Seconds(delay));
+    delay = std::min(delay * 2, kMaxRetryDelayS);
+    *signal = runtime_.SleepUnlessSignalled(retry);
+    if (*signal != 0) return Status::Ok();
+  }
+  return EnvironmentError(
+      fmt::format("cannot reach {} within {:g} s: {}", Coordinator(), settings_.join_timeout_s, last_error),
+      fmt::format("check that node 0 runs primus-cli for this job, that {} is node 0's address as this node sees "
+                  "it, and that TCP port {} is open between the nodes (set it with --control-port)",
+                  settings_.master_addr, settings_.control_port));
+}
+
+Result<int> JobMember::Join() {
+  SteadyTime deadline = SteadyClock::now() + Seconds(settings_.join_timeout_s);
+  int signal = 0;
+  log::Info("node {} of {}: joining {}", settings_.self.node_rank, settings_.self.nnodes, Coordinator());
+  if (Status status = Connect(deadline, &signal); !status) return status.error();
+  if (signal != 0) return signal;
+  Send(HelloMessage(settings_.self, settings_.token));
+  while (!refused_ && !lost_ && !start_generation_ && SteadyClock::now() < deadline) {
+    signal = PumpLinkEvents(runtime_, *this, deadline);
+    if (signal != 0) return signal;
+  }
+  if (refused_) {
+    bool token = refused_->find("token") != std::string::npos;
+    return EnvironmentError(Coordinator() + " refused this node: " + *refused_,
+                            token ? std::string("give every node the same ") + kJobTokenVariable +
+                                        " (the launcher sets it for Slurm and Kubernetes jobs)"
+                                  : "start every node with the same primus-cli, --nnodes and --nproc-per-node, "
+                                    "and its own --node-rank");
+  }
+  if (lost_) {
+    return EnvironmentError(Coordinator() + " closed the control channel before the job started: " + *lost_,
+                            "node 0's log says why (another node may have been refused, or it timed out)");
+  }
+  if (!start_generation_) {
+    return EnvironmentError(fmt::format("{} did not start the job within {:g} s (joined: {})", Coordinator(),
+                                        settings_.join_timeout_s, welcomed_ ? "yes" : "no"),
+                            "some other node has not joined; node 0's log names it");
+  }
+  generation_ = *start_generation_;
+  log::Info("joined; starting generation {}", generation_);
+  return 0;
+}
+
+void JobMember::OnEvent(uint64_t tag) {
+  if (tag == kConnectionTag) HandleMessages();
+}
+
+void JobMember::HandleMessages() {
+  if (!connection_) return;
+  std::vector<Json> messages;
+  bool closed = connection_->Receive(&messages) == MessageConnection::ReadResult::kClosed;
+  last_seen_ = SteadyClock::now();
+  for (const Json& message : messages) OnMessage(message);
+  if (closed && connection_) LoseCoordinator(connection_->error());
+}
+
+void JobMember::OnMessage(const Json& message) {
+  std::string type = MessageType(message);
+  if (type == "heartbeat") return;
+  if (type == "welcome") {
+    welcomed_ = true;
+  } else if (type == "refuse") {
+    refused_ = message.value("reason", "no reason given");
+    if (!stop_reason_) stop_reason_ = "node 0 ended the job: " + *refused_;
+  } else if (type == "start") {
+    start_generation_ = MessageGeneration(message);
+  } else if (type == "stop") {
+    if (MessageGeneration(message) == generation_ && !stop_reason_) {
+      stop_reason_ = message.value("reason", "node 0 stopped the job");
+    }
+  } else if (type == "decision") {
+    if (MessageGeneration(message) != generation_) return;
+    decision_ = DecisionFromJson(message);
+    if (!decision_->restart && !stop_reason_) stop_reason_ = "node 0 ended the job: " + decision_->reason;
+    if (!decision_->restart) start_generation_.reset();
+  }
+}
+
+void JobMember::LoseCoordinator(std::string why) {
+  if (connection_) {
+    runtime_.poller().Remove(connection_->fd());
+    connection_.reset();
+  }
+  if (lost_) return;
+  lost_ = why;
+  if (decision_ && !decision_->restart) return;  // node 0 said goodbye first
+  if (!start_generation_ && !welcomed_) return;   // Join reports it
+  log::Error("lost {}: {}", Coordinator(), why);
+  if (!stop_reason_) stop_reason_ = "lost " + Coordinator() + ": " + why;
+}
+
+void JobMember::Send(const Json& message) {
+  if (!connection_) return;
+  if (!connection_->Send(message)) {
+    LoseCoordinator(connection_->error());
+    return;
+  }
+  last_sent_ = SteadyClock::now();
+}
+
+std::optional<SteadyTime> JobMember::NextDeadline() const {
+  if (!connection_) return std::nullopt;
+  SteadyTime next = last_sent_ + Seconds(settings_.heartbeat_interval_s);
+  if (start_generation_) next = std::min(next, last_seen_ + Seconds(settings_.heartbeat_timeout_s));
+  return next;
+}
+
+void JobMember::OnDeadline(SteadyTime now) {
+  if (!connection_) return;
+  if (start_generation_ && now >= last_seen_ + Seconds(settings_.heartbeat_timeout_s)) {
+    LoseCoordinator(fmt::format("no heartbeat for {:g} s", settings_.heartbeat_timeout_s));
+    return;
+  }
+  if (now >= last_sent_ + Seconds(settings_.heartbeat_interval_s)) Send(Json{{"type", "heartbeat"}});
+}
+
+void JobMember::ReportLocalFailure(const WorkerFailure& failure) {
+  Send(Json{{"type", "failure"}, {"generation", generation_}, {"failure", FailureToJson(failure)}});
+}
+
+void JobMember::ReportLocalSignal(int signal) {
+  if (agent_signal_ != 0) return;
+  agent_signal_ = signal;
+  Send(Json{{"type", "failure"}, {"generation", generation_}, {"signal", signal}});
+}
+
+void JobMember::WaitUntil(const std::function<bool()>& done) {
+  while (!done() && !lost_) {
+    int signal = PumpLinkEvents(runtime_, *this, std::nullopt);
+    if (signal != 0) ReportLocalSignal(signal);
+  }
+}
+
+JobDecision JobMember::EndGeneration(const NodeOutcome& outcome) {
+  Json done{{"type", "done"}, {"generation", generation_}, {"outcome", OutcomeToJson(outcome)}};
+  Send(done);
+  WaitUntil([this] { return decision_.has_value(); });
+  if (!decision_) {
+    JobDecision alone;
+    alone.exit_code = outcome.exit_code != 0 ? outcome.exit_code : 1;
+    alone.root_cause = outcome.root_cause;
+    alone.other_failures = outcome.other_failures;
+    alone.reason = "lost " + Coordinator() + ": " + lost_.value_or("?");
+    log::Error("ending without node 0's decision: {}", alone.reason);
+    return alone;
+  }
+  JobDecision decision = *decision_;
+  if (!decision.restart) {
+    if (decision.exit_code != 0) log::Error("the job ends with exit code {}: {}", decision.exit_code, decision.reason);
+    return decision;
+  }
+  log::Warn("node 0 restarts the job (restart {} of {}); waiting for its start", decision.restarts,
+            settings_.max_restarts);
+  int next = generation_ + 1;
+  WaitUntil([&] { return (start_generation_ && *start_generation_ >= next) || (decision_ && !decision_->restart); });
+  if (decision_ && !decision_->restart) return *decision_;
+  if (!start_generation_ || *start_generation_ < next) {
+    JobDecision alone = decision;
+    alone.restart = false;
+    alone.exit_code = decision.exit_code != 0 ? decision.exit_code : 1;
+    alone.reason = "lost " + Coordinator() + " before the restart: " + lost_.value_or("?");
+    log::Error("{}", alone.reason);
+    return alone;
+  }
+  generation_ = *start_generation_;
+  decision_.reset();
+  stop_reason_.reset();
+  return decision;
+}
+
+}  // namespace primus::agent

@@ -1,0 +1,56 @@
+// The side of the job link on every node but node 0: connects to node 0's
+// control channel (retrying until the join timeout), introduces itself with
+// the job token, then follows node 0's orders — start, stop, restart, exit —
+// and reports its own failures and outcomes. Losing node 0 (the connection
+// drops, or no heartbeat for heartbeat_timeout) stops the local workers and
+// ends this agent. See job_link.h.
+#pragma once
+
+#include <memory>
+
+#include "agent/control_socket.h"
+#include "agent/job_link.h"
+
+namespace primus::agent {
+
+class JobMember : public JobLink {
+ public:
+  JobMember(const JobLinkSettings& settings, AgentRuntime& runtime);
+  ~JobMember() override;
+
+  Result<int> Join() override;
+  int generation() const override { return generation_; }
+  void OnEvent(uint64_t tag) override;
+  std::optional<SteadyTime> NextDeadline() const override;
+  void OnDeadline(SteadyTime now) override;
+  std::optional<std::string> stop_reason() const override { return stop_reason_; }
+  void ReportLocalFailure(const WorkerFailure& failure) override;
+  void ReportLocalSignal(int signal) override;
+  JobDecision EndGeneration(const NodeOutcome& outcome) override;
+
+ private:
+  std::string Coordinator() const;  // "node 0 at host:port"
+  Status Connect(SteadyTime deadline, int* signal);
+  void HandleMessages();
+  void OnMessage(const Json& message);
+  void LoseCoordinator(std::string why);
+  void Send(const Json& message);
+  // Pumps events until `done()` or the coordinator is lost; a terminating
+  // signal is reported to node 0 (once) and waiting goes on.
+  void WaitUntil(const std::function<bool()>& done);
+
+  JobLinkSettings settings_;
+  AgentRuntime& runtime_;
+  std::unique_ptr<MessageConnection> connection_;
+  SteadyTime last_seen_{}, last_sent_{};
+  int generation_ = 0;
+  bool welcomed_ = false;
+  std::optional<int> start_generation_;   // the last start order
+  std::optional<std::string> refused_;    // node 0 refused this node or the job
+  std::optional<std::string> lost_;       // node 0 is gone: why
+  std::optional<std::string> stop_reason_;
+  std::optional<JobDecision> decision_;   // of the current generation
+  int agent_signal_ = 0;
+};
+
+}  // namespace primus::agent

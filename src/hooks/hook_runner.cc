@@ -135,7 +135,8 @@ Result<RunOutcome> RunScripts(const std::vector<Script>& scripts, const RunConte
   for (const Script& script : scripts) {
     const char* what = script.kind == Script::Kind::kHook ? "hook" : "patch";
     if (script.run_once && context.node_rank != 0) {
-      log::Info("{} {}: run-once, node 0 runs it", what, script.path);
+      log::Info("{} {}: run-once, node 0 runs it (workers start everywhere after it, at the start barrier)", what,
+                script.path);
       outcome.scripts.push_back({script.path, 0, true, 0});
       continue;
     }

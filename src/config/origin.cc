@@ -21,7 +21,9 @@ Origin Origin::Env(std::string_view variable) { return Named("env " + std::strin
 Origin Origin::Flag(std::string_view flag) { return Named("flag " + std::string(flag)); }
 Origin Origin::Set() { return Named("--set"); }
 Origin Origin::Scheduler(std::string_view scheduler, std::string_view variables) {
-  return Named(std::string(scheduler) + " " + std::string(variables));
+  Origin origin = Named(std::string(scheduler) + " " + std::string(variables));
+  origin.from_scheduler = true;
+  return origin;
 }
 
 std::string Origin::Describe() const {

@@ -19,6 +19,8 @@ struct Origin {
   int column = 0;  // 1-based; 0 when not from a file
   // The files whose `extends:` led to `source`, outermost first.
   std::vector<std::string> extends_chain;
+  // Set by Origin::Scheduler: the job's placement, as binding as a flag.
+  bool from_scheduler = false;
 
   static Origin File(std::string path, int line, int column,
                      std::vector<std::string> extends_chain = {});

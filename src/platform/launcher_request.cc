@@ -6,7 +6,8 @@
 namespace primus::platform {
 
 bool SetExplicitly(const config::Origin& origin) {
-  return origin.source.starts_with("flag") || origin.source.starts_with("--set") || origin.source.starts_with("env");
+  return origin.source.starts_with("flag") || origin.source.starts_with("--set") || origin.source.starts_with("env") ||
+         origin.from_scheduler;
 }
 
 EnvironmentRequest RequestFromLauncher(const config::LauncherConfig& launcher, const Environment& current,

@@ -10,16 +10,43 @@
 
 namespace primus::snapshot {
 
-Result<ExperimentDir> CreateExperimentDir(const std::string& workspace, const std::string& exp_name, std::time_t when) {
+namespace {
+
+std::string SafeName(const std::string& text) {
+  std::string name;
+  for (char c : text) {
+    name += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ? c : '_';
+  }
+  return name;
+}
+
+Status MakeWorkspace(const std::string& workspace) {
   if (Status made = MakeDirs(workspace); !made.ok()) {
     Error error = made.error();
     error.hint = "the workspace comes from the experiment's 'workspace:' key; choose a writable directory";
     return error;
   }
-  std::string name;
-  for (char c : exp_name.empty() ? std::string("exp") : exp_name) {
-    name += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ? c : '_';
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<JobExperimentDir> OpenJobExperimentDir(const std::string& workspace, const std::string& exp_name,
+                                              const std::string& job_id, int node_rank) {
+  if (Status made = MakeWorkspace(workspace); !made.ok()) return made.error();
+  JobExperimentDir job;
+  job.shared_root = JoinPath(workspace, SafeName(exp_name.empty() ? "exp" : exp_name) + "_" + SafeName(job_id));
+  job.node.root = node_rank == 0 ? job.shared_root
+                                 : JoinPath(job.shared_root, "nodes/node" + std::to_string(node_rank));
+  for (const std::string& sub : {job.node.env_dir(), job.node.config_dir(), job.node.logs_dir()}) {
+    if (Status made = MakeDirs(sub); !made.ok()) return made.error();
   }
+  return job;
+}
+
+Result<ExperimentDir> CreateExperimentDir(const std::string& workspace, const std::string& exp_name, std::time_t when) {
+  if (Status made = MakeWorkspace(workspace); !made.ok()) return made.error();
+  std::string name = SafeName(exp_name.empty() ? std::string("exp") : exp_name);
   tm local;
   localtime_r(&when, &local);
   char stamp[32];

@@ -5,6 +5,8 @@
 #include "util/scoped_temp_dir.h"
 #include <stdlib.h>
 
+#include <filesystem>
+
 #include "util/files.h"
 
 namespace primus::snapshot {
@@ -39,4 +41,23 @@ TEST(ExperimentDirTest, UnwritableWorkspaceIsAnError) {
 }
 
 }  // namespace
+TEST(ExperimentDirTest, NodesOfOneJobShareOneDirectoryWithoutOverwritingEachOther) {
+  ScopedTempDir temp;
+  std::string workspace = temp.path() + "/ws";
+  // Node 1 may get there first.
+  auto node1 = OpenJobExperimentDir(workspace, "gpt 7b", "job/42", 1);
+  auto node0 = OpenJobExperimentDir(workspace, "gpt 7b", "job/42", 0);
+  auto again = OpenJobExperimentDir(workspace, "gpt 7b", "job/42", 0);
+  ASSERT_TRUE(node0.ok() && node1.ok() && again.ok());
+  EXPECT_EQ(node0->shared_root, workspace + "/gpt_7b_job_42");
+  EXPECT_EQ(node1->shared_root, node0->shared_root);
+  EXPECT_EQ(node0->node.root, node0->shared_root);
+  EXPECT_EQ(node1->node.root, node0->shared_root + "/nodes/node1");
+  EXPECT_NE(node0->node.metadata_file(), node1->node.metadata_file());
+  for (const auto* job : {&*node0, &*node1}) {
+    EXPECT_TRUE(std::filesystem::is_directory(job->node.logs_dir()));
+    EXPECT_TRUE(std::filesystem::is_directory(job->node.env_dir()));
+  }
+}
+
 }  // namespace primus::snapshot

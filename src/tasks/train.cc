@@ -213,7 +213,26 @@ class TrainTask : public Task {
     }
 
     // From here on the experiment directory exists and every exit records itself.
-    auto dir = snapshot::CreateExperimentDir(experiment->workspace, experiment->exp_name, std::time(nullptr));
+    // A multi-node job shares one directory (checkpoints, metrics) when its
+    // nodes agree on a job id; each node keeps its own snapshot inside it.
+    std::string job_id = process_env.count("PRIMUS_JOB_ID") ? process_env.at("PRIMUS_JOB_ID") : launcher.scheduler().job_id;
+    std::string shared_root;
+    auto dir = [&]() -> Result<snapshot::ExperimentDir> {
+      if (spec->nnodes > 1 && !job_id.empty()) {
+        auto job = snapshot::OpenJobExperimentDir(experiment->workspace, experiment->exp_name, job_id, spec->node_rank);
+        if (!job.ok()) return job.error();
+        shared_root = job->shared_root;
+        return job->node;
+      }
+      auto own = snapshot::CreateExperimentDir(experiment->workspace, experiment->exp_name, std::time(nullptr));
+      if (own.ok()) shared_root = own->root;
+      if (own.ok() && spec->nnodes > 1) {
+        log::Warn("no job id (PRIMUS_JOB_ID, or the scheduler's): this node writes its own experiment directory {}, "
+                  "so checkpoints are not shared between nodes; export the same PRIMUS_JOB_ID on every node",
+                  own->root);
+      }
+      return own;
+    }();
     if (!dir.ok()) return dir.error();
     snapshot::Redactor redactor(process_env);
     snapshot::RunMetadata metadata;
@@ -295,7 +314,7 @@ class TrainTask : public Task {
 
     std::vector<std::string> extra = hook_outcome->extra_args;
     extra.insert(extra.end(), args->extra_args.begin(), args->extra_args.end());
-    train::BackendInputs inputs{&*experiment, dir->root, extra, args->resume, process_env};
+    train::BackendInputs inputs{&*experiment, shared_root, extra, args->resume, process_env};
     auto command = train::BuildBackendCommand(inputs);
     if (!command.ok()) return fail(command.error());
     for (const auto& [path, content] : command->files) {

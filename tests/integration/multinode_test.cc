@@ -450,3 +450,46 @@ TEST_F(ControlChannelTest, DuplicateNodeRankIsRefusedNamingTheConflictingHosts) 
 
 }  // namespace
 }  // namespace primus
+
+namespace primus {
+namespace {
+
+// An agent that stops answering without closing its connection (SIGSTOP: a
+// hung host, a network partition) is lost after --heartbeat-timeout.
+TEST_F(ControlChannelTest, SilentAgentIsLostAfterTheHeartbeatTimeout) {
+  ASSERT_TRUE(MakeHosts(2));
+  std::vector<HostProcess> agents = StartJob({"--nproc-per-node", "1", "--heartbeat-timeout", "1.5"}, SleepingWorker());
+  std::vector<pid_t> pids = WorkerPids(2, 10);
+  ASSERT_EQ(pids.size(), 2u) << "the workers did not all start";
+  auto stopped_at = Clock::now();
+  agents[1].Kill(SIGSTOP);
+  EXPECT_EQ(ExitBy(agents[0], In(5)), 1) << "node 0 ends with 1 when a node is lost";
+  double took = SecondsSince(stopped_at);
+  EXPECT_GE(took, 1.0) << "not before the heartbeat timeout";
+  EXPECT_FALSE(Alive(pids[0])) << "node 0's worker stopped";
+  EXPECT_TRUE(Contains(agents[0].All(), "no heartbeat")) << agents[0].All();
+  agents[1].Kill(SIGCONT);
+  EXPECT_EQ(ExitBy(agents[1], In(5)), 1) << "node 1 notices it lost node 0 once it runs again";
+  EXPECT_TRUE(WaitFor([&] { return !Alive(pids[1]); }, 2)) << "node 1's worker stopped";
+}
+
+// Node 0's workers finish; node 1's keep running past --exit-barrier-timeout:
+// node 0 names node 1, and the whole job ends (1) without waiting forever.
+TEST_F(ControlChannelTest, ExitBarrierNamesTheNodeThatNeverReports) {
+  ASSERT_TRUE(MakeHosts(2));
+  std::string script = "echo $$ > " + dir() + "/$RANK.pid; [ \"$GROUP_RANK\" = 0 ] && exit 0; exec sleep 600";
+  std::vector<HostProcess> agents =
+      StartJob({"--nproc-per-node", "1", "--exit-barrier-timeout", "1"}, {"/bin/sh", "-c", script});
+  auto deadline = In(6);
+  EXPECT_EQ(ExitBy(agents[0], deadline), 1);
+  EXPECT_EQ(ExitBy(agents[1], deadline), 1);
+  std::string node0 = agents[0].All();
+  EXPECT_TRUE(Contains(node0, "never reported")) << node0;
+  EXPECT_TRUE(NamesNode(node0, 1, *hosts_)) << node0;
+  std::vector<pid_t> pids = WorkerPids(2, 1);
+  ASSERT_EQ(pids.size(), 2u);
+  EXPECT_TRUE(WaitFor([&] { return !Alive(pids[1]); }, 2)) << "node 1's worker stopped";
+}
+
+}  // namespace
+}  // namespace primus

@@ -12,7 +12,7 @@ std::string RenderBatchScript(const BatchScript& script) {
   return out;
 }
 
-Result<std::vector<std::string>> DirectivesFromFlags(const std::vector<std::string>& flags) {
+Result<std::vector<std::string>> DirectivesFromFlags(const std::vector<std::string>& flags, const std::string& action) {
   std::vector<std::string> directives;
   for (const std::string& token : flags) {
     bool is_flag = token.size() > 1 && token[0] == '-';
@@ -21,8 +21,10 @@ Result<std::vector<std::string>> DirectivesFromFlags(const std::vector<std::stri
       continue;
     }
     if (directives.empty()) {
-      return UsageError("unexpected argument '" + token + "' for 'slurm sbatch': it follows no sbatch flag",
-                        "sbatch flags come before '--': primus-cli slurm sbatch [sbatch flags] -- <task> ...");
+      return UsageError("unexpected argument '" + token + "' for 'slurm " + action + "': it follows no " + action +
+                            " flag",
+                        action + " flags come before '--', the task after it: primus-cli slurm " + action + " [" +
+                            action + " flags] -- <task> ...");
     }
     directives.back() += " " + ShellQuote(token);
   }

@@ -34,8 +34,10 @@ std::string RenderBatchScript(const BatchScript& script);
 // Pass-through sbatch flags as directives: each flag starts one, the values
 // that follow it join it ("--mem", "4G" -> "--mem 4G"), shell-quoted where
 // needed (sbatch reads quotes in #SBATCH lines). A value with no flag before
-// it is a UsageError.
-Result<std::vector<std::string>> DirectivesFromFlags(const std::vector<std::string>& flags);
+// it is a UsageError naming `action` ("srun" checks its flags the same way:
+// a leading word would become srun's command).
+Result<std::vector<std::string>> DirectivesFromFlags(const std::vector<std::string>& flags,
+                                                     const std::string& action = "sbatch");
 
 // Whether `flags` (as the user wrote them) set one of these options, long
 // ("--output", "--output=x") or short ("-o", "-ox").

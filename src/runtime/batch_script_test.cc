@@ -32,7 +32,10 @@ TEST(BatchScriptTest, PassThroughFlagsBecomeOneDirectiveEach) {
   Result<std::vector<std::string>> stray = DirectivesFromFlags({"stray", "--exclusive"});
   ASSERT_FALSE(stray.ok());
   EXPECT_EQ(stray.error().code, ExitCode::kUsage);
-  EXPECT_NE(stray.error().message.find("'stray'"), std::string::npos);
+  EXPECT_NE(stray.error().message.find("'stray' for 'slurm sbatch'"), std::string::npos) << stray.error().message;
+  Result<std::vector<std::string>> srun_stray = DirectivesFromFlags({"hostname"}, "srun");
+  ASSERT_FALSE(srun_stray.ok());
+  EXPECT_NE(srun_stray.error().message.find("'hostname' for 'slurm srun'"), std::string::npos);
 }
 
 TEST(BatchScriptTest, FindsFlagsInAnySpelling) {

@@ -129,6 +129,7 @@ class SlurmRuntime : public Runtime {
   Result<int> Srun(const RuntimeContext& context, const std::string& binary, const std::vector<std::string>& globals) {
     const Launch& launch = *context.launch;
     const ModeInvocation& mode = launch.chain[context.depth];
+    if (auto checked = DirectivesFromFlags(mode.passthrough, "srun"); !checked.ok()) return checked.error();
     std::map<std::string, std::string> environment = ProcessEnvironment();
     // Inside an allocation (a batch script, salloc) srun makes a step of it:
     // only what this command line asks for applies, not the files' defaults

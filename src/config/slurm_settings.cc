@@ -37,8 +37,15 @@ Result<int64_t> Count(const Found& found) {
   return *number;
 }
 
+// A step srun started. Slurm 22.05 sets no step id in the batch script; the
+// special steps (batch 0xfffffffb, extern, interactive: 4294967290 and up)
+// are not steps of the job's nodes either, should a version set them.
 bool InStep(const Environment& env) {
-  return env.Get("SLURM_STEP_ID").has_value() || env.Get("SLURM_STEPID").has_value();
+  std::optional<std::string> id = env.Get("SLURM_STEP_ID");
+  if (!id) id = env.Get("SLURM_STEPID");
+  if (!id) return false;
+  std::optional<int64_t> number = ParseInt(Trim(*id));
+  return !number || *number < 4294967290LL;
 }
 
 const std::vector<std::string> kJobIdVariables = {"SLURM_JOB_ID", "SLURM_JOBID"};

@@ -134,6 +134,12 @@ TEST(SlurmSettingsTest, BatchScriptAndSallocShellOfSeveralNodesDeriveNothing) {
   }
 }
 
+TEST(SlurmSettingsTest, SpecialStepIdsAreNotSrunSteps) {
+  Environment::Variables batch = Recorded("batch_script_2_nodes");
+  batch["SLURM_STEP_ID"] = "4294967291";  // the batch step, should a Slurm version set it
+  EXPECT_TRUE(Detect(batch).settings.empty());
+}
+
 TEST(SlurmSettingsTest, OutsideSlurmNothingIsDetected) {
   SchedulerSettings found = Detect({{"HOME", "/root"}, {"SLURM_CONF", "/etc/slurm/slurm.conf"}});
   EXPECT_TRUE(found.scheduler.empty());

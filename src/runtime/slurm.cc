@@ -4,10 +4,10 @@
 //
 //   slurm srun   -> srun --ntasks-per-node=1 --kill-on-bad-exit=1 ... primus-cli direct ... (slurm_command_line.h),
 //                   in the foreground, returning the root cause's exit code (slurm_step_runner.h)
-//   slurm sbatch -> <experiment dir>/sbatch.sh (batch_script.h, slurm_job_dir.h), submitted with
-//                   sbatch --parsable; --wait follows it (slurm_job_watch.h)
+//   slurm sbatch -> a batch script (batch_script.h) submitted held with sbatch --parsable --hold,
+//                   written to <workspace>/<name>_<job id>/sbatch.sh (slurm_job_dir.h), released;
+//                   --wait follows it (slurm_job_watch.h)
 // Both put PRIMUS_JOB_TOKEN (slurm_job_token.h) into srun's/sbatch's environment.
-#include <ctime>
 #include <iostream>
 
 #include "config/environment.h"
@@ -20,7 +20,6 @@
 #include "runtime/slurm_job_token.h"
 #include "runtime/slurm_job_watch.h"
 #include "runtime/slurm_step_runner.h"
-#include "snapshot/experiment_dir.h"
 #include "snapshot/metadata.h"
 #include "tasks/task.h"
 #include "util/files.h"
@@ -72,8 +71,6 @@ Status CheckActionFlags(const config::LauncherConfig& launcher, const std::strin
   return Status::Ok();
 }
 
-std::string BatchLogPattern(const std::string& job_dir) { return job_dir + "/logs/slurm-%j.out"; }
-
 class SlurmRuntime : public Runtime {
  public:
   std::string name() const override { return "slurm"; }
@@ -84,8 +81,9 @@ class SlurmRuntime : public Runtime {
   std::string details() const override {
     return "srun (the default) runs one node agent per node now:\n"
            "  srun --ntasks-per-node=1 --kill-on-bad-exit=1 [flags] primus-cli direct [...] -- <task> ...\n"
-           "and returns the first failing node's exit code. sbatch writes <experiment dir>/sbatch.sh, whose body\n"
-           "does the same on every node of the allocation, submits it and prints the job id and log path;\n"
+           "and returns the first failing node's exit code. sbatch submits a batch script whose body does the\n"
+           "same on every node of the allocation, keeps it as <workspace>/<name>_<job id>/sbatch.sh (the job's\n"
+           "experiment directory, also used by train) and prints the job id and log path;\n"
            "--wait follows the job and returns its exit code (Ctrl-C cancels it). Other srun/sbatch flags pass\n"
            "through unchanged; defaults come from the slurm.* configuration keys. PRIMUS_JOB_TOKEN is created\n"
            "for the job unless set. Inside a step, direct derives nnodes, node rank and master address from\n"
@@ -167,24 +165,11 @@ class SlurmRuntime : public Runtime {
     if (!passed.ok()) return passed.error();
     Result<JobDirPlan> plan = PlanJobDir(launch, config::Environment::FromProcess(), CurrentDir());
     if (!plan.ok()) return plan.error();
-
-    std::vector<std::string> user_flags = mode.passthrough;
     std::vector<std::string> config_flags = SlurmFlagsFromConfig(launcher, /*explicit_only=*/false);
+    std::vector<std::string> user_flags = mode.passthrough;
     user_flags.insert(user_flags.end(), config_flags.begin(), config_flags.end());
     bool own_output = !HasFlag(user_flags, "--output", "-o");
-
-    if (!context.dry_run) {
-      for (const char* tool : {"sbatch", "squeue", "scontrol", "scancel"}) {
-        if ((wait || std::string(tool) == "sbatch") && FindExecutable(tool).empty()) return MissingCommand(tool);
-      }
-    }
-    // From here on, a real run creates the experiment directory.
-    std::string job_dir = JoinPath(plan->workspace, plan->name + "_<YYYYmmdd_HHMMSS>");
-    if (!context.dry_run) {
-      Result<snapshot::ExperimentDir> created = snapshot::CreateExperimentDir(plan->workspace, plan->name, std::time(nullptr));
-      if (!created.ok()) return created.error();
-      job_dir = created->root;
-    }
+    bool user_hold = HasFlag(user_flags, "--hold", "-H");
 
     BatchScript script;
     if (!HasFlag(user_flags, "--job-name", "-J")) script.directives.push_back("--job-name=" + ShellQuote(plan->name));
@@ -193,12 +178,11 @@ class SlurmRuntime : public Runtime {
       script.directives.push_back("--requeue");
       script.directives.push_back("--open-mode=append");  // a requeued run adds to the log
     }
-    if (own_output) script.directives.push_back("--output=" + ShellQuote(BatchLogPattern(job_dir)));
+    if (own_output) script.directives.push_back("--output=" + ShellQuote(plan->LogPattern()));
     script.directives.insert(script.directives.end(), passed->begin(), passed->end());
-
+    std::vector<std::string> inner = InnerLaunch(launch, context.depth);
     std::vector<std::string> node_command = {binary};
     node_command.insert(node_command.end(), globals.begin(), globals.end());
-    std::vector<std::string> inner = InnerLaunch(launch, context.depth);
     node_command.insert(node_command.end(), inner.begin(), inner.end());
     script.command = {binary};
     script.command.insert(script.command.end(), globals.begin(), globals.end());
@@ -218,37 +202,59 @@ class SlurmRuntime : public Runtime {
     std::string text = RenderBatchScript(script);
 
     if (context.dry_run) {
-      std::cout << "batch script (" << JoinPath(job_dir, "sbatch.sh") << ", submitted with sbatch --parsable):\n"
+      std::cout << "batch script (" << JoinPath(plan->DirFor("<job id>"), "sbatch.sh")
+                << " once sbatch --parsable --hold gives the job id; released when that directory exists):\n"
                 << text << std::flush;
       if (FindExecutable("sbatch").empty()) log::Warn("{}", MissingCommand("sbatch").message);
       return 0;
     }
-    std::string script_path = JoinPath(job_dir, "sbatch.sh");
-    if (Status written = WriteFileAtomic(script_path, text, 0755); !written.ok()) return written.error();
-
-    std::map<std::string, std::string> environment = ProcessEnvironment();
-    Result<std::map<std::string, std::string>> token = JobTokenEnvironment(environment);
+    for (const char* tool : {"sbatch", "scontrol", "scancel", "squeue"}) {
+      if ((wait || std::string(tool) != "squeue") && FindExecutable(tool).empty()) return MissingCommand(tool);
+    }
+    Result<std::map<std::string, std::string>> token = JobTokenEnvironment(ProcessEnvironment());
     if (!token.ok()) return token.error();
-    CommandOptions submit_options;
-    submit_options.timeout_s = 120;
-    for (const auto& [name, value] : *token) submit_options.env[name] = value;
-    auto submitted = RunCommand({"sbatch", "--parsable", script_path}, submit_options);
+    Result<std::string> job_id = SubmitHeld(text, *token);
+    if (!job_id.ok()) return job_id.error();
+    Result<std::string> script_path = WriteJobFiles(*plan, *job_id, text);
+    if (script_path.ok() && !user_hold) {
+      auto released = RunCommand({"scontrol", "release", *job_id});
+      if (!released.ok() || released->exit_code != 0) {
+        script_path = EnvironmentError("scontrol release " + *job_id + " failed" +
+                                       (released.ok() ? ": " + released->Tail(3) : ": " + released.error().message));
+      }
+    }
+    if (!script_path.ok()) {
+      (void)RunCommand({"scancel", *job_id});  // it would sit held forever
+      log::Error("cancelled job {}: it could not be started as planned", *job_id);
+      return script_path.error();
+    }
+
+    std::string log_path = own_output ? JoinPath(plan->DirFor(*job_id), "logs/slurm-" + *job_id + ".out") : "";
+    std::cout << "submitted batch job " << *job_id << "\n"
+              << "  script: " << *script_path << "\n"
+              << "  log:    " << (own_output ? log_path : "as your --output flag says") << "\n"
+              << (user_hold ? "  held, as --hold asked: scontrol release " + *job_id + "\n" : "") << std::flush;
+    if (!wait) return 0;
+    return FollowJob({*job_id, log_path, 0.25});
+  }
+
+  // sbatch --parsable --hold with the script on stdin; the job id.
+  static Result<std::string> SubmitHeld(const std::string& script, const std::map<std::string, std::string>& env) {
+    CommandOptions options;
+    options.timeout_s = 120;
+    options.stdin_data = script;
+    for (const auto& [name, value] : env) options.env[name] = value;
+    auto submitted = RunCommand({"sbatch", "--parsable", "--hold"}, options);
     if (!submitted.ok()) return submitted.error();
     if (submitted->exit_code != 0) {
-      return EnvironmentError("sbatch refused " + script_path + ":\n" + submitted->Tail(10),
-                              "check the sbatch flags (partition, account, time, nodes) in the script's #SBATCH lines");
+      return EnvironmentError("sbatch refused the job:\n" + submitted->Tail(10),
+                              "check the sbatch flags (partition, account, time, nodes); --dry-run shows the script");
     }
     std::string job_id(Trim(Split(Trim(submitted->out), ';').front()));
     if (job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos) {
       return EnvironmentError("sbatch --parsable printed no job id: '" + std::string(Trim(submitted->out)) + "'");
     }
-    std::string log_path = own_output ? ReplaceAll(BatchLogPattern(job_dir), "%j", job_id) : "";
-    std::cout << "submitted batch job " << job_id << "\n"
-              << "  script: " << script_path << "\n"
-              << "  log:    " << (own_output ? log_path : "as given by your --output flag") << "\n"
-              << std::flush;
-    if (!wait) return 0;
-    return FollowJob({job_id, log_path, 0.25});
+    return job_id;
   }
 };
 

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "snapshot/experiment_dir.h"
 #include "util/files.h"
 #include "util/scoped_temp_dir.h"
 
@@ -51,6 +52,29 @@ TEST_F(SlurmJobDirTest, TrainUsesTheExperimentsWorkspaceAndName) {
   ASSERT_TRUE(from_exp.ok()) << from_exp.error().Format();
   EXPECT_EQ(from_exp->name, "gpt-small");
   EXPECT_EQ(from_exp->workspace, "/x/runs");
+}
+
+TEST_F(SlurmJobDirTest, NamesAreSafeAndTheLogPatternNamesTheSameDirectory) {
+  Result<JobDirPlan> plan = PlanJobDir(TaskLaunch("train", {"pretrain", "--config", dir_.path() + "/exp.yaml",
+                                                            "exp_name=gpt small/v2", "workspace=" + dir_.path() + "/100%"}),
+                                       {}, "/");
+  ASSERT_TRUE(plan.ok()) << plan.error().Format();
+  EXPECT_EQ(plan->name, "gpt_small_v2");
+  EXPECT_EQ(plan->DirFor("42"), dir_.path() + "/100%/gpt_small_v2_42");
+  EXPECT_EQ(plan->LogPattern(), dir_.path() + "/100%%/gpt_small_v2_%j/logs/slurm-%j.out") << "% is Slurm's escape";
+}
+
+TEST_F(SlurmJobDirTest, WritesTheScriptWhereTrainsNodesWillLook) {
+  JobDirPlan plan{dir_.path() + "/output", "run"};
+  Result<std::string> script = WriteJobFiles(plan, "42", "#!/bin/bash\nexec true\n");
+  ASSERT_TRUE(script.ok()) << script.error().Format();
+  EXPECT_EQ(*script, dir_.path() + "/output/run_42/sbatch.sh");
+  EXPECT_TRUE(IsExecutableFile(*script));
+  EXPECT_TRUE(IsDirectory(dir_.path() + "/output/run_42/logs")) << "Slurm opens the log there; it creates no directory";
+  // train's nodes join the same directory (node 0's snapshot is its root).
+  Result<snapshot::JobExperimentDir> joined = snapshot::OpenJobExperimentDir(plan.workspace, "run", "42", 0);
+  ASSERT_TRUE(joined.ok());
+  EXPECT_EQ(joined->shared_root, dir_.path() + "/output/run_42");
 }
 
 TEST_F(SlurmJobDirTest, ABadExperimentIsRefusedAtSubmission) {

@@ -155,6 +155,14 @@ Result<JobEnd> ParseSacctLine(std::string_view text) {
   return end;
 }
 
+bool IsFinalJobState(std::string_view state) {
+  for (std::string_view final_state : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED",
+                                       "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "SPECIAL_EXIT"}) {
+    if (state == final_state) return true;
+  }
+  return false;
+}
+
 int JobExitStatus(const JobEnd& end) {
   if (end.signal != 0) return 128 + end.signal;
   if (end.exit_code == 0 && end.state != "COMPLETED") return static_cast<int>(ExitCode::kTaskFailed);
@@ -189,7 +197,13 @@ Result<int> FollowJob(const FollowOptions& options) {
     } else {
       failed_polls = 0;
       std::string state(Trim(queued->out));
-      if (state.empty()) break;
+      if (state.empty()) {
+        // Gone from the queue. A job being requeued can drop out of squeue
+        // for a moment: only a final state in scontrol ends the wait.
+        Result<JobEnd> end = ReadJobEnd(id);
+        if (!end.ok() || IsFinalJobState(end->state) || cancelled_by != 0) break;
+        state = end->state;
+      }
       if (state != last_state) log::Info("job {}: {}", id, state);
       last_state = state;
     }

@@ -26,6 +26,10 @@ Result<JobEnd> ParseScontrolJob(std::string_view text);
 // From `sacct -n -X -P -o State,ExitCode -j ID` text ("FAILED|7:0").
 Result<JobEnd> ParseSacctLine(std::string_view text);
 
+// Whether a job in this state has ended for good (COMPLETED, FAILED,
+// CANCELLED, TIMEOUT, ...); PENDING, RUNNING, COMPLETING, REQUEUED ... have not.
+bool IsFinalJobState(std::string_view state);
+
 // The status primus-cli returns: 128+signal, else the exit code; a job that
 // did not complete but reports 0 (cancelled while pending, node failure)
 // returns 1.

@@ -43,6 +43,16 @@ TEST(SlurmJobWatchTest, AJobThatDidNotCompleteIsNeverASuccess) {
   EXPECT_EQ(JobExitStatus({"NODE_FAIL", 0, 0}), 1);
 }
 
+TEST(SlurmJobWatchTest, FinalStates) {
+  for (const char* final_state : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"}) {
+    EXPECT_TRUE(IsFinalJobState(final_state)) << final_state;
+  }
+  for (const char* live : {"PENDING", "RUNNING", "COMPLETING", "REQUEUED", "CONFIGURING", "SUSPENDED", ""}) {
+    EXPECT_FALSE(IsFinalJobState(live)) << live;
+  }
+  EXPECT_TRUE(IsFinalJobState(Recorded("cancelled").state));
+}
+
 TEST(SlurmJobWatchTest, ReadsSacct) {
   Result<JobEnd> end = ParseSacctLine("FAILED|7:0\n");
   ASSERT_TRUE(end.ok());

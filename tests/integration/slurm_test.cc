@@ -171,11 +171,10 @@ TEST_F(SlurmTest, SbatchWaitRunsATwoNodeDdpJob) {
   std::string id = JobIdFrom(result.out);
   ASSERT_FALSE(id.empty()) << result.out;
 
-  // The job's files sit in an experiment directory under ./output.
+  // The job's files sit in its experiment directory, ./output/run_<job id>/.
   std::vector<std::string> dirs;
   for (const auto& entry : std::filesystem::directory_iterator(dir_.path() + "/output")) dirs.push_back(entry.path());
-  ASSERT_EQ(dirs.size(), 1u);
-  EXPECT_TRUE(std::filesystem::path(dirs[0]).filename().string().starts_with("run_")) << dirs[0];
+  ASSERT_EQ(dirs, std::vector<std::string>{dir_.path() + "/output/run_" + id});
   Result<std::string> script = ReadFile(dirs[0] + "/sbatch.sh");
   ASSERT_TRUE(script.ok());
   EXPECT_NE(script->find("#SBATCH --nodes=2\n"), std::string::npos) << *script;
@@ -193,6 +192,28 @@ TEST_F(SlurmTest, SbatchWaitRunsATwoNodeDdpJob) {
   EXPECT_NE(result.out.find("ddp step ok: rank 1 of 2"), std::string::npos) << result.out;
   EXPECT_TRUE(JobGone(id));
   std::cerr << "[sbatch --wait 2-node DDP step: " << seconds << " s]\n";
+}
+
+TEST_F(SlurmTest, SbatchTrainSharesTheJobsExperimentDirectory) {
+  // A command-backend experiment: train's whole path (experiment directory,
+  // snapshots, agent) without a model. Both nodes join <workspace>/<exp>_<job id>/,
+  // where sbatch left the script and Slurm the log.
+  std::string experiment = dir_.Write("exp.yaml", "exp_name: tiny-job\nworkspace: runs\nbackend: command\n"
+                                                  "command: {argv: [/bin/true]}\n");
+  ProcessResult result = Primus({"slurm", "sbatch", "-N", "2", "--wait", "--", "train", "pretrain", "--config",
+                                 experiment});
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  std::string id = JobIdFrom(result.out);
+  ASSERT_FALSE(id.empty()) << result.out;
+  std::string job_dir = dir_.path() + "/runs/tiny-job_" + id;
+  EXPECT_NE(result.out.find("script: " + job_dir + "/sbatch.sh"), std::string::npos) << result.out;
+  for (const std::string& file : std::vector<std::string>{"/sbatch.sh", "/logs/slurm-" + id + ".out", "/metadata.json",
+                                                           "/nodes/node1/metadata.json"}) {
+    EXPECT_TRUE(PathExists(job_dir + file)) << job_dir + file;
+  }
+  std::vector<std::string> workspace;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.path() + "/runs")) workspace.push_back(entry.path());
+  EXPECT_EQ(workspace, std::vector<std::string>{job_dir}) << "one directory for the whole job";
 }
 
 // Rank 1 (node 2) fails after half a second; rank 0 would sleep a minute.

@@ -9,7 +9,6 @@
 
 #include "agent/launch_plan.h"
 #include "config/launcher_config.h"
-#include "config/scheduler_settings.h"
 #include "platform/host_detect.h"
 #include "runtime/k8s_kubectl.h"
 #include "runtime/k8s_manifest.h"
@@ -88,11 +87,11 @@ Result<Request> RequestFromConfig(const RuntimeContext& context) {
   job.host_network = launcher.GetBool("k8s.host_network");
   job.shm_size = launcher.GetString("k8s.shm_size");
   job.platform = ToLower(launcher.GetString("k8s.platform"));
-  const auto& platforms = config::PlatformNames();
-  if (std::find(platforms.begin(), platforms.end(), job.platform) == platforms.end() || job.platform == "slurm") {
+  // none would leave the pods without a node rank; slurm is not a pod's.
+  if (job.platform != "auto" && job.platform != "pytorchjob" && job.platform != "jobset" && job.platform != "platform") {
     return config::ConfigErrorAt(launcher.OriginOf("k8s.platform"),
-                                 "k8s.platform '" + job.platform + "' is not an in-pod convention",
-                                 "give --platform auto, pytorchjob, jobset, platform or none");
+                                 "k8s.platform '" + job.platform + "' is not a convention the pods can run under",
+                                 "give --platform auto (the kind's own), pytorchjob, jobset or platform");
   }
 
   // What the pods run: `direct` with the options written after `k8s ... --`.

@@ -272,6 +272,12 @@ TEST_F(K8sTest, ManifestThroughTheBinary) {
                                              PodOptions(PodBase("laptop")));
   EXPECT_EQ(missing.exit_code, 2) << missing.all();
   EXPECT_NE(missing.err.find("give -N NODES"), std::string::npos) << missing.err;
+
+  ProcessResult no_rank = testing::RunPrimus(
+      {"k8s", "manifest", "-N", "2", "--image", "i", "--platform", "none", "--", "run", "/bin/true"},
+      PodOptions(PodBase("laptop")));
+  EXPECT_EQ(no_rank.exit_code, 3) << no_rank.all();
+  EXPECT_NE(no_rank.err.find("flag --platform: k8s.platform 'none'"), std::string::npos) << no_rank.err;
 }
 
 TEST_F(K8sTest, SubmitWithoutKubectlSaysSoAndHowToGoOn) {

@@ -70,6 +70,14 @@ std::vector<SchemaKey> LauncherKeys() {
       {"k8s.gpus_per_node", kInt, "0", "GPUs per pod; 0 leaves the choice to the launcher"},
       {"k8s.service_account", kString, "", "service account of the pods"},
       {"k8s.platform", kString, "auto", "target Kubernetes platform; auto detects it"},
+      {"k8s.nodes", kInt, "0", "pods (nodes) in the job, one node agent each; k8s manifest/submit need it"},
+      {"k8s.kind", kString, "job", "job (Indexed Job + headless Service) or pytorchjob (Kubeflow PyTorchJob)"},
+      {"k8s.name", kString, "", "name of the job and its Service; empty: primus-<task>-<random>"},
+      {"k8s.binary", kString, "primus-cli", "primus-cli inside the image: a name on its PATH, or a path"},
+      {"k8s.host_network", kBool, "false", "pods use their node's network (hostNetwork)"},
+      {"k8s.master_port", kInt, "29500", "rendezvous port in the pods; the control channel uses the next one"},
+      {"k8s.backoff_limit", kInt, "0", "pod failures before Kubernetes fails the whole job"},
+      {"k8s.shm_size", kString, "", "size limit of the memory-backed /dev/shm; empty: none"},
   };
 }
 

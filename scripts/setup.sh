@@ -20,6 +20,8 @@ PACKAGES=(
   procps iproute2 util-linux psmisc
   # scontrol: the hostlist differential test (Slurm runtime tests will need slurm-wlm)
   slurm-client
+  # the container runtime's tests: podman (with crun) and a private dockerd
+  podman crun docker.io
 )
 
 if [[ "${1:-}" == "--print" ]]; then

@@ -18,8 +18,9 @@ PACKAGES=(
   libopenblas0-pthread
   # process and network tools the tests use
   procps iproute2 util-linux psmisc
-  # scontrol: the hostlist differential test (Slurm runtime tests will need slurm-wlm)
-  slurm-client
+  # scontrol: the hostlist differential test; slurmctld + slurmd: the Slurm
+  # runtime tests start a real local cluster (tests/support/slurm_cluster.h)
+  slurm-client slurmctld slurmd
   # the container runtime's tests: podman (with crun) and a private dockerd
   podman crun docker.io
 )

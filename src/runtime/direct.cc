@@ -1,6 +1,8 @@
 // `direct`: run the task on this host. For agent-run tasks (run, train,
 // benchmark, preflight) the node agent starts one worker per GPU here; the
 // options below are its inputs (torchrun's flags, underscores accepted).
+#include "config/environment.h"
+#include "config/slurm_settings.h"
 #include "runtime/runtime.h"
 #include "tasks/task.h"
 #include "util/log.h"
@@ -55,6 +57,10 @@ class DirectRuntime : public Runtime {
     const Launch& launch = *context.launch;
     tasks::Task* task = tasks::TaskRegistry::Global().Find(launch.task);
     if (!task) return UsageError("unknown task '" + launch.task + "'");
+    // A multi-node Slurm allocation's batch script is not a step: one node only.
+    Status placed = config::CheckDirectInSlurmAllocation(config::Environment::FromProcess(), *context.launcher);
+    if (!placed.ok() && !context.dry_run) return placed.error();
+    if (!placed.ok()) log::Warn("{} (a real run stops here, exit 4)", placed.error().message);
     tasks::TaskContext task_context;
     task_context.args = launch.task_args;
     task_context.command_line = context.command_line;

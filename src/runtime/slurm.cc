@@ -1,12 +1,75 @@
 // `slurm`: start one node agent per node through srun, or write and submit
 // a batch script whose body runs srun (so every node starts). srun/sbatch
 // flags this table does not know pass through unchanged, in order.
+//
+//   slurm srun   -> srun --ntasks-per-node=1 --kill-on-bad-exit=1 ... primus-cli direct ... (slurm_command_line.h),
+//                   in the foreground, returning the root cause's exit code (slurm_step_runner.h)
+//   slurm sbatch -> a batch script (batch_script.h) submitted held with sbatch --parsable --hold,
+//                   written to <workspace>/<name>_<job id>/sbatch.sh (slurm_job_dir.h), released;
+//                   --wait follows it (slurm_job_watch.h)
+// Both put PRIMUS_JOB_TOKEN (slurm_job_token.h) into srun's/sbatch's environment.
+#include <iostream>
+
+#include "config/environment.h"
+#include "config/launcher_config.h"
+#include "platform/launcher_request.h"
+#include "runtime/batch_script.h"
 #include "runtime/runtime.h"
+#include "runtime/slurm_command_line.h"
+#include "runtime/slurm_job_dir.h"
+#include "runtime/slurm_job_token.h"
+#include "runtime/slurm_job_watch.h"
+#include "runtime/slurm_step_runner.h"
+#include "snapshot/metadata.h"
+#include "tasks/task.h"
+#include "util/files.h"
+#include "util/log.h"
+#include "util/process_environment.h"
+#include "util/strings.h"
+#include "util/subprocess.h"
 
 namespace primus::runtime {
 namespace {
 
 using K = OptionSpec::Kind;
+
+Error MissingCommand(const std::string& name) {
+  return EnvironmentError(name + " not found on PATH: this host is not a Slurm client",
+                          "run on a Slurm login node (or install the Slurm client: apt install slurm-client); "
+                          "without Slurm, run primus-cli direct --nnodes N --node-rank R --master-addr A on each node");
+}
+
+// The modes after `slurm ... --` and the task must exist in this build, or
+// every node would fail the same way after the job waited in the queue.
+Status CheckRunnable(const Launch& launch, size_t depth) {
+  for (size_t i = depth + 1; i < launch.chain.size(); ++i) {
+    Runtime* inner = RuntimeRegistry::Global().Find(launch.chain[i].mode);
+    if (inner != nullptr && !inner->available()) {
+      return Error{ExitCode::kNotAvailable, "mode '" + inner->name() + "' is not available yet in this build",
+                   "run the task with 'slurm ... -- direct -- <task>' instead"};
+    }
+  }
+  tasks::Task* task = tasks::TaskRegistry::Global().Find(launch.task);
+  if (task != nullptr && !task->available()) {
+    return Error{ExitCode::kNotAvailable, "task '" + task->name() + "' is not available yet in this build",
+                 "primus-cli --help lists the tasks"};
+  }
+  return Status::Ok();
+}
+
+// A flag of the other action given on this command line is a mistake;
+// from a configuration file it is a default for the other action.
+Status CheckActionFlags(const config::LauncherConfig& launcher, const std::string& action) {
+  if (action != "srun") return Status::Ok();
+  for (auto [key, flag, why] : {std::tuple{"slurm.wait", "--wait", "srun always waits for its job"},
+                                std::tuple{"slurm.requeue", "--requeue", "only a batch job can be requeued"}}) {
+    if (launcher.GetBool(key) && launcher.OriginOf(key).source.starts_with("flag")) {
+      return UsageError(std::string(flag) + " is for 'slurm sbatch': " + why,
+                        std::string("write: primus-cli slurm sbatch ") + flag + " ... -- <task> ...");
+    }
+  }
+  return Status::Ok();
+}
 
 class SlurmRuntime : public Runtime {
  public:
@@ -14,6 +77,17 @@ class SlurmRuntime : public Runtime {
   std::string summary() const override { return "run on a Slurm cluster (srun now, or sbatch a job)"; }
   std::string usage() const override {
     return "primus-cli [global options] slurm [srun|sbatch] [slurm flags] -- [container ... --|direct ... --] <task> [args]";
+  }
+  std::string details() const override {
+    return "srun (the default) runs one node agent per node now:\n"
+           "  srun --ntasks-per-node=1 --kill-on-bad-exit=1 [flags] primus-cli direct [...] -- <task> ...\n"
+           "and returns the first failing node's exit code. sbatch submits a batch script whose body does the\n"
+           "same on every node of the allocation, keeps it as <workspace>/<name>_<job id>/sbatch.sh (the job's\n"
+           "experiment directory, also used by train) and prints the job id and log path;\n"
+           "--wait follows the job and returns its exit code (Ctrl-C cancels it). Other srun/sbatch flags pass\n"
+           "through unchanged; defaults come from the slurm.* configuration keys. PRIMUS_JOB_TOKEN is created\n"
+           "for the job unless set. Inside a step, direct derives nnodes, node rank and master address from\n"
+           "SLURM_* variables; the master port is 20000 + 2 * (SLURM_JOB_ID % 5000). See docs/slurm.md.\n";
   }
   const std::vector<OptionSpec>& options() const override {
     static const std::vector<OptionSpec> table = {
@@ -25,7 +99,7 @@ class SlurmRuntime : public Runtime {
         {{"--reservation"}, K::kValue, "NAME", "slurm.reservation", "reservation"},
         {{"--gpus-per-node"}, K::kValue, "N", "slurm.gpus_per_node", "GPUs per node"},
         {{"--wait"}, K::kFlag, "", "slurm.wait", "sbatch: follow the job and return its exit code"},
-        {{"--requeue"}, K::kFlag, "", "slurm.requeue", "requeue on failure or preemption"},
+        {{"--requeue"}, K::kFlag, "", "slurm.requeue", "sbatch: requeue on node failure or preemption"},
     };
     return table;
   }
@@ -33,11 +107,154 @@ class SlurmRuntime : public Runtime {
   std::vector<std::string> actions() const override { return {"srun", "sbatch"}; }
   std::string default_action() const override { return "srun"; }
   UnknownOptionPolicy unknown_options() const override { return UnknownOptionPolicy::kPassThrough; }
-  bool available() const override { return false; }
+
   Result<int> Execute(const RuntimeContext& context) override {
-    return Error{ExitCode::kNotAvailable, "mode 'slurm' is not available yet in this build",
-                 "inside an allocation, run 'srun --ntasks-per-node=1 primus-cli direct --nnodes ... -- <task>'; "
-                 "the Slurm runtime is issue #6"};
+    const Launch& launch = *context.launch;
+    const ModeInvocation& mode = launch.chain[context.depth];
+    const config::LauncherConfig& launcher = *context.launcher;
+    if (Status status = CheckActionFlags(launcher, mode.action); !status.ok()) return status.error();
+    Status runnable = CheckRunnable(launch, context.depth);
+    if (!runnable.ok() && !context.dry_run) return runnable.error();
+    if (!runnable.ok()) log::Warn("{}: a real run would stop here (exit 5)", runnable.error().message);
+
+    Result<std::string> binary = SelfExecutable();
+    if (!binary.ok()) return binary.error();
+    std::vector<std::string> globals = GlobalArguments(context, options());
+    return mode.action == "sbatch" ? Sbatch(context, *binary, globals) : Srun(context, *binary, globals);
+  }
+
+ private:
+  Result<int> Srun(const RuntimeContext& context, const std::string& binary, const std::vector<std::string>& globals) {
+    const Launch& launch = *context.launch;
+    const ModeInvocation& mode = launch.chain[context.depth];
+    if (auto checked = DirectivesFromFlags(mode.passthrough, "srun"); !checked.ok()) return checked.error();
+    std::map<std::string, std::string> environment = ProcessEnvironment();
+    // Inside an allocation (a batch script, salloc) srun makes a step of it:
+    // only what this command line asks for applies, not the files' defaults
+    // for new allocations.
+    bool inside_allocation = environment.count("SLURM_JOB_ID") > 0;
+    std::vector<std::string> node_command = {binary};
+    node_command.insert(node_command.end(), globals.begin(), globals.end());
+    std::vector<std::string> inner = InnerLaunch(launch, context.depth);
+    node_command.insert(node_command.end(), inner.begin(), inner.end());
+    std::vector<std::string> argv =
+        SrunCommand(SlurmFlagsFromConfig(*context.launcher, inside_allocation), mode.passthrough, node_command);
+
+    if (context.dry_run) {
+      std::cout << "srun command (one node agent per node):\n  " << ShellJoin(argv) << "\n"
+                << "srun's environment adds: " << kJobTokenVariable
+                << (environment.count(kJobTokenVariable) ? " (already set, kept)" : " (a new random token)") << "\n"
+                << std::flush;
+      if (FindExecutable("srun").empty()) log::Warn("{}", MissingCommand("srun").message);
+      return 0;
+    }
+    if (FindExecutable("srun").empty()) return MissingCommand("srun");
+    Result<std::map<std::string, std::string>> token = JobTokenEnvironment(environment);
+    if (!token.ok()) return token.error();
+    log::Debug("running: {}", ShellJoin(argv));
+    return RunSrunStep(argv, *token);
+  }
+
+  Result<int> Sbatch(const RuntimeContext& context, const std::string& binary, const std::vector<std::string>& globals) {
+    const Launch& launch = *context.launch;
+    const ModeInvocation& mode = launch.chain[context.depth];
+    const config::LauncherConfig& launcher = *context.launcher;
+    bool wait = launcher.GetBool("slurm.wait");
+
+    Result<std::vector<std::string>> passed = DirectivesFromFlags(mode.passthrough);
+    if (!passed.ok()) return passed.error();
+    Result<JobDirPlan> plan = PlanJobDir(launch, config::Environment::FromProcess(), CurrentDir());
+    if (!plan.ok()) return plan.error();
+    std::vector<std::string> config_flags = SlurmFlagsFromConfig(launcher, /*explicit_only=*/false);
+    std::vector<std::string> user_flags = mode.passthrough;
+    user_flags.insert(user_flags.end(), config_flags.begin(), config_flags.end());
+    bool own_output = !HasFlag(user_flags, "--output", "-o");
+    bool user_hold = HasFlag(user_flags, "--hold", "-H");
+
+    BatchScript script;
+    if (!HasFlag(user_flags, "--job-name", "-J")) script.directives.push_back("--job-name=" + ShellQuote(plan->name));
+    for (const std::string& flag : config_flags) script.directives.push_back(ShellQuote(flag));
+    if (launcher.GetBool("slurm.requeue")) {
+      script.directives.push_back("--requeue");
+      script.directives.push_back("--open-mode=append");  // a requeued run adds to the log
+    }
+    if (own_output) script.directives.push_back("--output=" + ShellQuote(plan->LogPattern()));
+    script.directives.insert(script.directives.end(), passed->begin(), passed->end());
+    std::vector<std::string> inner = InnerLaunch(launch, context.depth);
+    std::vector<std::string> node_command = {binary};
+    node_command.insert(node_command.end(), globals.begin(), globals.end());
+    node_command.insert(node_command.end(), inner.begin(), inner.end());
+    script.command = {binary};
+    script.command.insert(script.command.end(), globals.begin(), globals.end());
+    script.command.insert(script.command.end(), {"slurm", "srun", "--"});
+    script.command.insert(script.command.end(), inner.begin(), inner.end());
+    script.comment_lines = {
+        "Written by primus-cli " + std::string(PRIMUS_VERSION) + " at " +
+            snapshot::IsoTimeUtc(snapshot::NowEpochSeconds()) + " for:",
+        "  " + ShellJoin(context.command_line),
+        "",
+        "The body starts one node agent on every node of the allocation, as",
+        "  " + ShellJoin(SrunCommand({}, {}, node_command)),
+        "through `primus-cli slurm srun`, so that the job ends with the first failing",
+        "node's own exit code (srun alone reports the SIGTERM it sent the others).",
+        "PRIMUS_JOB_TOKEN comes from sbatch's environment; it is never in this file.",
+    };
+    std::string text = RenderBatchScript(script);
+
+    if (context.dry_run) {
+      std::cout << "batch script (" << JoinPath(plan->DirFor("<job id>"), "sbatch.sh")
+                << " once sbatch --parsable --hold gives the job id; released when that directory exists):\n"
+                << text << std::flush;
+      if (FindExecutable("sbatch").empty()) log::Warn("{}", MissingCommand("sbatch").message);
+      return 0;
+    }
+    for (const char* tool : {"sbatch", "scontrol", "scancel", "squeue"}) {
+      if ((wait || std::string(tool) != "squeue") && FindExecutable(tool).empty()) return MissingCommand(tool);
+    }
+    Result<std::map<std::string, std::string>> token = JobTokenEnvironment(ProcessEnvironment());
+    if (!token.ok()) return token.error();
+    Result<std::string> job_id = SubmitHeld(text, *token);
+    if (!job_id.ok()) return job_id.error();
+    Result<std::string> script_path = WriteJobFiles(*plan, *job_id, text);
+    if (script_path.ok() && !user_hold) {
+      auto released = RunCommand({"scontrol", "release", *job_id});
+      if (!released.ok() || released->exit_code != 0) {
+        script_path = EnvironmentError("scontrol release " + *job_id + " failed" +
+                                       (released.ok() ? ": " + released->Tail(3) : ": " + released.error().message));
+      }
+    }
+    if (!script_path.ok()) {
+      (void)RunCommand({"scancel", *job_id});  // it would sit held forever
+      log::Error("cancelled job {}: it could not be started as planned", *job_id);
+      return script_path.error();
+    }
+
+    std::string log_path = own_output ? JoinPath(plan->DirFor(*job_id), "logs/slurm-" + *job_id + ".out") : "";
+    std::cout << "submitted batch job " << *job_id << "\n"
+              << "  script: " << *script_path << "\n"
+              << "  log:    " << (own_output ? log_path : "as your --output flag says") << "\n"
+              << (user_hold ? "  held, as --hold asked: scontrol release " + *job_id + "\n" : "") << std::flush;
+    if (!wait) return 0;
+    return FollowJob({*job_id, log_path, 0.25});
+  }
+
+  // sbatch --parsable --hold with the script on stdin; the job id.
+  static Result<std::string> SubmitHeld(const std::string& script, const std::map<std::string, std::string>& env) {
+    CommandOptions options;
+    options.timeout_s = 120;
+    options.stdin_data = script;
+    for (const auto& [name, value] : env) options.env[name] = value;
+    auto submitted = RunCommand({"sbatch", "--parsable", "--hold"}, options);
+    if (!submitted.ok()) return submitted.error();
+    if (submitted->exit_code != 0) {
+      return EnvironmentError("sbatch refused the job:\n" + submitted->Tail(10),
+                              "check the sbatch flags (partition, account, time, nodes); --dry-run shows the script");
+    }
+    std::string job_id(Trim(Split(Trim(submitted->out), ';').front()));
+    if (job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos) {
+      return EnvironmentError("sbatch --parsable printed no job id: '" + std::string(Trim(submitted->out)) + "'");
+    }
+    return job_id;
   }
 };
 

@@ -156,7 +156,7 @@ TEST_F(CliTest, TrainWithoutConfigTakesExpLikePrimusScripts) {
 TEST_F(CliTest, PendingModeExitsFive) {
   ProcessResult result = Run("slurm srun -N 2 -- benchmark gemm -M 4096");
   EXPECT_EQ(result.exit_code, 5) << result.all();
-  EXPECT_NE(result.err.find("mode 'slurm' is not available yet"), std::string::npos);
+  EXPECT_NE(result.err.find("is not available yet"), std::string::npos) << result.err;
 }
 
 TEST_F(CliTest, ConfigErrorExitsThreeWithLocation) {

@@ -1,0 +1,42 @@
+#include "runtime/batch_script.h"
+
+#include "util/strings.h"
+
+namespace primus::runtime {
+
+std::string RenderBatchScript(const BatchScript& script) {
+  std::string out = "#!/bin/bash\n";
+  for (const std::string& directive : script.directives) out += "#SBATCH " + directive + "\n";
+  for (const std::string& line : script.comment_lines) out += line.empty() ? "#\n" : "# " + line + "\n";
+  out += "exec " + ShellJoin(script.command) + "\n";
+  return out;
+}
+
+Result<std::vector<std::string>> DirectivesFromFlags(const std::vector<std::string>& flags, const std::string& action) {
+  std::vector<std::string> directives;
+  for (const std::string& token : flags) {
+    bool is_flag = token.size() > 1 && token[0] == '-';
+    if (is_flag) {
+      directives.push_back(ShellQuote(token));
+      continue;
+    }
+    if (directives.empty()) {
+      return UsageError("unexpected argument '" + token + "' for 'slurm " + action + "': it follows no " + action +
+                            " flag",
+                        action + " flags come before '--', the task after it: primus-cli slurm " + action + " [" +
+                            action + " flags] -- <task> ...");
+    }
+    directives.back() += " " + ShellQuote(token);
+  }
+  return directives;
+}
+
+bool HasFlag(const std::vector<std::string>& flags, const std::string& long_name, const std::string& short_name) {
+  for (const std::string& flag : flags) {
+    if (flag == long_name || flag.starts_with(long_name + "=")) return true;
+    if (!short_name.empty() && flag.starts_with(short_name)) return true;
+  }
+  return false;
+}
+
+}  // namespace primus::runtime

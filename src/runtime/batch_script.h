@@ -1,0 +1,46 @@
+// The batch script `primus-cli slurm sbatch` writes and submits. Unlike the
+// public Primus script (whose body starts the launcher on the first node
+// only), its body starts one node agent on every node of the allocation:
+//
+//   #!/bin/bash
+//   #SBATCH --job-name=run
+//   #SBATCH --nodes=2
+//   #SBATCH --output=/work/output/run_%j/logs/slurm-%j.out
+//   # Written by primus-cli 0.1.0 for: primus-cli slurm sbatch -N 2 -- direct -- run ...
+//   # ...
+//   exec /usr/bin/primus-cli slurm srun -- direct -- run ...
+//
+// The body runs `primus-cli slurm srun` rather than srun itself so that the
+// job ends with the failing rank's own exit code (srun alone reports the
+// SIGTERM it sent to the other nodes: slurm_step_runner.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "util/error.h"
+
+namespace primus::runtime {
+
+struct BatchScript {
+  // One #SBATCH line each, already joined: "--nodes=2", "--mem 4G".
+  std::vector<std::string> directives;
+  std::vector<std::string> comment_lines;  // without the leading "# "
+  std::vector<std::string> command;        // the body's command, exec'd
+};
+
+std::string RenderBatchScript(const BatchScript& script);
+
+// Pass-through sbatch flags as directives: each flag starts one, the values
+// that follow it join it ("--mem", "4G" -> "--mem 4G"), shell-quoted where
+// needed (sbatch reads quotes in #SBATCH lines). A value with no flag before
+// it is a UsageError naming `action` ("srun" checks its flags the same way:
+// a leading word would become srun's command).
+Result<std::vector<std::string>> DirectivesFromFlags(const std::vector<std::string>& flags,
+                                                     const std::string& action = "sbatch");
+
+// Whether `flags` (as the user wrote them) set one of these options, long
+// ("--output", "--output=x") or short ("-o", "-ox").
+bool HasFlag(const std::vector<std::string>& flags, const std::string& long_name, const std::string& short_name);
+
+}  // namespace primus::runtime

@@ -1,0 +1,382 @@
+// `primus-cli slurm srun|sbatch` on a real Slurm cluster started by the test
+// (tests/support/slurm_cluster.h: slurmctld + 2 slurmd, each node in a
+// network namespace with its own address, /etc/hosts and host name): 2-node
+// gloo DDP jobs through srun and sbatch --wait, a failing rank on node 2
+// ending the job with its own exit code and the banner, scancel and Ctrl-C
+// leaving no process behind, `direct` refusing a multi-node batch script,
+// --dry-run, and the missing-Slurm error. Seconds each: label slow.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <regex>
+#include <thread>
+
+#include "run_process.h"
+#include "slurm_cluster.h"
+#include "start_process.h"
+#include "util/files.h"
+#include "util/strings.h"
+
+namespace primus {
+namespace {
+
+using testing::ProcessOptions;
+using testing::ProcessResult;
+using testing::SlurmCluster;
+using Clock = std::chrono::steady_clock;
+
+const std::string kPython = "/usr/bin/python3";
+const std::string kSource = PRIMUS_SOURCE_DIR;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Live processes whose environment carries PRIMUS_TEST_MARKER=<marker>:
+// everything a job of this test started, on any node.
+std::vector<pid_t> ProcessesWithMarker(const std::string& marker, const std::string& comm = "") {
+  std::vector<pid_t> found;
+  std::string needle = "PRIMUS_TEST_MARKER=" + marker;
+  DIR* proc = opendir("/proc");
+  while (dirent* entry = readdir(proc)) {
+    auto pid = ParseInt(entry->d_name);
+    if (!pid || *pid == getpid()) continue;
+    std::string base = std::string("/proc/") + entry->d_name;
+    auto environ_text = ReadFile(base + "/environ");
+    if (!environ_text.ok() || environ_text->find(needle + '\0') == std::string::npos) continue;
+    auto stat = ReadFile(base + "/stat");
+    if (!stat.ok()) continue;
+    size_t close = stat->rfind(')');
+    if (close != std::string::npos && close + 2 < stat->size() && (*stat)[close + 2] == 'Z') continue;
+    if (!comm.empty()) {
+      auto name = ReadFile(base + "/comm");
+      if (!name.ok() || Trim(*name) != comm) continue;
+    }
+    found.push_back(static_cast<pid_t>(*pid));
+  }
+  closedir(proc);
+  return found;
+}
+
+std::string ReadOrEmpty(const std::string& path) {
+  Result<std::string> text = ReadFile(path);
+  return text.ok() ? *text : std::string();
+}
+
+template <typename Condition>
+bool WaitFor(double timeout_s, Condition condition) {
+  auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
+  while (Clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return condition();
+}
+
+std::string JobIdFrom(const std::string& output) {
+  std::smatch match;
+  return std::regex_search(output, match, std::regex("submitted batch job ([0-9]+)")) ? match[1].str() : "";
+}
+
+class SlurmTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    unavailable_ = SlurmCluster::Unavailable();
+    if (!unavailable_.empty()) return;
+    auto started = Clock::now();
+    cluster_ = SlurmCluster::Start({}, &start_error_).release();
+    start_seconds_ = SecondsSince(started);
+  }
+  static void TearDownTestSuite() {
+    auto started = Clock::now();
+    delete cluster_;
+    cluster_ = nullptr;
+    std::cerr << "[slurm cluster: started in " << start_seconds_ << " s, stopped in " << SecondsSince(started)
+              << " s]\n";
+  }
+  void SetUp() override {
+    if (!unavailable_.empty()) GTEST_SKIP() << "no local Slurm cluster: " << unavailable_;
+    ASSERT_NE(cluster_, nullptr) << "the Slurm cluster did not start: " << start_error_;
+    marker_ = "slurm-test-" + std::to_string(getpid()) + "-" + std::to_string(++counter_);
+  }
+  void TearDown() override {
+    // A failed test must not leave its job's processes behind.
+    for (pid_t pid : ProcessesWithMarker(marker_)) kill(pid, SIGKILL);
+  }
+
+  // The environment of a user on this cluster, in a scratch directory.
+  ProcessOptions UserOptions(double timeout_s = 90) const {
+    ProcessOptions options;
+    options.cwd = dir_.path();
+    options.env = cluster_->Environment();
+    options.env["HOME"] = dir_.path();
+    options.env["PRIMUS_TEST_MARKER"] = marker_;
+    options.env["PRIMUS_DIRECT_LOG_DIR"] = dir_.path() + "/agent-logs";  // not /tmp/primus-<uid>
+    options.timeout_s = timeout_s;
+    return options;
+  }
+  ProcessResult Primus(const std::vector<std::string>& args, double timeout_s = 90) const {
+    return testing::RunPrimus(args, UserOptions(timeout_s));
+  }
+  // How many jobs the controller knows (finished ones stay for MinJobAge).
+  size_t KnownJobs() const {
+    std::string shown = cluster_->Client({"scontrol", "show", "jobs"}).out;
+    size_t count = 0;
+    for (size_t at = shown.find("JobId="); at != std::string::npos; at = shown.find("JobId=", at + 1)) ++count;
+    return count;
+  }
+  bool JobGone(const std::string& id) const { return Trim(cluster_->Client({"squeue", "-h", "-j", id}).out).empty(); }
+
+  static inline SlurmCluster* cluster_ = nullptr;
+  static inline std::string unavailable_;
+  static inline std::string start_error_;
+  static inline double start_seconds_ = 0;
+  static inline int counter_ = 0;
+  testing::TempDir dir_;
+  std::string marker_;
+};
+
+TEST_F(SlurmTest, ClusterNodesAreHostsOfTheirOwn) {
+  ProcessResult names = cluster_->Client({"srun", "-N", "2", "--ntasks-per-node=1", "--label", "sh", "-c",
+                                          "echo $(hostname) $(getent hosts node1 | cut -d' ' -f1)"});
+  ASSERT_EQ(names.exit_code, 0) << names.all();
+  EXPECT_NE(names.out.find("0: node1 10."), std::string::npos) << names.out;
+  EXPECT_NE(names.out.find("1: node2 10."), std::string::npos) << names.out;
+}
+
+TEST_F(SlurmTest, SrunRunsATwoNodeDdpJob) {
+  auto started = Clock::now();
+  ProcessResult result = Primus({"slurm", "srun", "-N", "2", "--", "direct", "--", "run", kPython,
+                                 kSource + "/examples/ddp-smoke/train.py", "--steps", "100"});
+  double seconds = SecondsSince(started);
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  EXPECT_NE(result.out.find("[node1:0] done: 2 workers, 100 steps"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("replicas in sync: True"), std::string::npos) << result.out;
+  // Each node's agent found node 0 in the step's node list, by name.
+  EXPECT_NE(result.err.find("[node2] [INFO] starting 1 worker (rank 1 of world size 2)"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("master node1:"), std::string::npos) << result.err;
+  std::cerr << "[srun 2-node DDP (100 steps): " << seconds << " s]\n";
+}
+
+TEST_F(SlurmTest, SbatchWaitRunsATwoNodeDdpJob) {
+  auto started = Clock::now();
+  ProcessResult result = Primus({"slurm", "sbatch", "-N", "2", "--wait", "--", "direct", "--", "run", kPython,
+                                 kSource + "/tests/workers/ddp_step.py"});
+  double seconds = SecondsSince(started);
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  std::string id = JobIdFrom(result.out);
+  ASSERT_FALSE(id.empty()) << result.out;
+
+  // The job's files sit in its experiment directory, ./output/run_<job id>/.
+  std::vector<std::string> dirs;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.path() + "/output")) dirs.push_back(entry.path());
+  ASSERT_EQ(dirs, std::vector<std::string>{dir_.path() + "/output/run_" + id});
+  Result<std::string> script = ReadFile(dirs[0] + "/sbatch.sh");
+  ASSERT_TRUE(script.ok());
+  EXPECT_NE(script->find("#SBATCH --nodes=2\n"), std::string::npos) << *script;
+  EXPECT_NE(script->find("slurm srun -- direct -- run"), std::string::npos) << *script;
+  EXPECT_EQ(script->find("PRIMUS_JOB_TOKEN="), std::string::npos) << "the token never goes into a file";
+  Result<std::string> log = ReadFile(dirs[0] + "/logs/slurm-" + id + ".out");
+  ASSERT_TRUE(log.ok()) << "log of job " << id;
+  EXPECT_NE(log->find("ddp step ok: rank 0 of 2"), std::string::npos) << *log;
+  EXPECT_NE(log->find("ddp step ok: rank 1 of 2"), std::string::npos) << *log;
+  // The master port is derived from the job id, the same on both nodes.
+  int port = 20000 + 2 * static_cast<int>(*ParseInt(id) % 5000);
+  EXPECT_NE(log->find("[node2] [INFO] starting 1 worker (rank 1 of world size 2): " + kPython), std::string::npos);
+  EXPECT_NE(log->find("master node1:" + std::to_string(port)), std::string::npos) << *log;
+  // --wait copied the log to stdout while it followed the job.
+  EXPECT_NE(result.out.find("ddp step ok: rank 1 of 2"), std::string::npos) << result.out;
+  EXPECT_TRUE(JobGone(id));
+  std::cerr << "[sbatch --wait 2-node DDP step: " << seconds << " s]\n";
+}
+
+TEST_F(SlurmTest, SbatchTrainSharesTheJobsExperimentDirectory) {
+  // A command-backend experiment: train's whole path (experiment directory,
+  // snapshots, agent) without a model. Both nodes join <workspace>/<exp>_<job id>/,
+  // where sbatch left the script and Slurm the log.
+  std::string experiment = dir_.Write("exp.yaml", "exp_name: tiny-job\nworkspace: runs\nbackend: command\n"
+                                                  "command: {argv: [/bin/true]}\n");
+  ProcessResult result = Primus({"slurm", "sbatch", "-N", "2", "--wait", "--", "train", "pretrain", "--config",
+                                 experiment});
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  std::string id = JobIdFrom(result.out);
+  ASSERT_FALSE(id.empty()) << result.out;
+  std::string job_dir = dir_.path() + "/runs/tiny-job_" + id;
+  EXPECT_NE(result.out.find("script: " + job_dir + "/sbatch.sh"), std::string::npos) << result.out;
+  for (const std::string& file : std::vector<std::string>{"/sbatch.sh", "/logs/slurm-" + id + ".out", "/metadata.json",
+                                                           "/nodes/node1/metadata.json"}) {
+    EXPECT_TRUE(PathExists(job_dir + file)) << job_dir + file;
+  }
+  std::vector<std::string> workspace;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.path() + "/runs")) workspace.push_back(entry.path());
+  EXPECT_EQ(workspace, std::vector<std::string>{job_dir}) << "one directory for the whole job";
+}
+
+// Rank 1 (node 2) fails after half a second; rank 0 would sleep a minute.
+const std::vector<std::string> kFailingOnNode2 = {
+    "run", "sh", "-c", "if [ \"$GROUP_RANK\" = 1 ]; then sleep 0.5; echo rank 1 gives up >&2; exit 7; fi; exec sleep 60"};
+
+TEST_F(SlurmTest, FailingRankOnNode2EndsTheSrunJobWithItsCode) {
+  std::vector<std::string> args = {"slurm", "srun", "-N", "2", "--", "direct", "--"};
+  args.insert(args.end(), kFailingOnNode2.begin(), kFailingOnNode2.end());
+  auto started = Clock::now();
+  ProcessResult result = Primus(args);
+  double seconds = SecondsSince(started);
+  EXPECT_EQ(result.exit_code, 7) << result.all();
+  EXPECT_LT(seconds, 15) << "node 1's worker must not be waited for";
+  EXPECT_NE(result.err.find("Root cause: rank 1 (local rank 0) on node2"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("failed with exit code 7"), std::string::npos) << result.err;
+  EXPECT_TRUE(WaitFor(5, [&] { return ProcessesWithMarker(marker_).empty(); }));
+  std::cerr << "[srun failing rank: " << seconds << " s]\n";
+}
+
+TEST_F(SlurmTest, FailingRankOnNode2EndsTheBatchJobWithItsCode) {
+  std::vector<std::string> args = {"slurm", "sbatch", "-N", "2", "--wait", "--", "direct", "--"};
+  args.insert(args.end(), kFailingOnNode2.begin(), kFailingOnNode2.end());
+  ProcessResult result = Primus(args);
+  EXPECT_EQ(result.exit_code, 7) << result.all();
+  EXPECT_NE(result.out.find("Root cause: rank 1 (local rank 0) on node2"), std::string::npos) << result.out;
+  std::string id = JobIdFrom(result.out);
+  ASSERT_FALSE(id.empty());
+  EXPECT_NE(cluster_->Client({"scontrol", "show", "job", id}).out.find("ExitCode=7:0"), std::string::npos)
+      << "Slurm records the root cause too";
+}
+
+TEST_F(SlurmTest, ScancelLeavesNoProcessBehind) {
+  ProcessResult submitted = Primus({"slurm", "sbatch", "-N", "2", "--", "direct", "--", "run", "sleep", "60"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.all();
+  std::string id = JobIdFrom(submitted.out);
+  ASSERT_FALSE(id.empty()) << submitted.out;
+  ASSERT_TRUE(WaitFor(20, [&] { return ProcessesWithMarker(marker_, "sleep").size() == 2; }))
+      << "one sleeping worker per node";
+  size_t running = ProcessesWithMarker(marker_).size();
+  auto cancelled = Clock::now();
+  ProcessResult cancel = cluster_->Client({"scancel", id});
+  ASSERT_EQ(cancel.exit_code, 0) << cancel.all();
+  EXPECT_TRUE(WaitFor(15, [&] { return ProcessesWithMarker(marker_).empty(); }))
+      << ProcessesWithMarker(marker_).size() << " of " << running << " processes of job " << id << " survived scancel";
+  double seconds = SecondsSince(cancelled);
+  EXPECT_TRUE(WaitFor(10, [&] { return JobGone(id); }));
+  std::cerr << "[scancel: " << running << " processes gone in " << seconds << " s]\n";
+}
+
+TEST_F(SlurmTest, CtrlCWhileWaitingCancelsTheJob) {
+  ProcessOptions options = UserOptions();
+  pid_t pid = testing::StartProcess(
+      {PRIMUS_BINARY, "slurm", "sbatch", "-N", "2", "--wait", "--", "direct", "--", "run", "sleep", "60"},
+      dir_.path() + "/out.txt", dir_.path() + "/err.txt", options);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(WaitFor(20, [&] { return ProcessesWithMarker(marker_, "sleep").size() == 2; }));
+  auto interrupted = Clock::now();
+  kill(pid, SIGINT);
+  int status = testing::WaitForExit(pid, 30);
+  double seconds = SecondsSince(interrupted);
+  std::string out = ReadOrEmpty(dir_.path() + "/out.txt");
+  std::string err = ReadOrEmpty(dir_.path() + "/err.txt");
+  EXPECT_EQ(status, 128 + SIGINT) << out << err;
+  EXPECT_NE(err.find("cancelling job"), std::string::npos) << err;
+  EXPECT_TRUE(WaitFor(10, [&] { return ProcessesWithMarker(marker_).empty(); }));
+  std::string id = JobIdFrom(out);
+  ASSERT_FALSE(id.empty()) << out;
+  EXPECT_TRUE(JobGone(id));
+  EXPECT_NE(cluster_->Client({"scontrol", "show", "job", id}).out.find("JobState=CANCELLED"), std::string::npos);
+  std::cerr << "[Ctrl-C to job gone: " << seconds << " s]\n";
+}
+
+TEST_F(SlurmTest, RequeuedJobRunsAgainWithItsRestartCount) {
+  // The first run waits to be requeued; the second (SLURM_RESTART_COUNT=1) ends.
+  ProcessOptions options = UserOptions();
+  pid_t pid = testing::StartProcess(
+      {PRIMUS_BINARY, "slurm", "sbatch", "-N", "2", "--requeue", "--wait", "--", "direct", "--", "run", "sh", "-c",
+       "echo \"run with restart count ${SLURM_RESTART_COUNT:-0}\"; [ \"${SLURM_RESTART_COUNT:-0}\" -ge 1 ] || exec sleep 60"},
+      dir_.path() + "/out.txt", dir_.path() + "/err.txt", options);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(WaitFor(20, [&] { return ProcessesWithMarker(marker_, "sleep").size() == 2; }));
+  std::string id = JobIdFrom(ReadOrEmpty(dir_.path() + "/out.txt"));
+  ASSERT_FALSE(id.empty());
+  auto requeued = Clock::now();
+  ProcessResult requeue = cluster_->Client({"scontrol", "requeue", id});
+  ASSERT_EQ(requeue.exit_code, 0) << requeue.all();
+  // Slurm holds a requeued job back for two minutes (Reason=BeginTime); let it start now.
+  ASSERT_TRUE(WaitFor(10, [&] {
+    return cluster_->Client({"squeue", "-h", "-j", id, "-o", "%T"}).out.find("PENDING") != std::string::npos;
+  }));
+  ProcessResult update = cluster_->Client({"scontrol", "update", "JobId=" + id, "StartTime=now"});
+  ASSERT_EQ(update.exit_code, 0) << update.all();
+  int status = testing::WaitForExit(pid, 60);
+  double seconds = SecondsSince(requeued);
+  std::string out = ReadOrEmpty(dir_.path() + "/out.txt");
+  EXPECT_EQ(status, 0) << out << ReadOrEmpty(dir_.path() + "/err.txt");
+  EXPECT_NE(out.find("run with restart count 0"), std::string::npos) << out;
+  EXPECT_NE(out.find("run with restart count 1"), std::string::npos) << "--wait follows the job through its requeue\n" << out;
+  std::cerr << "[requeue to the end of the second run: " << seconds << " s]\n";
+}
+
+TEST_F(SlurmTest, DirectRefusesAMultiNodeBatchScript) {
+  // The public Primus way: the batch script runs the launcher itself, which
+  // would start node 0 only.
+  std::string script = dir_.Write("job.sh", "#!/bin/bash\n#SBATCH -N 2\n#SBATCH -o " + dir_.path() + "/job.out\n" +
+                                                std::string(PRIMUS_BINARY) + " direct -- run true\n");
+  ProcessOptions options = UserOptions();
+  ProcessResult submitted = testing::RunProcess({"sbatch", "--parsable", script}, options);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.all();
+  std::string id(Trim(submitted.out));
+  ASSERT_TRUE(WaitFor(20, [&] { return JobGone(id); }));
+  EXPECT_NE(cluster_->Client({"scontrol", "show", "job", id}).out.find("ExitCode=4:0"), std::string::npos);
+  std::string log = ReadOrEmpty(dir_.path() + "/job.out");
+  EXPECT_NE(log.find("not a job step: direct here would start the workers of this one node only"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("primus-cli slurm srun"), std::string::npos) << log;
+}
+
+TEST_F(SlurmTest, SeveralTasksPerNodeAreRefused) {
+  ProcessResult result = testing::RunProcess(
+      {"srun", "-N", "2", "-n", "4", PRIMUS_BINARY, "direct", "--", "run", "true"}, UserOptions());
+  EXPECT_EQ(result.exit_code, 4) << result.all();
+  EXPECT_NE(result.all().find("runs 4 tasks on 2 node(s)"), std::string::npos) << result.all();
+  EXPECT_NE(result.all().find("--ntasks-per-node=1"), std::string::npos) << result.all();
+}
+
+TEST_F(SlurmTest, DryRunPrintsAndRunsNothing) {
+  size_t jobs_before = KnownJobs();
+  ProcessResult srun = Primus({"--dry-run", "slurm", "srun", "-N", "2", "-p", "debug", "--exclusive", "--", "direct",
+                               "--nproc-per-node", "2", "--", "run", "echo", "a b"});
+  ASSERT_EQ(srun.exit_code, 0) << srun.all();
+  EXPECT_NE(srun.out.find("srun --ntasks-per-node=1 --kill-on-bad-exit=1 --nodes=2 --partition=debug --exclusive " +
+                          std::string(PRIMUS_BINARY) + " direct --nproc-per-node 2 -- run echo 'a b'"),
+            std::string::npos)
+      << srun.out;
+
+  ProcessResult sbatch = Primus({"--dry-run", "slurm", "sbatch", "-N", "2", "--requeue", "--mem", "1G", "--", "run",
+                                 "echo", "hi"});
+  ASSERT_EQ(sbatch.exit_code, 0) << sbatch.all();
+  for (const char* line : {"#!/bin/bash\n", "#SBATCH --job-name=run\n", "#SBATCH --nodes=2\n", "#SBATCH --requeue\n",
+                           "#SBATCH --open-mode=append\n", "#SBATCH --mem 1G\n", "slurm srun -- direct -- run echo hi\n"}) {
+    EXPECT_NE(sbatch.out.find(line), std::string::npos) << line << " in\n" << sbatch.out;
+  }
+  EXPECT_FALSE(PathExists(dir_.path() + "/output")) << "no experiment directory under --dry-run";
+  EXPECT_EQ(KnownJobs(), jobs_before) << "no job was submitted";
+}
+
+// No Slurm client on this host: no cluster needed.
+TEST(SlurmWithoutClusterTest, MissingSrunAndSbatchAreEnvironmentErrors) {
+  testing::TempDir dir;
+  ProcessOptions options;
+  options.cwd = dir.path();
+  options.env["HOME"] = dir.path();
+  options.env["PATH"] = dir.path();  // nothing in it
+  for (const char* action : {"srun", "sbatch"}) {
+    ProcessResult result = testing::RunPrimus({"slurm", action, "-N", "2", "--", "run", "true"}, options);
+    EXPECT_EQ(result.exit_code, 4) << result.all();
+    EXPECT_NE(result.err.find(std::string(action) + " not found on PATH"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("hint: run on a Slurm login node"), std::string::npos) << result.err;
+  }
+  EXPECT_FALSE(PathExists(dir.path() + "/output")) << "nothing is created when sbatch is missing";
+}
+
+}  // namespace
+}  // namespace primus

@@ -14,6 +14,7 @@
 
 #include "container_engines.h"
 #include "run_process.h"
+#include "slurm_cluster.h"
 #include "start_process.h"
 #include "util/files.h"
 #include "util/strings.h"
@@ -290,6 +291,51 @@ TEST(DockerTest, ExitCodeArgumentsAndMissingImage) {
   EXPECT_EQ(missing.exit_code, 4) << missing.all();
   EXPECT_NE(missing.err.find("image local/absent is not available to docker"), std::string::npos) << missing.err;
   EXPECT_EQ(docker->ContainerNames(), std::vector<std::string>{});
+}
+
+// `slurm srun -- container` on the local Slurm cluster (2 slurmd, each node a
+// network namespace with its own address and host name): every node's
+// primus-cli starts a container, the scheduler's settings reach the agent
+// inside (node rank, node count, master node1 and the job's port), the job
+// token too, and a rank failing on node 2 ends the job with its own code.
+TEST(SlurmContainerTest, SrunStartsAContainerOnEveryNode) {
+  if (std::string why = SlurmCluster::Unavailable(); !why.empty()) GTEST_SKIP() << "no local Slurm cluster: " << why;
+  std::string error;
+  // Podman first: it mounts the hugetlb hierarchy, which the nodes' mount
+  // namespaces must already see when their slurmd starts.
+  std::unique_ptr<PodmanStore> store = PodmanStore::Start(&error);
+  ASSERT_TRUE(store) << error;
+  ASSERT_EQ(store->ImportImage(RootfsKind::kEmptyUsr, "local/usr"), "");
+  std::unique_ptr<SlurmCluster> cluster = SlurmCluster::Start({}, &error);
+  ASSERT_TRUE(cluster) << error;
+  TempDir dir;
+  std::filesystem::copy_file(PRIMUS_SOURCE_DIR "/examples/ddp-smoke/train.py", dir.path() + "/train.py");
+  EnvOverrides env = cluster->Environment();
+  for (const auto& [name, value] : store->Environment()) env[name] = value;
+  env["HOME"] = dir.path();
+  ProcessOptions options = WithEnv(env, dir.path(), 180);
+
+  std::vector<std::string> container = {"container", "--image", "local/usr", "--pull", "never"};
+  for (const std::string& flag : UsrMounts()) container.push_back(flag);
+  std::vector<std::string> ddp = {"slurm", "srun", "-N", "2", "--"};
+  ddp.insert(ddp.end(), container.begin(), container.end());
+  for (const char* arg : {"--", "run", "/usr/bin/python3", "train.py", "--steps", "30"}) ddp.push_back(arg);
+  ProcessResult result = RunPrimus(ddp, options);
+  ASSERT_EQ(result.exit_code, 0) << result.all() << cluster->LogTails();
+  EXPECT_NE(result.out.find("[node1:0] done: 2 workers, 30 steps"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("replicas in sync: True"), std::string::npos);
+  EXPECT_NE(result.err.find("[node2] [INFO] starting 1 worker (rank 1 of world size 2)"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("master node1:"), std::string::npos) << "from SLURM_STEP_NODELIST, outside: " << result.err;
+
+  std::vector<std::string> failing = {"slurm", "srun", "-N", "2", "--"};
+  failing.insert(failing.end(), container.begin(), container.end());
+  for (const char* arg : {"--", "run", "/bin/sh", "-c", "if [ \"$GROUP_RANK\" = 1 ]; then sleep 0.5; exit 7; fi; exec sleep 60"}) {
+    failing.push_back(arg);
+  }
+  ProcessResult failed = RunPrimus(failing, options);
+  EXPECT_EQ(failed.exit_code, 7) << failed.all();
+  EXPECT_NE(failed.err.find("Root cause: rank 1 (local rank 0) on node2"), std::string::npos) << failed.err;
+  EXPECT_TRUE(WaitFor([&] { return store->ContainerNames().empty(); }, 10)) << "every node removed its container";
 }
 
 }  // namespace

@@ -110,8 +110,13 @@ class ContainerLaunch {
   Status ResolveEngineAndImage() {
     auto found = FindEngine(launcher_.GetString("container.engine"), host_env_, Where(launcher_, "container.engine"));
     engine_found_ = found.ok();
-    if (found.ok()) engine_ = *found;
-    else if (found.error().code == ExitCode::kUsage || !StopUnlessDryRun(found.error(), dry_run_).ok()) return found.error();
+    if (found.ok()) {
+      engine_ = *found;
+    } else if (found.error().code == ExitCode::kUsage || !StopUnlessDryRun(found.error(), dry_run_).ok()) {
+      return found.error();
+    } else if (ToLower(launcher_.GetString("container.engine")) == "docker") {
+      engine_ = Engine{EngineKind::kDocker, "docker", ""};  // the plan of the engine asked for
+    }
 
     image_ = launcher_.GetString("container.image");
     if (image_.empty()) {

@@ -161,6 +161,24 @@ TEST_F(PodmanTest, DryRunPrintsTheCommandAndRunsNothing) {
   EXPECT_EQ(store_->ContainerNames(), std::vector<std::string>{});
 }
 
+// train with its workspace outside the working directory: the workspace is
+// mounted (created first), and the experiment directory lands on the host.
+TEST_F(PodmanTest, TrainWritesItsExperimentDirectoryOnTheHost) {
+  TempDir workspace;
+  std::string experiment = "exp_name: tiny-job\nworkspace: " + workspace.path() +
+                           "/runs\nbackend: command\ncommand: {argv: [/bin/true]}\n";
+  std::ofstream(dir_.path() + "/exp.yaml") << experiment;
+  ProcessResult result = Primus({"container", "--image", "local/mini", "--pull", "never", "--", "train", "pretrain",
+                                 "--config", "exp.yaml"});
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  std::vector<std::string> runs;
+  for (const auto& entry : std::filesystem::directory_iterator(workspace.path() + "/runs")) runs.push_back(entry.path());
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_TRUE(std::filesystem::path(runs[0]).filename().string().starts_with("tiny-job_")) << runs[0];
+  EXPECT_NE(ReadText(runs[0] + "/metadata.json").find("\"succeeded\""), std::string::npos) << ReadText(runs[0] + "/metadata.json");
+  EXPECT_TRUE(PathExists(runs[0] + "/config/resolved.yaml"));
+}
+
 TEST_F(PodmanTest, MissingImageIsAClearError) {
   ProcessResult result = Primus({"container", "--image", "local/absent", "--pull", "never", "--", "run", "/bin/true"});
   EXPECT_EQ(result.exit_code, 4) << result.all();
@@ -266,6 +284,38 @@ TEST(ContainerEngineTest, MissingEngineNamesBothAndDirect) {
   ProcessResult typo = RunPrimus({"container", "--engine", "dokcer", "--image", "x", "--", "run", "/bin/true"}, options);
   EXPECT_EQ(typo.exit_code, 2) << typo.all();
   EXPECT_NE(typo.err.find("flag --engine"), std::string::npos) << typo.err;
+}
+
+// Devices by the detected vendor, on fixture hosts (no GPU here): AMD's
+// settings, NVIDIA's per engine, and nothing asked for that is missing.
+TEST(ContainerEngineTest, DryRunDevicesFollowTheDetectedGpus) {
+  TempDir dir;
+  auto on = [&](const std::string& host, const std::string& engine) {
+    ProcessOptions options;
+    options.cwd = dir.path();
+    std::string root = std::string(PRIMUS_SOURCE_DIR) + "/tests/fixtures/hosts/" + host;
+    options.env = {{"PRIMUS_SYSFS_ROOT", root + "/sys"}, {"PRIMUS_PROCFS_ROOT", root + "/proc"},
+                   {"PRIMUS_ETC_ROOT", root + "/etc"}, {"HOME", dir.path()}};
+    return RunPrimus({"--dry-run", "container", "--engine", engine, "--image", "img", "--", "run", "/bin/true"}, options);
+  };
+  ProcessResult amd = on("mi300x-8", "podman");
+  ASSERT_EQ(amd.exit_code, 0) << amd.all();
+  EXPECT_NE(amd.out.find("--security-opt seccomp=unconfined --cap-add SYS_PTRACE"), std::string::npos) << amd.out;
+  if (!PathExists("/dev/kfd")) {
+    EXPECT_EQ(amd.out.find("/dev/kfd"), std::string::npos);
+    EXPECT_NE(amd.err.find("/dev/kfd is missing"), std::string::npos) << amd.err;
+  }
+  if (!PathExists("/dev/infiniband")) {
+    EXPECT_EQ(amd.out.find("infiniband"), std::string::npos);
+  }
+  ProcessResult nvidia_docker = on("h100-8", "docker");
+  ASSERT_EQ(nvidia_docker.exit_code, 0) << nvidia_docker.all();
+  EXPECT_NE(nvidia_docker.out.find("--gpus all"), std::string::npos) << nvidia_docker.out;
+  ProcessResult nvidia_podman = on("h100-8", "podman");
+  EXPECT_NE(nvidia_podman.out.find("--device nvidia.com/gpu=all"), std::string::npos) << nvidia_podman.out;
+  ProcessResult cpu = on("cpu-only", "podman");
+  EXPECT_EQ(cpu.out.find("--device"), std::string::npos) << cpu.out;
+  EXPECT_EQ(cpu.out.find("seccomp"), std::string::npos);
 }
 
 // The same contract through a private docker daemon.

@@ -207,9 +207,9 @@ TEST_F(PodmanTest, ANameInUseIsRefusedAndItsContainerSurvives) {
   store_->Client({"rm", "-f", "-t", "0", other});
 }
 
-// Ctrl-C (SIGINT) and SIGTERM mid-run: the outer primus-cli exits with the
-// signal's code, its container and every process of it are gone, and a
-// container it did not start keeps running.
+// Ctrl-C (SIGINT), SIGTERM and SIGKILL mid-run: the outer primus-cli exits
+// with the signal's code, its container and every process of it are gone, and
+// a container it did not start keeps running.
 class PodmanStopTest : public PodmanTest, public ::testing::WithParamInterface<int> {};
 
 TEST_P(PodmanStopTest, StoppingMidRunLeavesNoContainerAndNoProcess) {
@@ -237,8 +237,10 @@ TEST_P(PodmanStopTest, StoppingMidRunLeavesNoContainerAndNoProcess) {
   store_->Client({"rm", "-f", "-t", "0", bystander});
 }
 
-INSTANTIATE_TEST_SUITE_P(Signals, PodmanStopTest, ::testing::Values(SIGINT, SIGTERM),
-                         [](const auto& info) { return info.param == SIGINT ? std::string("SIGINT") : std::string("SIGTERM"); });
+// SIGKILL: primus-cli cannot act, but the engine client gets SIGTERM as it
+// dies (PR_SET_PDEATHSIG) and proxies it to the container.
+INSTANTIATE_TEST_SUITE_P(Signals, PodmanStopTest, ::testing::Values(SIGINT, SIGTERM, SIGKILL),
+                         [](const auto& info) { return std::string(sigabbrev_np(info.param)); });
 
 // Ctrl-C while the engine is still creating or starting the container: the
 // container that comes up anyway is removed by its name.
@@ -319,7 +321,7 @@ TEST(ContainerEngineTest, DryRunDevicesFollowTheDetectedGpus) {
 }
 
 // The same contract through a private docker daemon.
-TEST(DockerTest, ExitCodeArgumentsAndMissingImage) {
+TEST(DockerTest, ExitCodeArgumentsMissingImageAndCtrlC) {
   std::string error;
   std::unique_ptr<DockerDaemon> docker = DockerDaemon::Start(&error);
   ASSERT_TRUE(docker) << error;
@@ -341,6 +343,17 @@ TEST(DockerTest, ExitCodeArgumentsAndMissingImage) {
   EXPECT_EQ(missing.exit_code, 4) << missing.all();
   EXPECT_NE(missing.err.find("image local/absent is not available to docker"), std::string::npos) << missing.err;
   EXPECT_EQ(docker->ContainerNames(), std::vector<std::string>{});
+
+  // Ctrl-C: the docker client proxies it; the daemon's container ends and goes.
+  pid_t pid = StartProcess({PRIMUS_BINARY, "container", "--image", "local/mini", "--pull", "never", "--", "run",
+                            "/bin/sleep", "4711"},
+                           dir.path() + "/out", dir.path() + "/err", options);
+  ASSERT_TRUE(WaitFor([&] { return !ProcessesStartingWith("/bin/sleep 4711 ").empty(); }, 30)) << ReadText(dir.path() + "/err");
+  EXPECT_EQ(docker->ContainerNames().size(), 1u);
+  kill(pid, SIGINT);
+  EXPECT_EQ(WaitForExit(pid, 60), 130) << ReadText(dir.path() + "/err");
+  EXPECT_TRUE(WaitFor([&] { return docker->ContainerNames().empty(); }, 5));
+  EXPECT_TRUE(WaitFor([&] { return ProcessesMentioning("sleep 4711").empty(); }, 5));
 }
 
 // `slurm srun -- container` on the local Slurm cluster (2 slurmd, each node a

@@ -169,10 +169,11 @@ std::vector<pid_t> Processes(Match match) {
   while (dirent* entry = readdir(proc)) {
     pid_t pid = static_cast<pid_t>(atoi(entry->d_name));
     if (pid <= 0 || pid == getpid()) continue;
-    std::ifstream file("/proc/" + std::string(entry->d_name) + "/cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    if (match(cmdline)) pids.push_back(pid);
+    // A process may exit while we read: ReadFile reports that as an error.
+    Result<std::string> cmdline = ReadFile("/proc/" + std::string(entry->d_name) + "/cmdline");
+    if (!cmdline.ok()) continue;
+    std::replace(cmdline->begin(), cmdline->end(), '\0', ' ');
+    if (match(*cmdline)) pids.push_back(pid);
   }
   closedir(proc);
   return pids;

@@ -21,6 +21,8 @@ PACKAGES=(
   # scontrol: the hostlist differential test; slurmctld + slurmd: the Slurm
   # runtime tests start a real local cluster (tests/support/slurm_cluster.h)
   slurm-client slurmctld slurmd
+  # the container runtime's tests: podman (with crun) and a private dockerd
+  podman crun docker.io
 )
 
 if [[ "${1:-}" == "--print" ]]; then

@@ -48,10 +48,12 @@ std::vector<SchemaKey> LauncherKeys() {
       {"container.env", kStringList, "", "environment passed into the container: NAME or NAME=VALUE"},
       {"container.devices", kStringList, "", "extra devices passed into the container"},
       {"container.options", kStringList, "", "extra arguments for the container engine"},
-      {"container.shm_size", kString, "64g", "size of /dev/shm in the container"},
+      {"container.shm_size", kString, "", "size of a private /dev/shm; empty shares the host's (--ipc=host)"},
       {"container.user", kString, "", "user (uid[:gid]) to run as in the container"},
       {"container.pull", kString, "missing", "when to pull the image: always, missing or never"},
       {"container.name", kString, "", "container name; empty chooses one"},
+      {"container.forward_env", kStringList, "PRIMUS_,NCCL_,RCCL_,GLOO_,HSA_,HIP_,CUDA_,TORCH_",
+       "host variables with these name prefixes are passed into the container"},
 
       {"slurm.partition", kString, "", "Slurm partition"},
       {"slurm.account", kString, "", "Slurm account"},

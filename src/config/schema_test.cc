@@ -162,7 +162,7 @@ TEST(LauncherSchemaTest, EveryKeyHasADescriptionAndADefaultOfItsType) {
   EXPECT_EQ(*defaults.Find("direct.nproc_per_node"), Value::String("auto"));
   EXPECT_EQ(*defaults.Find("direct.console_prefix"), Value::String("[{host}:{rank}] "));
   EXPECT_EQ(*defaults.Find("direct.term_timeout"), Value::Double(30.0));
-  EXPECT_EQ(*defaults.Find("container.shm_size"), Value::String("64g"));
+  EXPECT_EQ(*defaults.Find("container.pull"), Value::String("missing"));
   EXPECT_EQ(*defaults.Find("k8s.namespace"), Value::String("default"));
   EXPECT_EQ(*defaults.Find("slurm.requeue"), Value::Bool(false));
 }

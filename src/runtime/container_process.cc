@@ -1,0 +1,230 @@
+#include "runtime/container_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "agent/signal_channel.h"
+#include "agent/unique_fd.h"
+#include "util/log.h"
+#include "util/process_environment.h"
+#include "util/subprocess.h"
+
+namespace primus::runtime {
+namespace {
+
+constexpr size_t kTailBytes = 64 * 1024;
+constexpr double kKillAfterRemoveS = 10;
+
+double Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// fork + exec with only async-signal-safe calls in the child: its own
+// process group, SIGTERM when we die, our original signal mask, stdin from
+// /dev/null, stderr into `stderr_fd`.
+Result<pid_t> StartClient(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                          const sigset_t& mask, int stderr_fd) {
+  std::vector<std::string> argv_copy = argv, env_copy = env;
+  std::vector<char*> args, envp;
+  for (std::string& arg : argv_copy) args.push_back(arg.data());
+  args.push_back(nullptr);
+  for (std::string& entry : env_copy) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd < 0) return EnvironmentError(std::string("cannot open /dev/null: ") + std::strerror(errno));
+  int exec_status[2];  // close-on-exec: EOF means execve succeeded, else the child sends errno
+  if (pipe2(exec_status, O_CLOEXEC) != 0) {
+    close(null_fd);
+    return EnvironmentError(std::string("cannot create a pipe: ") + std::strerror(errno));
+  }
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(128 + SIGTERM);
+    dup2(null_fd, 0);
+    dup2(stderr_fd, 2);
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    execve(args[0], args.data(), envp.data());
+    int error = errno;
+    (void)!write(exec_status[1], &error, sizeof(error));
+    _exit(127);
+  }
+  int saved = errno;
+  close(null_fd);
+  close(exec_status[1]);
+  if (pid < 0) {
+    close(exec_status[0]);
+    return EnvironmentError(std::string("cannot start ") + argv[0] + ": fork: " + std::strerror(saved));
+  }
+  int exec_error = 0;
+  ssize_t n;
+  while ((n = read(exec_status[0], &exec_error, sizeof(exec_error))) < 0 && errno == EINTR) {
+  }
+  close(exec_status[0]);
+  if (n == static_cast<ssize_t>(sizeof(exec_error))) {
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return EnvironmentError(std::string("cannot start ") + argv[0] + ": " + std::strerror(exec_error),
+                            "check that the container engine is installed and executable");
+  }
+  return pid;
+}
+
+class ClientWatch {
+ public:
+  ClientWatch(const ContainerRun& run, pid_t pid, agent::SignalChannel* signals, int stderr_fd)
+      : run_(run), pid_(pid), signals_(signals), stderr_fd_(stderr_fd) {}
+
+  ContainerExit Wait() {
+    double drain_until = 0;
+    while (true) {
+      double now = Now();
+      if (exited_ && (stderr_fd_ < 0 || now >= drain_until)) break;
+      if (!exited_) Deadlines(now);
+      int wait_ms = exited_ ? static_cast<int>((drain_until - now) * 1000) + 1 : NextWaitMs(now);
+      pollfd fds[2] = {{signals_->fd(), POLLIN, 0}, {stderr_fd_, POLLIN, 0}};
+      int ready = poll(fds, stderr_fd_ >= 0 ? 2 : 1, wait_ms);
+      if (ready < 0 && errno != EINTR) break;
+      if (fds[0].revents & POLLIN) {
+        while (auto info = signals_->Read()) OnSignal(static_cast<int>(info->ssi_signo));
+      }
+      if (stderr_fd_ >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) ReadStderr();
+      if (!exited_ && Reap()) drain_until = Now() + 0.2;  // what is still in the pipe
+    }
+    if (stderr_fd_ >= 0) close(stderr_fd_);
+    return result_;
+  }
+
+ private:
+  bool Reap() {
+    int status = 0;
+    pid_t done = waitpid(pid_, &status, WNOHANG);
+    if (done != pid_) return false;
+    exited_ = true;
+    result_.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return true;
+  }
+
+  void ReadStderr() {
+    char buffer[65536];
+    ssize_t n = read(stderr_fd_, buffer, sizeof(buffer));
+    if (n > 0) {
+      agent::WriteAll(2, buffer, static_cast<size_t>(n));
+      result_.stderr_tail.append(buffer, static_cast<size_t>(n));
+      if (result_.stderr_tail.size() > kTailBytes) {
+        result_.stderr_tail.erase(0, result_.stderr_tail.size() - kTailBytes);
+      }
+    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+      close(stderr_fd_);
+      stderr_fd_ = -1;
+    }
+  }
+
+  void OnSignal(int signal) {
+    if (signal == SIGCHLD || exited_) return;
+    if (signal != SIGINT && signal != SIGTERM && signal != SIGHUP) {
+      kill(pid_, signal);  // SIGUSR1/2: the engine proxies them too
+      return;
+    }
+    if (result_.stop_signal == 0) {
+      result_.stop_signal = signal;
+      log::Info("{}: stopping container {} (removed if still running in {:g} s)", agent::SignalName(signal),
+                run_.container_name, run_.stop_grace_s);
+      kill(pid_, signal);
+      remove_at_ = Now() + run_.stop_grace_s;
+    } else if (!result_.removed) {
+      log::Warn("{} again: removing container {} now", agent::SignalName(signal), run_.container_name);
+      remove_at_ = Now();
+      forced_ = true;
+    }
+  }
+
+  void Deadlines(double now) {
+    if (remove_at_ > 0 && now >= remove_at_ && !result_.removed) {
+      if (!forced_) {
+        log::Warn("container {} did not stop within {:g} s: removing it", run_.container_name, run_.stop_grace_s);
+      }
+      RemoveContainer(run_.argv[0], run_.container_name);
+      result_.removed = true;
+      remove_at_ = 0;
+      kill_at_ = Now() + kKillAfterRemoveS;
+    }
+    if (kill_at_ > 0 && now >= kill_at_) {
+      kill(pid_, SIGKILL);
+      kill_at_ = 0;
+    }
+  }
+
+  int NextWaitMs(double now) const {
+    double next = 0;
+    for (double at : {remove_at_, kill_at_}) {
+      if (at > 0 && (next == 0 || at < next)) next = at;
+    }
+    // SIGCHLD may have been consumed with others: look again now and then.
+    double wait = next > 0 ? std::min(next - now, 0.5) : 0.5;
+    return std::max(0, static_cast<int>(wait * 1000) + 1);
+  }
+
+  const ContainerRun& run_;
+  pid_t pid_;
+  agent::SignalChannel* signals_;
+  int stderr_fd_;
+  bool exited_ = false;
+  bool forced_ = false;  // a second signal: remove without waiting
+  double remove_at_ = 0;
+  double kill_at_ = 0;
+  ContainerExit result_;
+};
+
+}  // namespace
+
+bool RemoveContainer(const std::string& engine_executable, const std::string& name) {
+  std::vector<std::string> argv = {engine_executable, "rm", "-f"};
+  if (engine_executable.ends_with("podman")) argv.insert(argv.end(), {"-t", "0"});
+  argv.push_back(name);
+  CommandOptions options;
+  options.timeout_s = 60;
+  auto result = RunCommand(argv, options);
+  if (!result.ok()) {
+    log::Warn("cannot remove container {}: {}", name, result.error().message);
+    return false;
+  }
+  log::Debug("{} rm -f {}: exit {} {}", engine_executable, name, result->exit_code, result->Tail(2));
+  return result->exit_code == 0;
+}
+
+Result<ContainerExit> RunContainer(const ContainerRun& run) {
+  auto signals = agent::SignalChannel::Open();
+  if (!signals.ok()) return signals.error();
+  std::map<std::string, std::string> env = ProcessEnvironment();
+  for (const auto& [name, value] : run.env_additions) env[name] = value;
+  std::vector<std::string> env_strings;
+  for (const auto& [name, value] : env) env_strings.push_back(name + "=" + value);
+
+  int err_pipe[2];
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    return EnvironmentError(std::string("cannot create a pipe: ") + std::strerror(errno));
+  }
+  auto pid = StartClient(run.argv, env_strings, (*signals)->original_mask(), err_pipe[1]);
+  close(err_pipe[1]);
+  if (!pid.ok()) {
+    close(err_pipe[0]);
+    return pid.error();
+  }
+  ClientWatch watch(run, *pid, signals->get(), err_pipe[0]);
+  ContainerExit exit = watch.Wait();
+  return exit;
+}
+
+}  // namespace primus::runtime

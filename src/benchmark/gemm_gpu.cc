@@ -9,6 +9,7 @@
 #include "benchmark/blaslt_api.h"
 #include "benchmark/dynamic_library.h"
 #include "benchmark/gemm_data.h"
+#include "platform/device_table.h"
 #include "util/strings.h"
 
 namespace primus::benchmark {
@@ -53,8 +54,11 @@ struct MatmulTypes {
 
 class BlasLtGemmEngine : public GemmEngine {
  public:
+  // `gpu`: the detected GPU at this PCI address, if any; else `by_name`,
+  // the device-table entry matched by the runtime's device name.
   BlasLtGemmEngine(const BlasLtDialect& dialect, GpuRuntime runtime, DynamicLibrary library, BlasLtCalls calls,
-                   int device, std::string device_name, std::string bus_id, const platform::GpuInfo* gpu)
+                   int device, std::string device_name, std::string bus_id, const platform::GpuInfo* gpu,
+                   const platform::KnownDevice* by_name)
       : dialect_(dialect),
         runtime_(std::move(runtime)),
         library_(std::move(library)),
@@ -62,8 +66,9 @@ class BlasLtGemmEngine : public GemmEngine {
         device_(device),
         device_name_(std::move(device_name)),
         bus_id_(std::move(bus_id)),
-        known_(gpu ? gpu->known : nullptr),
-        arch_(gpu ? gpu->arch : "") {}
+        known_(gpu ? gpu->known : by_name),
+        known_by_name_(!gpu && by_name),
+        arch_(gpu ? gpu->arch : by_name ? std::string(by_name->arch) : "") {}
 
   ~BlasLtGemmEngine() override {
     if (handle_) calls_.destroy(handle_);
@@ -107,6 +112,10 @@ class BlasLtGemmEngine : public GemmEngine {
     result.peak_tflops = PeakTflops(known_, requested);
     if (requested == GemmDtype::kFp8) {
       result.note = fmt::format("fp8 = E4M3{} in, bf16 out", types->fp8 == Fp8Encoding::kFnuz ? " (fnuz)" : "");
+    }
+    if (known_by_name_ && result.peak_tflops > 0) {
+      result.note += std::string(result.note.empty() ? "" : "; ") + "peak of the " + std::string(known_->product) +
+                     " (matched by the device name: the GPU was not found in sysfs)";
     }
     if (result.peak_tflops == 0) {
       result.note += std::string(result.note.empty() ? "" : "; ") +
@@ -355,6 +364,7 @@ class BlasLtGemmEngine : public GemmEngine {
   std::string device_name_;
   std::string bus_id_;
   const platform::KnownDevice* known_;
+  bool known_by_name_;
   std::string arch_;
   void* handle_ = nullptr;
   GpuStream stream_ = nullptr;
@@ -362,6 +372,27 @@ class BlasLtGemmEngine : public GemmEngine {
 };
 
 }  // namespace
+
+const platform::KnownDevice* KnownDeviceFromName(const std::string& name) {
+  std::string lower = ToLower(name);
+  auto has = [&](const std::string& word) { return lower.find(ToLower(word)) != std::string::npos; };
+  const platform::KnownDevice* best = nullptr;
+  int best_score = -1;
+  for (const platform::KnownDevice& device : platform::KnownDevices()) {
+    if (device.model.empty() || !has(std::string(device.model))) continue;
+    std::string product(device.product);
+    bool variant_named = (has("pcie") && product.find("PCIe") != std::string::npos) ||
+                         (has("nvl") && product.find("NVL") != std::string::npos);
+    bool variant_other = (!has("pcie") && product.find("PCIe") != std::string::npos) ||
+                         (!has("nvl") && product.find("NVL") != std::string::npos);
+    int score = static_cast<int>(device.model.size()) * 4 + (variant_named ? 2 : 0) + (variant_other ? 0 : 1);
+    if (score > best_score) {
+      best_score = score;
+      best = &device;
+    }
+  }
+  return best;
+}
 
 double PeakTflops(const platform::KnownDevice* known, GemmDtype dtype) {
   if (!known) return 0;
@@ -409,7 +440,7 @@ Result<std::unique_ptr<GemmEngine>> OpenGpuGemmEngine(GpuVendor vendor, int devi
     if (!bus_id.empty() && NormalizePciBusId(gpu.pci_bus_id) == bus_id) match = &gpu;
   }
   auto engine = std::make_unique<BlasLtGemmEngine>(dialect, std::move(*runtime), std::move(*library), calls, device,
-                                                   name, bus_id, match);
+                                                   name, bus_id, match, match ? nullptr : KnownDeviceFromName(name));
   if (Status status = engine->Initialize(); !status.ok()) return status.error();
   return std::unique_ptr<GemmEngine>(std::move(engine));
 }

@@ -26,6 +26,13 @@ inline constexpr int kTuneCandidates = 16;
 // peak numbers.
 Result<std::unique_ptr<GemmEngine>> OpenGpuGemmEngine(GpuVendor vendor, int device, const platform::HostInfo& host);
 
+// The device-table entry for a runtime's device name ("NVIDIA H100 80GB
+// HBM3", "NVIDIA H100 PCIe", "AMD Instinct MI300X"), for hosts where the GPU
+// is not found by PCI address (containers without sysfs): the longest model
+// name the device name contains, with the PCIe / NVL variant when named.
+// nullptr when nothing matches.
+const platform::KnownDevice* KnownDeviceFromName(const std::string& name);
+
 // The device table's peak for `dtype` (bf16/fp16, fp8, fp32; tf32 has no
 // column): 0 when unknown.
 double PeakTflops(const platform::KnownDevice* known, GemmDtype dtype);

@@ -162,8 +162,10 @@ class GlooBackend : public CommBackend {
   RankDevice Device() const override { return {-1, "cpu", "gloo tcp " + where_}; }
 
   Result<void*> Allocate(size_t bytes) override {
-    void* buffer = std::calloc(1, bytes);  // zeroed: no denormals in untouched memory
+    void* buffer = std::malloc(bytes);
     if (!buffer) return TaskError(fmt::format("cannot allocate {} MiB of host memory", bytes >> 20));
+    // Zeroed and touched now: no page faults inside the timed loop, no denormals.
+    std::memset(buffer, 0, bytes);
     buffers_.push_back(buffer);
     return buffer;
   }

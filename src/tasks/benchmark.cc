@@ -54,6 +54,8 @@ struct Target {
   std::string Engine() const { return gpu ? std::string(benchmark::GpuVendorName(vendor)) : "cpu"; }
 };
 
+// GPUs come from the platform's detection (sysfs, procfs); where that finds
+// none (a container without /sys/bus/pci), the vendor runtimes are asked.
 Result<Target> ChooseTarget(DeviceChoice choice, const platform::HostInfo& host) {
   Target target;
   if (choice == DeviceChoice::kCpu) return target;
@@ -61,6 +63,17 @@ Result<Target> ChooseTarget(DeviceChoice choice, const platform::HostInfo& host)
     target.gpu = true;
     target.vendor = host.gpus.front().vendor == "amd" ? GpuVendor::kAmd : GpuVendor::kNvidia;
     return target;
+  }
+  for (GpuVendor vendor : {GpuVendor::kNvidia, GpuVendor::kAmd}) {
+    auto runtime = benchmark::GpuRuntime::Open(vendor);
+    if (!runtime.ok()) continue;
+    auto count = runtime->DeviceCount();
+    if (count.ok() && *count > 0) {
+      log::Info("no GPU found in sysfs, but the {} sees {}: benchmarking on it", runtime->Describe(), *count);
+      target.gpu = true;
+      target.vendor = vendor;
+      return target;
+    }
   }
   if (choice == DeviceChoice::kGpu) {
     return EnvironmentError("--device gpu, but no GPU was detected on this host",

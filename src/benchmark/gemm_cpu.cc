@@ -61,6 +61,9 @@ class CpuGemmEngine : public GemmEngine {
                                 library_.Find("cblas_sbgemm") ? "" : "; this OpenBLAS has no bf16 GEMM");
     }
     result.algorithm = "cblas_sgemm";
+    if (settings.tune) {
+      result.note += std::string(result.note.empty() ? "" : "; ") + "--tune has nothing to choose on the CPU (one OpenBLAS kernel)";
+    }
 
     GemmOperands operands = MakeOperands(shape, GemmDtype::kFp32, settings.seed);
     std::vector<float> a = OperandAsFloats(operands.a, operands.grid);

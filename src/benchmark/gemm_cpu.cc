@@ -97,11 +97,11 @@ class CpuGemmEngine : public GemmEngine {
       return std::chrono::duration<double>(Clock::now() - start).count();
     };
 
-    size_t next = 0;  // the set of the next iteration: really rotating, one set after the other
+    BufferRotation rotation(sets);
     auto step = [&]() -> double {
+      Set& set = buffers[static_cast<size_t>(rotation.Next())];
       auto start = Clock::now();
-      gemm(buffers[next]);
-      next = (next + 1) % buffers.size();
+      gemm(set);
       return seconds_since(start);
     };
     double warm_seconds = 0;

@@ -209,10 +209,9 @@ class BlasLtGemmEngine : public GemmEngine {
     }
 
     const float alpha = 1.0f, beta = 0.0f;
-    size_t next = 0;  // the set of the next iteration: consecutive iterations never share a set
+    BufferRotation rotation(sets);  // consecutive iterations never share a set
     auto matmul = [&](const void* algorithm) -> Status {
-      Set& set = buffers[next];
-      next = (next + 1) % buffers.size();
+      Set& set = buffers[static_cast<size_t>(rotation.Next())];
       return Check(calls_.matmul(handle_, desc, &alpha, set.a.get(), a_layout, set.b.get(), b_layout, &beta, set.d.get(),
                                  d_layout, set.d.get(), d_layout, algorithm, workspace_.get(), workspace_.bytes(),
                                  stream_),
@@ -310,7 +309,7 @@ class BlasLtGemmEngine : public GemmEngine {
     DeriveRates(requested, &result);
 
     // The check: one more product into set 0, read back, compared with the exact one.
-    next = 0;
+    rotation.Restart();
     if (Status status = runtime_.Memset(buffers[0].d.get(), 0, d_bytes); !status.ok()) return status.error();
     if (Status status = matmul(algorithm); !status.ok()) return status.error();
     if (Status status = runtime_.SynchronizeStream(stream_); !status.ok()) return status.error();

@@ -53,6 +53,25 @@ double BandwidthGBs(int64_t bytes, double seconds);  // 1e9 bytes per second
 // when two sets do not fit: the caller reports that rotation was impossible.
 int RotationSets(int64_t set_bytes, int64_t cache_bytes, int64_t budget_bytes);
 
+// The order in which iterations take the buffer sets: one after the other,
+// wrapping around, so consecutive iterations never share operands (given
+// two sets or more) and every set is used equally. Both GEMM engines draw
+// their iterations' sets from it.
+class BufferRotation {
+ public:
+  explicit BufferRotation(int sets) : sets_(sets > 0 ? sets : 1) {}
+  int Next() {
+    int set = next_;
+    next_ = (next_ + 1) % sets_;
+    return set;
+  }
+  void Restart() { next_ = 0; }
+
+ private:
+  int sets_;
+  int next_ = 0;
+};
+
 // The square sizes of --sweep: powers of two from min(256, top) up to top,
 // and top itself when it is not a power of two.
 std::vector<int64_t> SweepSizes(int64_t top);

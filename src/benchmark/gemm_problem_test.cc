@@ -32,6 +32,22 @@ TEST(GemmProblemTest, RotationCoversTwiceTheCacheWithAtLeastTwoSets) {
   EXPECT_EQ(RotationSets(1000, 1000, 1500), 1);       // two do not fit: the caller reports it
 }
 
+TEST(GemmProblemTest, IterationsReallyRotateThroughTheSets) {
+  BufferRotation rotation(3);
+  std::vector<int> order;
+  for (int i = 0; i < 7; ++i) order.push_back(rotation.Next());
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 0, 1, 2, 0}));
+  rotation.Restart();
+  EXPECT_EQ(rotation.Next(), 0);
+  BufferRotation two(2);
+  int previous = two.Next();
+  for (int i = 0; i < 10; ++i) {
+    int set = two.Next();
+    EXPECT_NE(set, previous) << "consecutive iterations must not share a set";
+    previous = set;
+  }
+}
+
 TEST(GemmProblemTest, SweepSizes) {
   EXPECT_EQ(SweepSizes(8192), (std::vector<int64_t>{256, 512, 1024, 2048, 4096, 8192}));
   EXPECT_EQ(SweepSizes(1000), (std::vector<int64_t>{256, 512, 1000}));

@@ -272,6 +272,10 @@ class GlooBackend : public CommBackend {
         ReduceScatterRing(send, out, count * Bytes, SumFunction(type), Bytes);
         break;
       case Collective::kSendRecv: {
+        if (context_->size == 1) {  // to and from itself: gloo has no pair for its own rank
+          if (!in_place) std::memcpy(out, send, count * Bytes);
+          break;
+        }
         if (in_place) {
           std::memcpy(Scratch(count * Bytes), send, count * Bytes);
           send = static_cast<T*>(Scratch(count * Bytes));

@@ -11,8 +11,8 @@
 namespace primus::benchmark {
 namespace {
 
-constexpr double kWidth = 800, kHeight = 500;
-constexpr double kLeft = 80, kRight = 200, kTop = 50, kBottom = 60;
+constexpr double kWidth = 900, kHeight = 500;
+constexpr double kLeft = 80, kRight = 260, kTop = 50, kBottom = 60;  // the legend sits on the right
 const char* const kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
 
 std::string Escape(const std::string& text) {

@@ -295,6 +295,19 @@ TEST_F(BenchmarkTest, CommFourProcessesEveryCollective) {
                                                 "alltoall_perf", "broadcast_perf", "sendrecv_perf"}));
 }
 
+TEST_F(BenchmarkTest, CommOneProcessEveryCollective) {
+  ProcessResult result = Run("benchmark comm --op all -b 1K -e 4K -f 4 -n 2 -w 1 --device cpu");
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  std::string error;
+  std::vector<NcclSection> sections = ParseNcclTests(result.out, &error);
+  ASSERT_EQ(sections.size(), 6u) << result.all();
+  for (const NcclSection& s : sections) {
+    EXPECT_EQ(s.out_of_bounds, 0) << s.program;
+    ASSERT_EQ(s.rows.size(), 2u);
+    EXPECT_EQ(s.rows[1].out_of_place.wrong, 0) << s.program;
+  }
+}
+
 TEST_F(BenchmarkTest, CommCorruptedRankIsDetected) {
   ProcessOptions options = Isolated();
   options.env["PRIMUS_BENCHMARK_CORRUPT_RANK"] = "1";

@@ -76,11 +76,13 @@ std::string FormatGemmTable(const std::vector<GemmResult>& results) {
       if (s.shape == ShapeKey(r) && s.rank == r.rank) mark = s.flagged ? "  <- SLOW" : "  <- slowest";
     }
     std::string sets = fmt::format("{}({})", r.rotation_sets, r.rotation_bytes >> 20);
-    out += fmt::format("{:>4}  {:<10}  {:<{}}  {:>6}  {:>6}  {:>6}  {}{}  {:<9}  {:>6}  {:>10}  {:>9.3f}  {:>8.2f}  {:>6}  {:>8.1f}  {:>7.1f}  {}{}\n",
+    // Small CPU problems run at a few GFLOPS: keep four significant-ish digits there.
+    std::string tflops = r.tflops >= 1 ? fmt::format("{:.2f}", r.tflops) : fmt::format("{:.4f}", r.tflops);
+    out += fmt::format("{:>4}  {:<10}  {:<{}}  {:>6}  {:>6}  {:>6}  {}{}  {:<9}  {:>6}  {:>10}  {:>9.3f}  {:>8}  {:>6}  {:>8.1f}  {:>7.1f}  {}{}\n",
                        r.rank, r.host.substr(0, 10), r.device.substr(0, device_width), device_width, r.shape.m, r.shape.n,
                        r.shape.k, r.shape.trans_a ? 'T' : 'N', r.shape.trans_b ? 'T' : 'N', dtype, r.timing.iterations, sets,
                        r.timing.mean_ms,
-                       r.tflops, percent, r.bandwidth_gbs, r.arithmetic_intensity, CheckText(r.check), mark);
+                       tflops, percent, r.bandwidth_gbs, r.arithmetic_intensity, CheckText(r.check), mark);
   }
   std::set<std::string> notes;
   for (const GemmResult& r : results) {

@@ -14,8 +14,11 @@ PACKAGES=(
   libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libgtest-dev
   # real workers in the tests: Debian's PyTorch (gloo backend) on /usr/bin/python3
   python3 python3-torch python3-numpy
-  # Debian's torch otherwise runs on the reference BLAS, about 10x slower on CPU
+  # Debian's torch otherwise runs on the reference BLAS, about 10x slower on CPU;
+  # also the CPU path of `benchmark gemm` (opened at run time)
   libopenblas0-pthread
+  # `benchmark comm` on CPUs: gloo, linked by build/primus-comm-worker
+  libgloo-dev
   # process and network tools the tests use
   procps iproute2 util-linux psmisc
   # scontrol: the hostlist differential test; slurmctld + slurmd: the Slurm

@@ -1,24 +1,278 @@
-// The `benchmark` task. Registered now so that the grammar, --help and
-// --dry-run know it; its implementation lands with issue #9.
+// The `benchmark` task: `benchmark gemm` (GEMM throughput of the vendor
+// BLAS: cuBLASLt, hipBLASLt, OpenBLAS on CPUs) and `benchmark comm`
+// (collective bandwidth: NCCL/RCCL on GPUs, gloo on CPUs, printed exactly
+// as nccl-tests prints it). Both run as workers of the node agent, one per
+// local rank, so they work the same under direct, Slurm and Kubernetes:
+//  - gemm: every local GPU at once (primus-cli itself is the worker:
+//    `benchmark worker gemm ...`); each writes its results to a scratch
+//    directory and this process prints one report, naming the slowest GPU.
+//  - comm: one rank per GPU (primus-cli, NCCL opened at run time) or per
+//    process on CPUs (primus-comm-worker, the gloo executable built beside
+//    primus-cli); rank 0 prints the nccl-tests table.
+// The measurement code lives in src/benchmark/ (docs/benchmark.md).
+#include <unistd.h>
+
+#include <climits>
+#include <iostream>
+
+#include "agent/launch_spec_from_config.h"
+#include "agent/launch_summary.h"
+#include "agent/platform_setup.h"
+#include "agent/run_workers.h"
+#include "benchmark/comm_plot.h"
+#include "benchmark/comm_request.h"
+#include "benchmark/comm_worker.h"
+#include "benchmark/gemm_report.h"
+#include "benchmark/gemm_request.h"
+#include "benchmark/gemm_worker.h"
+#include "benchmark/gpu_runtime.h"
+#include "benchmark/nccl_backend.h"
+#include "config/launcher_config.h"
 #include "tasks/task.h"
+#include "util/files.h"
+#include "util/log.h"
+#include "util/option_parser.h"
+#include "util/scoped_temp_dir.h"
+#include "util/strings.h"
 
 namespace primus::tasks {
 namespace {
 
-class BenchmarkTask : public PendingTask {
+using benchmark::DeviceChoice;
+using benchmark::GpuVendor;
+
+std::string SelfExecutable() {
+  char path[PATH_MAX] = {};
+  ssize_t length = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+  return length > 0 ? std::string(path, static_cast<size_t>(length)) : std::string("primus-cli");
+}
+
+// Where the benchmark runs: GPUs of the detected vendor, or the CPU.
+struct Target {
+  bool gpu = false;
+  GpuVendor vendor = GpuVendor::kNvidia;
+  std::string Engine() const { return gpu ? std::string(benchmark::GpuVendorName(vendor)) : "cpu"; }
+};
+
+// GPUs come from the platform's detection (sysfs, procfs); where that finds
+// none (a container without /sys/bus/pci), the vendor runtimes are asked.
+Result<Target> ChooseTarget(DeviceChoice choice, const platform::HostInfo& host) {
+  Target target;
+  if (choice == DeviceChoice::kCpu) return target;
+  if (!host.gpus.empty()) {
+    target.gpu = true;
+    target.vendor = host.gpus.front().vendor == "amd" ? GpuVendor::kAmd : GpuVendor::kNvidia;
+    return target;
+  }
+  for (GpuVendor vendor : {GpuVendor::kNvidia, GpuVendor::kAmd}) {
+    auto runtime = benchmark::GpuRuntime::Open(vendor);
+    if (!runtime.ok()) continue;
+    auto count = runtime->DeviceCount();
+    if (count.ok() && *count > 0) {
+      log::Info("no GPU found in sysfs, but the {} sees {}: benchmarking on it", runtime->Describe(), *count);
+      target.gpu = true;
+      target.vendor = vendor;
+      return target;
+    }
+  }
+  if (choice == DeviceChoice::kGpu) {
+    return EnvironmentError("--device gpu, but no GPU was detected on this host",
+                            "run on a GPU host, check *_VISIBLE_DEVICES, or use --device cpu");
+  }
+  return target;
+}
+
+// The spec of an agent-run benchmark: direct.* keys, --device cpu means one
+// CPU worker unless a count was given, then the platform (GPU count, plan).
+struct Launch {
+  agent::LaunchSpec spec;
+  agent::PlatformSetup setup;
+  Target target;
+};
+
+Result<Launch> PrepareLaunch(const config::LauncherConfig& launcher, DeviceChoice device) {
+  Launch launch;
+  auto spec = agent::LaunchSpecFromConfig(launcher, {"placeholder"});
+  if (!spec.ok()) return spec.error();
+  launch.spec = std::move(*spec);
+  if (device == DeviceChoice::kCpu && launch.spec.nproc_per_node_auto) {
+    launch.spec.nproc_per_node = 1;
+    launch.spec.nproc_per_node_auto = false;
+  }
+  auto setup = agent::ApplyPlatform(launcher, {}, &launch.spec);
+  if (!setup.ok()) return setup.error();
+  launch.setup = std::move(*setup);
+  auto target = ChooseTarget(device, launch.setup.host);
+  if (!target.ok()) return target.error();
+  launch.target = *target;
+  return launch;
+}
+
+int GemmExitCode(const std::vector<benchmark::GemmResult>& results) {
+  for (const auto& result : results) {
+    if (result.check.performed && !result.check.passed) return 1;
+  }
+  return 0;
+}
+
+Result<int> RunGemm(const TaskContext& context, const std::vector<std::string>& args) {
+  auto request = benchmark::ParseGemmRequest(args);
+  if (!request.ok()) return request.error();
+  auto launch = PrepareLaunch(*context.launcher, request->device);
+  if (!launch.ok()) return launch.error();
+  std::string engine = launch->target.Engine();
+  if (context.dry_run) {
+    launch->spec.argv = {SelfExecutable(), "benchmark", "worker", "gemm"};
+    auto worker_args = benchmark::GemmWorkerArgs("<scratch dir>", engine, args);
+    launch->spec.argv.insert(launch->spec.argv.end(), worker_args.begin(), worker_args.end());
+    benchmark::GemmPlan plan = benchmark::PlanGemm(*request, launch->target.gpu);
+    std::cout << "benchmark gemm on " << (launch->target.gpu ? engine + " GPUs" : std::string("the CPU (OpenBLAS)"))
+              << ": " << plan.shapes.size() << " shape(s) from " << plan.shapes.front().Describe() << ", "
+              << benchmark::GemmDtypeName(plan.dtype) << "\n"
+              << agent::DescribeLaunch(launch->spec) << agent::DescribeWorkerEnvironment(launch->setup);
+    return 0;
+  }
+  ScopedTempDir results_dir("gemm");
+  if (results_dir.path().empty()) return EnvironmentError("cannot create a scratch directory under /tmp");
+  launch->spec.argv = {SelfExecutable(), "benchmark", "worker", "gemm"};
+  auto worker_args = benchmark::GemmWorkerArgs(results_dir.path(), engine, args);
+  launch->spec.argv.insert(launch->spec.argv.end(), worker_args.begin(), worker_args.end());
+  auto run = agent::RunWorkers(launch->spec);
+  if (!run.ok()) return run.error();
+  if (run->exit_code != 0) return run->exit_code;
+  auto results = benchmark::ReadGemmResults(results_dir.path());
+  if (!results.ok()) return results.error();
+  switch (request->output) {
+    case benchmark::ReportFormat::kTable: std::cout << benchmark::FormatGemmTable(*results); break;
+    case benchmark::ReportFormat::kCsv: std::cout << benchmark::FormatGemmCsv(*results); break;
+    case benchmark::ReportFormat::kJson: std::cout << benchmark::GemmReportJson(*results).dump(2) << "\n"; break;
+  }
+  std::cout << std::flush;
+  if (!request->plot.empty()) {
+    if (Status written = benchmark::WriteSvgPlot(request->plot, benchmark::GemmPlot(*results)); !written.ok()) {
+      return written.error();
+    }
+    log::Info("TFLOPS plot: {}", request->plot);
+  }
+  return GemmExitCode(*results);
+}
+
+Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& args) {
+  auto request = benchmark::ParseCommRequest(args);
+  if (!request.ok()) return request.error();
+  auto launch = PrepareLaunch(*context.launcher, request->device);
+  if (!launch.ok()) return launch.error();
+  agent::LaunchSpec& spec = launch->spec;
+  // Rank 0's stdout is the nccl-tests table: no console prefix unless the user chose one.
+  if (context.launcher->OriginOf("direct.console_prefix").source == "default") spec.console_prefix = "";
+  auto worker_command = [&](const std::string& report_file) -> Result<std::vector<std::string>> {
+    std::vector<std::string> argv;
+    if (launch->target.gpu) {
+      argv = {SelfExecutable(), "benchmark", "worker", "comm", "--engine", launch->target.Engine()};
+    } else {
+      std::string worker = JoinPath(DirName(SelfExecutable()), "primus-comm-worker");
+      if (!IsExecutableFile(worker) && !context.dry_run) {
+        return EnvironmentError("benchmark comm on CPUs needs " + worker + " (the gloo worker built beside primus-cli)",
+                                "install libgloo-dev and rebuild (scripts/setup.sh && scripts/build.sh)");
+      }
+      argv = {worker};
+    }
+    auto worker_args = benchmark::CommWorkerArgs(report_file, args);
+    argv.insert(argv.end(), worker_args.begin(), worker_args.end());
+    return argv;
+  };
+  if (context.dry_run) {
+    auto argv = worker_command("<scratch dir>/report.json");
+    if (!argv.ok()) return argv.error();
+    spec.argv = *argv;
+    std::cout << "benchmark comm with "
+              << (launch->target.gpu ? launch->target.Engine() + " GPUs (NCCL/RCCL)" : std::string("gloo on CPUs")) << "\n"
+              << agent::DescribeLaunch(spec) << agent::DescribeWorkerEnvironment(launch->setup);
+    return 0;
+  }
+  ScopedTempDir report_dir("comm");
+  if (report_dir.path().empty()) return EnvironmentError("cannot create a scratch directory under /tmp");
+  std::string report_file = report_dir.path() + "/report.json";
+  auto argv = worker_command(report_file);
+  if (!argv.ok()) return argv.error();
+  spec.argv = *argv;
+  auto run = agent::RunWorkers(spec);
+  if (!run.ok()) return run.error();
+  // Rank 0 ran here when this is node 0: its report is in our scratch directory.
+  if (PathExists(report_file) && (request->json || !request->plot.empty())) {
+    auto text = ReadFile(report_file);
+    if (!text.ok()) return text.error();
+    nlohmann::json report = nlohmann::json::parse(*text, nullptr, false);
+    if (report.is_discarded()) return TaskError("rank 0's report " + report_file + " is not JSON");
+    if (request->json) std::cout << report.dump(2) << std::endl;
+    if (!request->plot.empty()) {
+      if (Status written = benchmark::WriteSvgPlot(request->plot, benchmark::BusBandwidthPlot(report)); !written.ok()) {
+        return written.error();
+      }
+      log::Info("bus bandwidth plot: {}", request->plot);
+    }
+  }
+  return run->exit_code;
+}
+
+// `benchmark worker gemm|comm ...`: what the agent starts for each rank.
+Result<int> RunWorker(const std::vector<std::string>& args) {
+  if (args.empty()) return UsageError("benchmark worker needs gemm or comm", "workers are started by `benchmark gemm|comm`");
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "gemm") return benchmark::RunGemmWorker(rest);
+  if (args[0] == "comm") {
+    // --engine nvidia|amd [--report-file FILE] -- <the user's comm arguments>
+    if (rest.size() < 2 || rest[0] != "--engine" || (rest[1] != "nvidia" && rest[1] != "amd")) {
+      return UsageError("benchmark worker comm needs --engine nvidia|amd [--report-file FILE] -- ARGS",
+                        "workers are started by `benchmark comm`");
+    }
+    GpuVendor vendor = rest[1] == "amd" ? GpuVendor::kAmd : GpuVendor::kNvidia;
+    std::vector<std::string> worker_args(rest.begin() + 2, rest.end());
+    return benchmark::RunCommWorker(worker_args, [vendor](const benchmark::CommWorkerContext& worker) {
+      return benchmark::OpenNcclBackend(vendor, worker);
+    });
+  }
+  return UsageError("unknown benchmark worker '" + args[0] + "'");
+}
+
+class BenchmarkTask : public Task {
  public:
   std::string name() const override { return "benchmark"; }
   std::string summary() const override { return "measure GEMM and collective performance: gemm | comm"; }
   std::vector<std::string> subtasks() const override { return {"gemm", "comm"}; }
   std::string help() const override {
-    return
-        "usage: primus-cli <mode> ... -- benchmark gemm [-M M] [-N N] [-K K] [--dtype bf16|fp16|fp32|tf32|fp8] ...\n"
-        "       primus-cli <mode> ... -- benchmark comm [--op allreduce|...|all] [-b MIN] [-e MAX] [-f FACTOR] ...\n"
-        "\n"
-        "gemm: cuBLASLt/hipBLASLt on GPUs, OpenBLAS on CPU; N and K default to M.\n"
-        "comm: NCCL/RCCL on GPUs, gloo on CPU; nccl-tests-compatible output.\n";
+    return "usage: primus-cli <mode> ... -- benchmark gemm [-M M] [-N N] [-K K] [--dtype bf16|fp16|fp32|tf32|fp8]\n"
+           "         [--trans-a] [--trans-b] [--iters N | --duration S] [--warmup N] [--sweep] [--tune]\n"
+           "         [--output table|csv|json] [--plot FILE.svg] [--device auto|cpu|gpu]\n"
+           "       primus-cli <mode> ... -- benchmark comm [--op allreduce|allgather|reducescatter|alltoall|broadcast|\n"
+           "         sendrecv|all] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-c CHECK] [-d DTYPE]\n"
+           "         [--json] [--plot FILE.svg] [--device auto|cpu|gpu]\n"
+           "\n"
+           "gemm: cuBLASLt (NVIDIA) or hipBLASLt (AMD) on every local GPU at once, OpenBLAS on the CPU\n"
+           "(fp32, whatever --dtype asks: the report says so). N and K default to M. Reports time,\n"
+           "TFLOPS, percent of the device's peak, bandwidth and arithmetic intensity, checks the result,\n"
+           "and names the slowest GPU.\n"
+           "comm: NCCL/RCCL on GPUs (one rank per GPU; VCCL through LD_LIBRARY_PATH), gloo over TCP on\n"
+           "CPUs (one rank per process: --nproc-per-node). Output in the nccl-tests layout; -c checks\n"
+           "results for real; exit status 1 when an element is wrong. Across nodes, start it on every\n"
+           "node as any multi-node job (docs/agent.md). Details: docs/benchmark.md.\n"
+           "\ngemm options:\n" +
+           FormatOptionHelp(benchmark::GemmOptions()) + "\ncomm options:\n" + FormatOptionHelp(benchmark::CommOptions());
   }
-  std::string pending_reason() const override { return "the benchmark tasks (gemm, comm) are issue #9"; }
+
+  Result<int> Run(const TaskContext& context) override {
+    const std::vector<std::string>& args = context.args;
+    if (args.empty()) {
+      return UsageError("benchmark needs a subtask: gemm or comm", "write: benchmark gemm -M 4096, or benchmark comm -b 8 -e 128M -f 2");
+    }
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (args[0] == "worker") return RunWorker(rest);
+    if (context.launcher == nullptr) return UsageError("task 'benchmark' has no launcher configuration");
+    if (args[0] == "gemm") return RunGemm(context, rest);
+    if (args[0] == "comm") return RunComm(context, rest);
+    return UsageError("unknown benchmark subtask '" + args[0] + "'" + DidYouMean(args[0], {"gemm", "comm"}),
+                      "benchmark subtasks: gemm, comm");
+  }
 };
 
 TaskRegistration<BenchmarkTask> registration;

@@ -1,0 +1,61 @@
+#include "benchmark/comm_request.h"
+
+#include <gtest/gtest.h>
+
+namespace primus::benchmark {
+namespace {
+
+TEST(CommRequestTest, NcclTestsDefaults) {
+  auto request = ParseCommRequest({});
+  ASSERT_TRUE(request.ok());
+  EXPECT_EQ(request->min_bytes, 32u << 20);
+  EXPECT_EQ(request->max_bytes, 32u << 20);
+  EXPECT_EQ(request->iters, 20);
+  EXPECT_EQ(request->warmup, 5);
+  EXPECT_EQ(request->check, 1);
+  EXPECT_EQ(request->type, DataType::kFloat);
+  EXPECT_EQ(request->ops, std::vector<Collective>{Collective::kAllReduce});
+  EXPECT_EQ(RowSizes(*request), std::vector<size_t>{32u << 20});
+}
+
+TEST(CommRequestTest, UsualSweep) {
+  auto request = ParseCommRequest({"-b", "8", "-e", "128M", "-f", "2", "--op", "all", "-d", "bf16", "-c", "0", "-n5"});
+  ASSERT_TRUE(request.ok()) << request.error().message;
+  std::vector<size_t> sizes = RowSizes(*request);
+  ASSERT_EQ(sizes.size(), 25u);
+  EXPECT_EQ(sizes.front(), 8u);
+  EXPECT_EQ(sizes.back(), 128u << 20);
+  EXPECT_EQ(request->ops.size(), 6u);
+  EXPECT_EQ(request->type, DataType::kBfloat16);
+  EXPECT_EQ(request->check, 0);
+  EXPECT_EQ(request->iters, 5);
+}
+
+TEST(CommRequestTest, StepBytesAndSizeSyntax) {
+  EXPECT_EQ(ParseByteSize("1K"), 1024u);
+  EXPECT_EQ(ParseByteSize("1.5M"), 1536u * 1024);
+  EXPECT_EQ(ParseByteSize("2g"), size_t{2} << 30);
+  EXPECT_EQ(ParseByteSize("100"), 100u);
+  EXPECT_FALSE(ParseByteSize("12Q"));
+  EXPECT_FALSE(ParseByteSize("-1"));
+  auto request = ParseCommRequest({"-b", "1M", "-e", "3M", "-i", "1M"});
+  ASSERT_TRUE(request.ok());
+  EXPECT_EQ(RowSizes(*request), (std::vector<size_t>{1u << 20, 2u << 20, 3u << 20}));
+}
+
+TEST(CommRequestTest, BadInputNamesTheFlag) {
+  auto op = ParseCommRequest({"--op", "allreduse"});
+  ASSERT_FALSE(op.ok());
+  EXPECT_NE(op.error().message.find("did you mean 'allreduce'"), std::string::npos) << op.error().message;
+  auto order = ParseCommRequest({"-b", "1M", "-e", "1K"});
+  ASSERT_FALSE(order.ok());
+  EXPECT_NE(order.error().message.find("-b"), std::string::npos);
+  EXPECT_FALSE(ParseCommRequest({"-d", "float128"}).ok());
+  EXPECT_FALSE(ParseCommRequest({"-n", "0"}).ok());
+  EXPECT_FALSE(ParseCommRequest({"-e", "lots"}).ok());
+  EXPECT_FALSE(ParseCommRequest({"--plot", "busbw.png"}).ok());
+  EXPECT_FALSE(ParseCommRequest({"-b", "1K", "-e", "2K", "-i", "0"}).ok());
+}
+
+}  // namespace
+}  // namespace primus::benchmark

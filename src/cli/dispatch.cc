@@ -73,6 +73,12 @@ std::vector<config::FlagSetting> FlagSettings(const CommandLine& command) {
 Result<config::LauncherConfig> LoadLauncher(const CommandLine& command) {
   auto sources = config::LauncherSources::FromProcess(command.globals.config_file, command.globals.set_assignments,
                                                       FlagSettings(command));
+  // slurm and k8s submit from a login node; the scheduler's settings (and
+  // an inner `direct --platform slurm`) are for the nodes they start.
+  if (!command.launch.chain.empty()) {
+    const std::string& outer = command.launch.chain.front().mode;
+    sources.detect_scheduler = outer != "slurm" && outer != "k8s";
+  }
   auto launcher = config::LoadLauncherConfig(sources);
   if (launcher.ok()) {
     for (const std::string& warning : launcher->warnings()) log::Warn("{}", warning);

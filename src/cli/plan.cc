@@ -57,15 +57,15 @@ std::string FormatPlan(const runtime::Launch& launch, const config::LauncherConf
     if (const config::Value* section = launcher.effective().Find(mode.mode); section && section->IsMap()) {
       for (const auto& [key, value] : section->AsMap()) {
         if (IsEmpty(value)) continue;
-        out += fmt::format("  {:<26} {:<30} {}\n", mode.mode + "." + key, Render(value), OriginOf(value));
+        out += fmt::format("  {:<30} {:<30} {}\n", mode.mode + "." + key, Render(value), OriginOf(value));
       }
     }
     for (const ParsedOption& option : mode.options) {
       if (!option.spec->config_key.empty()) continue;
-      out += fmt::format("  {:<26} {:<30} flag {}\n", option.spec->names.front(), option.value, option.written);
+      out += fmt::format("  {:<30} {:<30} flag {}\n", option.spec->names.front(), option.value, option.written);
     }
     if (!mode.passthrough.empty()) {
-      out += fmt::format("  {:<26} {}\n", "passed through", ShellJoin(mode.passthrough));
+      out += fmt::format("  {:<30} {}\n", "passed through", ShellJoin(mode.passthrough));
     }
   }
   out += "task: " + launch.task + "\n";

@@ -21,6 +21,17 @@ constexpr std::pair<std::string_view, std::string_view> kTorchrunVariables[] = {
     {"PET_MASTER_PORT", "direct.master_port"},       {"PET_MAX_RESTARTS", "direct.max_restarts"},
 };
 
+// Kubeflow's elastic PET_NNODES is "MIN:MAX"; a fixed-size job ("4:4") means
+// 4 nodes. A real range stays out of this layer: the pod layer (direct.platform
+// pytorchjob) explains why an elastic range is refused.
+std::optional<std::string> TorchrunValue(std::string_view variable, const std::string& text) {
+  if (variable != "PET_NNODES") return text;
+  size_t colon = text.find(':');
+  if (colon == std::string::npos) return text;
+  if (text.substr(0, colon) == text.substr(colon + 1)) return text.substr(0, colon);
+  return std::nullopt;
+}
+
 std::string SectionOf(std::string_view path) { return std::string(path.substr(0, path.find('.'))); }
 
 std::vector<std::string> SectionNames() {
@@ -58,6 +69,8 @@ Result<Value> EnvironmentLayer(const Environment& env, std::vector<std::string>*
       known_variables.push_back(variable);
       std::optional<std::string> text = env.Get(variable);
       if (!text || text->empty()) continue;  // set-but-empty counts as unset
+      text = TorchrunValue(variable, *text);
+      if (!text) continue;
       Status status = layer.Set(key.path, Value::String(*text, Origin::Env(variable)));
       (void)status;  // schema paths never cross a leaf
     }
@@ -204,7 +217,9 @@ Result<LauncherConfig> LoadLauncherConfig(const LauncherSources& sources) {
   Value without_scheduler = Merge(Merge(Merge(effective, *env_layer), *set_layer), *flag_layer);
   const Value* platform = without_scheduler.Find("direct.platform");
   Result<SchedulerSettings> scheduler =
-      DetectScheduler(sources.environment, platform != nullptr ? platform->AsString() : "auto");
+      sources.detect_scheduler
+          ? DetectScheduler(sources.environment, platform != nullptr ? platform->AsString() : "auto")
+          : Result<SchedulerSettings>(SchedulerSettings{});
   if (!scheduler.ok()) return scheduler.error();
   Value scheduler_layer = SchedulerLayer(*scheduler);
   Status valid = LauncherSchema().Validate(&scheduler_layer, ScalarSource::kText);

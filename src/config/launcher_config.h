@@ -49,6 +49,9 @@ struct LauncherSources {
   Environment environment;    // PRIMUS_*, PET_*, and ${VAR} inside the files
   std::vector<std::string> set_assignments;  // --set values, in order
   std::vector<FlagSetting> flags;            // in command-line order
+  // Whether the scheduler layer is read. Off on the launching side of slurm
+  // and k8s (a login node): direct.platform there is meant for the nodes.
+  bool detect_scheduler = true;
 
   // The real paths and this process's environment.
   static LauncherSources FromProcess(std::string explicit_file,

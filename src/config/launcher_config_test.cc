@@ -271,5 +271,24 @@ TEST(LauncherConfigTest, FromProcessUsesTheStandardPaths) {
   EXPECT_EQ(sources.set_assignments, (std::vector<std::string>{"a.b=1"}));
 }
 
+// A fixed-size elastic PyTorchJob pod: PET_NNODES=3:3 is 3 nodes, and an
+// elastic range is explained by the pod layer, not refused as a bad integer.
+TEST(LauncherConfigTest, KubeflowElasticNodeCounts) {
+  LauncherSources sources;
+  sources.environment = Environment({{"HOSTNAME", "gpt-worker-2"},
+                                     {"PET_RDZV_ENDPOINT", "gpt-worker-0:23456"},
+                                     {"PET_NNODES", "3:3"}});
+  LauncherConfig config = Load(sources);
+  EXPECT_EQ(config.GetInt("direct.nnodes"), 3);
+  EXPECT_EQ(config.GetInt("direct.node_rank"), 2);
+
+  sources.environment = Environment({{"HOSTNAME", "gpt-worker-2"},
+                                     {"PET_RDZV_ENDPOINT", "gpt-worker-0:23456"},
+                                     {"PET_NNODES", "1:4"}});
+  Error error = LoadError(sources);
+  EXPECT_EQ(error.code, ExitCode::kEnvironment) << error.message;
+  EXPECT_NE(error.message.find("PET_NNODES=1:4 is an elastic range"), std::string::npos) << error.message;
+}
+
 }  // namespace
 }  // namespace primus::config

@@ -1,6 +1,9 @@
 #include "config/scheduler_settings.h"
 
 #include <algorithm>
+#include <optional>
+
+#include "util/strings.h"
 
 namespace primus::config {
 
@@ -15,9 +18,23 @@ bool InsideAgentWorker(const Environment& env) {
   return env.Get("LOCAL_RANK").has_value() && env.Get("TORCHELASTIC_RUN_ID").has_value();
 }
 
-}  // namespace
+// The restarts a scheduler made, carried by the container runtime to the
+// primus-cli inside the image, where the scheduler's variables are not.
+Result<SchedulerSettings> WithCarriedRestarts(Result<SchedulerSettings> found, const Environment& env) {
+  if (!found.ok() || found->restart_count > 0) return found;
+  std::optional<std::string> carried = env.Get("PRIMUS_SCHEDULER_RESTARTS");
+  if (!carried || carried->empty()) return found;
+  std::optional<int64_t> count = ParseInt(*carried);
+  if (!count || *count < 0 || *count > 1000000) {
+    return Error{ExitCode::kEnvironment,
+                 "PRIMUS_SCHEDULER_RESTARTS=" + *carried + " is not a restart count",
+                 "it carries SLURM_RESTART_COUNT into a container; unset it or give a whole number"};
+  }
+  found->restart_count = static_cast<int>(*count);
+  return found;
+}
 
-Result<SchedulerSettings> DetectScheduler(const Environment& env, std::string_view platform) {
+Result<SchedulerSettings> DetectConvention(const Environment& env, std::string_view platform) {
   const auto& names = PlatformNames();
   if (std::find(names.begin(), names.end(), platform) == names.end()) {
     return UsageError("direct.platform '" + std::string(platform) + "' is not a known convention",
@@ -36,6 +53,12 @@ Result<SchedulerSettings> DetectScheduler(const Environment& env, std::string_vi
     }
   }
   return DetectPod(env, platform);
+}
+
+}  // namespace
+
+Result<SchedulerSettings> DetectScheduler(const Environment& env, std::string_view platform) {
+  return WithCarriedRestarts(DetectConvention(env, platform), env);
 }
 
 Value SchedulerLayer(const SchedulerSettings& settings) {

@@ -32,7 +32,8 @@ struct SchedulerSettings {
   std::string scheduler;  // "slurm", "pytorchjob", "jobset", "platform"; empty: none detected
   std::vector<Setting> settings;
   std::string job_id;     // the scheduler's job id (stable across the job's nodes), when known
-  int restart_count = 0;  // restarts the scheduler already made (SLURM_RESTART_COUNT)
+  int restart_count = 0;  // restarts the scheduler already made (SLURM_RESTART_COUNT,
+                          // or PRIMUS_SCHEDULER_RESTARTS inside a container)
 };
 
 // The names direct.platform accepts.

@@ -157,6 +157,10 @@ class ContainerLaunch {
   Status CollectMounts() {
     config_files_ = FindConfigFilesInUse(launcher_.effective(), DefaultConfigFileLayers(host_env_));
     if (!launcher_.scheduler().job_id.empty()) launcher_env_["PRIMUS_JOB_ID"] = launcher_.scheduler().job_id;
+    // A requeued Slurm job's restarts count against max_restarts inside too.
+    if (launcher_.scheduler().restart_count > 0) {
+      launcher_env_["PRIMUS_SCHEDULER_RESTARTS"] = std::to_string(launcher_.scheduler().restart_count);
+    }
     MountInputs inputs;
     inputs.binary = SelfExecutable();
     inputs.hooks_dir = hooks::BuiltinHooksDirectory();

@@ -192,6 +192,7 @@ class TrainTask : public Task {
     auto patches = hooks::PreparePatches(launcher.GetStringList("direct.patch"));
     if (!patches.ok()) return patches.error();
 
+    std::string job_id = process_env.count("PRIMUS_JOB_ID") ? process_env.at("PRIMUS_JOB_ID") : launcher.scheduler().job_id;
     if (context.dry_run) {
       train::BackendInputs inputs{&*experiment, "<experiment dir>", args->extra_args, args->resume, process_env};
       auto command = train::BuildBackendCommand(inputs);
@@ -203,7 +204,8 @@ class TrainTask : public Task {
                 << experiment->parallelism.global_batch << " = " << experiment->parallelism.micro_batch << " x "
                 << world_size / (experiment->parallelism.tensor * experiment->parallelism.pipeline * experiment->parallelism.context)
                 << " x " << experiment->grad_accum << "\n"
-                << "  experiment directory: " << experiment->workspace << "/" << experiment->exp_name << "_<time>/\n"
+                << "  experiment directory: " << experiment->workspace << "/" << experiment->exp_name << "_"
+                << (job_id.empty() ? std::string("<time>") : job_id) << "/\n"
                 << "scripts that would run (none runs under --dry-run):\n"
                 << (patches->empty() && hooks->empty() ? std::string("  (none)\n")
                                                        : hooks::DescribeScripts(*patches) + hooks::DescribeScripts(*hooks))
@@ -213,12 +215,13 @@ class TrainTask : public Task {
     }
 
     // From here on the experiment directory exists and every exit records itself.
-    // A multi-node job shares one directory (checkpoints, metrics) when its
-    // nodes agree on a job id; each node keeps its own snapshot inside it.
-    std::string job_id = process_env.count("PRIMUS_JOB_ID") ? process_env.at("PRIMUS_JOB_ID") : launcher.scheduler().job_id;
+    // A job with an id (PRIMUS_JOB_ID, or the scheduler's) has one directory,
+    // <exp>_<job id>: its nodes share it (checkpoints, metrics; each node's
+    // snapshot inside), a requeued job finds its checkpoints again, and
+    // `slurm sbatch` put the batch script and Slurm's log there already.
     std::string shared_root;
     auto dir = [&]() -> Result<snapshot::ExperimentDir> {
-      if (spec->nnodes > 1 && !job_id.empty()) {
+      if (!job_id.empty()) {
         auto job = snapshot::OpenJobExperimentDir(experiment->workspace, experiment->exp_name, job_id, spec->node_rank);
         if (!job.ok()) return job.error();
         shared_root = job->shared_root;

@@ -153,10 +153,42 @@ TEST_F(CliTest, TrainWithoutConfigTakesExpLikePrimusScripts) {
   EXPECT_NE(from_env.out.find("experiment: "), std::string::npos);
 }
 
-TEST_F(CliTest, PendingModeExitsFive) {
-  ProcessResult result = Run("slurm srun -N 2 -- benchmark gemm -M 4096");
+TEST_F(CliTest, PendingTaskUnderSlurmExitsFive) {
+  ProcessResult result = Run("slurm srun -N 2 -- analyze logs exp");
   EXPECT_EQ(result.exit_code, 5) << result.all();
   EXPECT_NE(result.err.find("is not available yet"), std::string::npos) << result.err;
+}
+
+// On a login node nothing describes a Slurm step; `direct --platform slurm`
+// inside `slurm srun` is for the nodes srun starts, and must not be read here.
+TEST_F(CliTest, InnerPlatformIsForTheNodesNotTheLoginNode) {
+  ProcessResult result = Run("--dry-run slurm srun -N 2 -- direct --platform slurm -- run /bin/true");
+  EXPECT_EQ(result.exit_code, 0) << result.all();
+  EXPECT_NE(result.out.find("primus-cli direct --platform slurm -- run /bin/true"), std::string::npos) << result.out;
+  ProcessResult here = Run("--dry-run direct --platform slurm -- run /bin/true");
+  EXPECT_EQ(here.exit_code, 4) << here.all();
+  EXPECT_NE(here.err.find("not a Slurm job step"), std::string::npos) << here.err;
+}
+
+// `slurm srun -- container`: on node 2 of a requeued job the container gets
+// the node's settings as flags and the job id and requeue count by name (the
+// Slurm variables themselves stay outside).
+TEST_F(CliTest, ContainerInsideASlurmStepCarriesTheJob) {
+  ProcessOptions options = Isolated();
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"SLURM_JOB_ID", "77"}, {"SLURM_STEP_ID", "0"}, {"SLURM_JOB_NODELIST", "n[1-2]"},
+           {"SLURM_STEP_NODELIST", "n[1-2]"}, {"SLURM_NNODES", "2"}, {"SLURM_STEP_NUM_NODES", "2"},
+           {"SLURM_NODEID", "1"}, {"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_STEP_NUM_TASKS", "2"},
+           {"SLURM_LOCALID", "0"}, {"SLURM_RESTART_COUNT", "1"}}) {
+    options.env[name] = value;
+  }
+  ProcessResult result =
+      RunPrimus({"--dry-run", "container", "--engine", "podman", "--image", "img", "--", "run", "/bin/true"}, options);
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  for (const char* expected : {"PRIMUS_JOB_ID=77 PRIMUS_SCHEDULER_RESTARTS=1 ", "--env PRIMUS_SCHEDULER_RESTARTS",
+                               "--name primus-77-n1-", "direct --platform none --nnodes 2 --node-rank 1 --master-addr n1"}) {
+    EXPECT_NE(result.out.find(expected), std::string::npos) << expected << "\n" << result.out;
+  }
 }
 
 TEST_F(CliTest, ConfigErrorExitsThreeWithLocation) {

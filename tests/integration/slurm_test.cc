@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <regex>
@@ -214,6 +215,20 @@ TEST_F(SlurmTest, SbatchTrainSharesTheJobsExperimentDirectory) {
   std::vector<std::string> workspace;
   for (const auto& entry : std::filesystem::directory_iterator(dir_.path() + "/runs")) workspace.push_back(entry.path());
   EXPECT_EQ(workspace, std::vector<std::string>{job_dir}) << "one directory for the whole job";
+
+  // One node: the same single directory, the snapshot at its root.
+  ProcessResult one = Primus({"slurm", "sbatch", "-N", "1", "--wait", "--", "train", "pretrain", "--config", experiment});
+  ASSERT_EQ(one.exit_code, 0) << one.all();
+  std::string one_id = JobIdFrom(one.out);
+  std::string one_dir = dir_.path() + "/runs/tiny-job_" + one_id;
+  EXPECT_TRUE(PathExists(one_dir + "/sbatch.sh"));
+  EXPECT_TRUE(PathExists(one_dir + "/metadata.json"));
+  workspace.clear();
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.path() + "/runs")) workspace.push_back(entry.path());
+  std::sort(workspace.begin(), workspace.end());
+  std::vector<std::string> expected = {job_dir, one_dir};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(workspace, expected) << "a single-node job also keeps one directory";
 }
 
 // Rank 1 (node 2) fails after half a second; rank 0 would sleep a minute.

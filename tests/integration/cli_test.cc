@@ -274,6 +274,19 @@ TEST_F(CliTest, BinaryNeedsOnlyGlibcAtLoadTime) {
     EXPECT_TRUE(glibc) << "the binary needs " << library << " at load time; only glibc is allowed";
   }
   EXPECT_GT(needed, 0);
+
+  // Loadable by glibc 2.35 (Ubuntu 22.04: most rocm/* and NGC images), so the
+  // container runtime can mount it into them (src/glibc_compat.cc).
+  ProcessResult versions = RunProcess({"objdump", "-T", PRIMUS_BINARY});
+  ASSERT_EQ(versions.exit_code, 0) << versions.all();
+  for (const std::string& line : Split(versions.out, '\n')) {
+    size_t at = line.find("(GLIBC_2.");
+    if (at == std::string::npos) continue;
+    size_t end = line.find_first_of(".)", at + 9);  // GLIBC_2.35) or GLIBC_2.2.5)
+    std::optional<int64_t> minor = ParseInt(line.substr(at + 9, end - at - 9));
+    ASSERT_TRUE(minor.has_value()) << line;
+    EXPECT_LE(*minor, 35) << "needs a glibc newer than Ubuntu 22.04's: " << line;
+  }
 }
 
 }  // namespace

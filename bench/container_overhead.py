@@ -70,8 +70,8 @@ dry = [b.PRIMUS, "--dry-run", "container", "--image", "local/mini", "--", "run",
 direct = [b.PRIMUS, "--quiet", "direct", "--log-dir", os.path.join(work, "logs"), "--", "run", "/bin/true"]
 
 for argv in (plain, ours):  # warm the store and the page cache
-    seconds, code = b.timed_run(argv, env=env, cwd=work)
-    assert code == 0, f"{argv[0]} exited {code}"
+    run = subprocess.run(argv, env=env, cwd=work, capture_output=True, text=True)
+    assert run.returncode == 0, f"{' '.join(argv)} exited {run.returncode}: {run.stderr.strip()}"
 
 samples = {"plain": [], "ours": [], "dry": [], "direct": []}
 for _ in range(runs):  # interleaved, so machine noise hits both alike

@@ -30,7 +30,7 @@ std::string JobMember::Coordinator() const {
 }
 
 Status JobMember::Connect(SteadyTime deadline, int* signal) {
-  double delay = 0.05;
+  double delay = 0.005;  // node 0 usually listens within milliseconds; back off from there
   std::string last_error;
   SteadyTime next_notice = SteadyClock::now() + Seconds(kWaitingNoticeS);
   while (true) {

@@ -114,19 +114,12 @@ Result<CommRequest> ParseCommRequest(const std::vector<std::string>& args) {
     } else if (name == "--json") {
       request.json = option.value == "true";
     } else if (name == "--plot") {
-      if (!ToLower(option.value).ends_with(".svg")) {
-        return UsageError("--plot writes SVG: name the file *.svg, not '" + option.value + "'", "write --plot busbw.svg");
-      }
+      if (Status status = CheckSvgPlotPath(option.value, "--plot busbw.svg"); !status) return status.error();
       request.plot = option.value;
     } else if (name == "--device") {
-      std::string device = ToLower(option.value);
-      if (device == "auto") request.device = DeviceChoice::kAuto;
-      else if (device == "cpu") request.device = DeviceChoice::kCpu;
-      else if (device == "gpu") request.device = DeviceChoice::kGpu;
-      else {
-        return UsageError("unknown --device '" + option.value + "'" + DidYouMean(device, {"auto", "cpu", "gpu"}),
-                          "choose auto, cpu or gpu");
-      }
+      auto device = ParseDeviceChoice(option.value);
+      if (!device.ok()) return device.error();
+      request.device = *device;
     }
   }
   if (request.min_bytes > request.max_bytes) {

@@ -94,20 +94,13 @@ Result<GemmRequest> ParseGemmRequest(const std::vector<std::string>& args) {
                           "choose table, csv or json");
       }
     } else if (name == "--plot") {
-      if (!ToLower(option.value).ends_with(".svg")) {
-        return UsageError("--plot writes SVG: name the file *.svg, not '" + option.value + "'",
-                          "write --plot tflops.svg (convert to PNG with rsvg-convert if needed)");
-      }
+      Status plot = CheckSvgPlotPath(option.value, "--plot tflops.svg (convert to PNG with rsvg-convert if needed)");
+      if (!plot) return plot.error();
       request.plot = option.value;
     } else if (name == "--device") {
-      std::string device = ToLower(option.value);
-      if (device == "auto") request.device = DeviceChoice::kAuto;
-      else if (device == "cpu") request.device = DeviceChoice::kCpu;
-      else if (device == "gpu") request.device = DeviceChoice::kGpu;
-      else {
-        return UsageError("unknown --device '" + option.value + "'" + DidYouMean(device, {"auto", "cpu", "gpu"}),
-                          "choose auto, cpu or gpu");
-      }
+      auto device = ParseDeviceChoice(option.value);
+      if (!device.ok()) return device.error();
+      request.device = *device;
     }
   }
   if (request.iters > 0 && request.duration_s > 0) {

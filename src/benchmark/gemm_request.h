@@ -11,12 +11,13 @@
 #include <vector>
 
 #include "benchmark/gemm_problem.h"
+#include "benchmark/request_flags.h"
 #include "util/error.h"
 #include "util/option_parser.h"
 
 namespace primus::benchmark {
 
-enum class DeviceChoice { kAuto, kCpu, kGpu };
+
 enum class ReportFormat { kTable, kCsv, kJson };
 
 struct GemmRequest {

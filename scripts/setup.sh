@@ -12,6 +12,8 @@ PACKAGES=(
   # build
   cmake ninja-build g++ make binutils
   libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libgtest-dev
+  # `analyze logs`: every failure signature in one pass (RE2::Set), linked statically
+  libre2-dev
   # real workers in the tests: Debian's PyTorch (gloo backend) on /usr/bin/python3
   python3 python3-torch python3-numpy
   # Debian's torch otherwise runs on the reference BLAS, about 10x slower on CPU;
@@ -26,6 +28,8 @@ PACKAGES=(
   slurm-client slurmctld slurmd
   # the container runtime's tests: podman (with crun) and a private dockerd
   podman crun docker.io
+  # `analyze topology --visualize` renders its Graphviz graph with dot
+  graphviz
 )
 
 if [[ "${1:-}" == "--print" ]]; then

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "agent/endings_log.h"
 #include "agent/error_file.h"
 #include "agent/failure_report.h"
 #include "agent/process_spawner.h"
@@ -526,9 +527,16 @@ AttemptResult Supervisor::Summarize() {
   result.agent_signal = agent_signal_;
   std::vector<WorkerFailure> failures;
   std::vector<int> stopped;
+  std::vector<WorkerEnding> endings;
   for (auto& worker : workers_) {
+    if (worker->pid <= 0) continue;  // never started
+    endings.push_back({worker->rank, worker->local_rank, worker->pid, worker->exit_code, worker->signal, worker->hung,
+                       false, worker->hung ? worker->hung_at : worker->ended_at, plan_.spec.hang_timeout_s});
     if (worker->exit_code == 0 && !worker->hung) {
-      if (worker->ended_after_stop) stopped.push_back(worker->rank);
+      if (worker->ended_after_stop) {
+        stopped.push_back(worker->rank);
+        endings.back().stopped_by_agent = true;
+      }
       continue;
     }
     std::optional<ErrorFileReport> report = ReadErrorFile(worker->error_file);
@@ -537,10 +545,15 @@ AttemptResult Supervisor::Summarize() {
                   (ending_ != AttemptResult::Ending::kAgentSignalled && (report.has_value() || !killed_by_stop));
     if (!failed) {
       stopped.push_back(worker->rank);
+      endings.back().stopped_by_agent = true;
       continue;
     }
     WorkerFailure failure = FailureOf(*worker);
     failures.push_back(std::move(failure));
+  }
+  std::string endings_path = JoinPath(attempt_dir_, plan_.host + ".endings.log");
+  if (Status written = WriteEndingsLog(endings_path, endings); !written) {
+    log::Warn("cannot write {}: {}", endings_path, written.error().message);
   }
   if (!failures.empty()) {
     size_t root = ChooseRootCause(failures);

@@ -79,6 +79,14 @@ std::string RenderSvgPlot(const PlotSpec& spec) {
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", sx(x), kTop + plot_h + 18,
                        ByteSizeLabel(x));
   }
+  if (!spec.log2_x) {
+    double x_step = NiceStep(x_max - x_min, 8);
+    for (double x = std::ceil(x_min / x_step) * x_step; x <= x_max + x_step / 1000; x += x_step) {
+      svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#eee\"/>\n", sx(x), kTop,
+                         kTop + plot_h);
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{:g}</text>\n", sx(x), kTop + plot_h + 18, x);
+    }
+  }
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n", kLeft, kTop,
                      plot_w, plot_h);
   svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", kLeft + plot_w / 2, kHeight - 15,
@@ -108,5 +116,18 @@ std::string RenderSvgPlot(const PlotSpec& spec) {
 }
 
 Status WriteSvgPlot(const std::string& path, const PlotSpec& spec) { return WriteFileAtomic(path, RenderSvgPlot(spec)); }
+
+std::string RenderSvgPanels(const std::vector<PlotSpec>& panels) {
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\">\n", kWidth,
+      kHeight * static_cast<double>(panels.size()));
+  for (size_t i = 0; i < panels.size(); ++i) {
+    // A nested <svg> is positioned by its x/y attributes.
+    std::string panel = RenderSvgPlot(panels[i]);
+    panel.insert(4, fmt::format(" x=\"0\" y=\"{}\"", kHeight * static_cast<double>(i)));
+    svg += panel;
+  }
+  return svg + "</svg>\n";
+}
 
 }  // namespace primus::benchmark

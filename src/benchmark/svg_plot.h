@@ -26,6 +26,9 @@ struct PlotSpec {
 
 std::string RenderSvgPlot(const PlotSpec& spec);
 Status WriteSvgPlot(const std::string& path, const PlotSpec& spec);
+// Several charts stacked top to bottom in one SVG file (`analyze run`: loss
+// and throughput over the same time axis).
+std::string RenderSvgPanels(const std::vector<PlotSpec>& panels);
 
 // "1K", "32M", "8G" for byte sizes on axis labels; plain numbers otherwise.
 std::string ByteSizeLabel(double bytes);

@@ -43,3 +43,22 @@ TEST(SvgPlotTest, ByteSizeLabels) {
 
 }  // namespace
 }  // namespace primus::benchmark
+
+namespace primus::benchmark {
+namespace {
+
+TEST(SvgPlotTest, LinearAxisHasNumberedTicksAndPanelsStack) {
+  PlotSpec loss{"loss", "seconds", "loss", false, {{"loss", {{0, 5.5}, {10, 3.0}, {20, 2.3}}}}};
+  std::string svg = RenderSvgPlot(loss);
+  for (const char* tick : {">0</text>", ">10</text>", ">20</text>"}) {
+    EXPECT_NE(svg.find(tick), std::string::npos) << tick << "\n" << svg;
+  }
+  PlotSpec rate{"throughput", "seconds", "tokens/s", false, {{"tokens/s", {{0, 100}, {20, 200}}}}};
+  std::string both = RenderSvgPanels({loss, rate});
+  EXPECT_NE(both.find("height=\"1000\""), std::string::npos);
+  EXPECT_NE(both.find("<svg x=\"0\" y=\"500\""), std::string::npos) << both.substr(0, 400);
+  EXPECT_NE(both.find(">throughput</text>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace primus::benchmark

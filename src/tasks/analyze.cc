@@ -1,22 +1,211 @@
-// The `analyze` task. Registered now so that the grammar, --help and
-// --dry-run know it; its implementation lands with issue #8.
+// The `analyze` task: after a job, what went wrong and how it ran; before
+// one, how the host is wired. Three subtasks over the analyze layer:
+//   logs <experiment-dir|log-dir|files...> [--json] [--signatures FILE]
+//   run <experiment-dir> [--json] [--plot FILE.svg]
+//   topology [--visualize] [--output FILE.svg|.png|.dot]
+// Exit codes: 0 whenever the analysis ran (failures found in the logs are
+// its result, not its failure), 2 bad arguments, 3 a bad signature file,
+// 4 a path that cannot be read, or Graphviz missing for --visualize.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "analyze/log_report.h"
+#include "analyze/log_scan.h"
+#include "analyze/run_summary.h"
+#include "analyze/signature_db.h"
+#include "analyze/topology.h"
+#include "benchmark/request_flags.h"
+#include "platform/host_detect.h"
 #include "tasks/task.h"
+#include "util/files.h"
+#include "util/option_parser.h"
+#include "util/strings.h"
+#include "util/subprocess.h"
 
 namespace primus::tasks {
 namespace {
 
-class AnalyzeTask : public PendingTask {
+using K = OptionSpec::Kind;
+
+const std::vector<OptionSpec>& AnalyzeOptions() {
+  static const std::vector<OptionSpec> table = {
+      {{"--json"}, K::kFlag, "", "", "print JSON instead of text (logs, run)"},
+      {{"--signatures"}, K::kValue, "FILE", "", "logs: a signature file replacing the built-in data/signatures.yaml"},
+      {{"--plot"}, K::kValue, "FILE.svg", "", "run: draw loss and tokens/s over time (default <dir>/run.svg)"},
+      {{"--visualize"}, K::kFlag, "", "", "topology: also draw the topology with Graphviz"},
+      {{"--output"}, K::kValue, "FILE", "", "topology --visualize: the picture (.svg, .png or .dot; default topology.svg)"},
+  };
+  return table;
+}
+
+struct AnalyzeArgs {
+  std::string subtask;
+  std::vector<std::string> paths;
+  bool json = false;
+  std::string signatures;
+  std::string plot;
+  bool visualize = false;
+  std::string output;
+};
+
+// Flags may come before, between or after the paths.
+Result<AnalyzeArgs> ParseArgs(const std::vector<std::string>& args) {
+  AnalyzeArgs parsed;
+  if (args.empty()) {
+    return UsageError("analyze needs a subtask: logs, run or topology", "see primus-cli analyze --help");
+  }
+  parsed.subtask = args[0];
+  if (parsed.subtask != "logs" && parsed.subtask != "run" && parsed.subtask != "topology") {
+    return UsageError("unknown analyze subtask '" + parsed.subtask + "'" +
+                          DidYouMean(parsed.subtask, {"logs", "run", "topology"}),
+                      "choose logs, run or topology");
+  }
+  size_t at = 1;
+  while (at < args.size()) {
+    auto options = ParseOptions(args, at, {&AnalyzeOptions()}, UnknownOptionPolicy::kReject, "analyze " + parsed.subtask);
+    if (!options.ok()) return options.error();
+    for (const ParsedOption& option : options->options) {
+      const std::string& name = option.spec->names.front();
+      if (name == "--json") parsed.json = true;
+      else if (name == "--signatures") parsed.signatures = option.value;
+      else if (name == "--plot") parsed.plot = option.value;
+      else if (name == "--visualize") parsed.visualize = true;
+      else if (name == "--output") parsed.output = option.value;
+    }
+    at = options->next;
+    if (at < args.size()) parsed.paths.push_back(args[at++]);
+  }
+  auto only_for = [&](bool given, const char* flag, const char* subtask) -> Status {
+    if (given && parsed.subtask != subtask) {
+      return UsageError(std::string(flag) + " is for analyze " + subtask + ", not analyze " + parsed.subtask,
+                        "see primus-cli analyze --help");
+    }
+    return Status::Ok();
+  };
+  for (Status status : {only_for(!parsed.signatures.empty(), "--signatures", "logs"),
+                        only_for(!parsed.plot.empty(), "--plot", "run"), only_for(parsed.visualize, "--visualize", "topology"),
+                        only_for(!parsed.output.empty(), "--output", "topology")}) {
+    if (!status) return status.error();
+  }
+  if (parsed.json && parsed.subtask == "topology") {
+    return UsageError("--json is for analyze logs and analyze run", "analyze topology prints a matrix");
+  }
+  if (parsed.subtask == "logs" && parsed.paths.empty()) {
+    return UsageError("analyze logs needs an experiment directory, a log directory or log files",
+                      "e.g. primus-cli analyze logs output/exp_20261124_091927");
+  }
+  if (parsed.subtask == "run" && parsed.paths.size() != 1) {
+    return UsageError("analyze run takes one experiment directory", "e.g. primus-cli analyze run output/exp_20261124_091927");
+  }
+  if (parsed.subtask == "topology" && !parsed.paths.empty()) {
+    return UsageError("analyze topology takes no path, not '" + parsed.paths.front() + "'",
+                      "point PRIMUS_SYSFS_ROOT (and PRIMUS_PROCFS_ROOT) at a captured tree to look at another host");
+  }
+  if (!parsed.plot.empty()) {
+    if (Status svg = benchmark::CheckSvgPlotPath(parsed.plot, "--plot run.svg"); !svg) return svg.error();
+  }
+  if (!parsed.output.empty() && !parsed.output.ends_with(".svg") && !parsed.output.ends_with(".png") &&
+      !parsed.output.ends_with(".dot")) {
+    return UsageError("--output names an .svg, .png or .dot file, not '" + parsed.output + "'", "write --output topology.svg");
+  }
+  if (!parsed.output.empty()) parsed.visualize = true;
+  return parsed;
+}
+
+Result<int> AnalyzeLogs(const AnalyzeArgs& args) {
+  auto db = args.signatures.empty() ? analyze::SignatureDb::Builtin() : analyze::SignatureDb::LoadFile(args.signatures);
+  if (!db.ok()) return db.error();
+  auto sources = analyze::FindLogSources(args.paths);
+  if (!sources.ok()) return sources.error();
+  if (sources->empty()) {
+    return EnvironmentError("no log files under " + Join(args.paths, ", "),
+                            "name an experiment directory, a log directory (*.log, *.out) or the files themselves");
+  }
+  analyze::LogScan scan = analyze::ScanLogs(*sources, *db);
+  std::cout << (args.json ? analyze::LogReportJson(scan, *db) : analyze::FormatLogReport(scan, *db)) << std::flush;
+  return 0;
+}
+
+Result<int> AnalyzeRun(const AnalyzeArgs& args) {
+  auto summary = analyze::LoadRunSummary(args.paths.front());
+  if (!summary.ok()) return summary.error();
+  std::string plot = args.plot.empty() ? JoinPath(args.paths.front(), "run.svg") : args.plot;
+  bool drawn = false;
+  if (!summary->points.empty()) {
+    if (Status written = WriteFileAtomic(plot, analyze::RenderRunPlot(*summary)); !written) return written.error();
+    drawn = true;
+  }
+  if (args.json) {
+    std::cout << analyze::RunSummaryJson(*summary);
+  } else {
+    std::cout << analyze::FormatRunSummary(*summary);
+    if (drawn) std::cout << "  plot:       " << plot << "\n";
+  }
+  return 0;
+}
+
+Result<int> AnalyzeTopology(const AnalyzeArgs& args) {
+  platform::Roots roots = platform::Roots::FromEnvironment();
+  analyze::Topology topology = analyze::BuildTopology(platform::DetectHost(roots), roots);
+  std::cout << analyze::FormatTopologyMatrix(topology);
+  if (!args.visualize) return 0;
+  std::string output = args.output.empty() ? "topology.svg" : args.output;
+  std::string dot_file = output.ends_with(".dot") ? output : output.substr(0, output.size() - 4) + ".dot";
+  if (Status written = WriteFileAtomic(dot_file, analyze::TopologyDot(topology)); !written) return written.error();
+  if (output == dot_file) {
+    std::cout << "\ngraph: " << dot_file << "\n";
+    return 0;
+  }
+  std::string format = output.substr(output.size() - 3);
+  auto rendered = RunCommand({"dot", "-T" + format, "-o", output, dot_file}, {.timeout_s = 60});
+  if (!rendered.ok()) {
+    return EnvironmentError("Graphviz's dot is not installed, so " + output + " was not drawn (the graph is in " +
+                                dot_file + ")",
+                            "apt install graphviz, or render the .dot file elsewhere: dot -Tsvg " + dot_file);
+  }
+  if (rendered->exit_code != 0) {
+    return TaskError("dot failed drawing " + output + ": " + rendered->Tail(5), "the graph is in " + dot_file);
+  }
+  std::cout << "\npicture: " << output << " (graph: " << dot_file << ")\n";
+  return 0;
+}
+
+class AnalyzeTask : public Task {
  public:
   std::string name() const override { return "analyze"; }
   std::string summary() const override { return "diagnose logs and runs, show topology: logs | run | topology"; }
   std::vector<std::string> subtasks() const override { return {"logs", "run", "topology"}; }
   std::string help() const override {
-    return
-        "usage: primus-cli <mode> ... -- analyze logs <experiment-dir|files...> [--json]\n"
-        "       primus-cli <mode> ... -- analyze run <experiment-dir>\n"
-        "       primus-cli <mode> ... -- analyze topology [--visualize]\n";
+    return "usage: primus-cli [direct --] analyze logs <experiment-dir | log-dir | files...> [--json] [--signatures FILE]\n"
+           "       primus-cli [direct --] analyze run <experiment-dir> [--json] [--plot FILE.svg]\n"
+           "       primus-cli [direct --] analyze topology [--visualize] [--output FILE.svg|.png|.dot]\n"
+           "\n"
+           "logs      every known failure in the logs (data/signatures.yaml: pattern, meaning, fix), its first\n"
+           "          occurrence (file, line, host, rank, time), repeats grouped, the first failing rank of each\n"
+           "          attempt by timestamp across all files, and error-looking lines no signature explains\n"
+           "run       a train run's summary (duration, restarts, root cause, steps/s, tokens/s, loss) and a plot\n"
+           "          of loss and tokens/s over time (SVG, <dir>/run.svg unless --plot)\n"
+           "topology  GPUs, NICs, NUMA and PCIe links as a matrix (nvidia-smi topo -m notation); --visualize\n"
+           "          draws it with Graphviz\n"
+           "\n" +
+           FormatOptionHelp(AnalyzeOptions()) +
+           "\nExit codes: 0 the analysis ran (whatever it found), 2 bad arguments, 3 a bad signature file,\n"
+           "4 a path that cannot be read or Graphviz missing. docs/analyze.md has the details.\n";
   }
-  std::string pending_reason() const override { return "the analyze task is issue #8"; }
+  Result<int> Run(const TaskContext& context) override {
+    auto args = ParseArgs(context.args);
+    if (!args.ok()) return args.error();
+    if (context.dry_run) {
+      std::cout << "analyze " << args->subtask << (args->paths.empty() ? "" : " " + ShellJoin(args->paths))
+                << ": reads only; nothing would be written\n";
+      return 0;
+    }
+    if (args->subtask == "logs") return AnalyzeLogs(*args);
+    if (args->subtask == "run") return AnalyzeRun(*args);
+    return AnalyzeTopology(*args);
+  }
 };
 
 TaskRegistration<AnalyzeTask> registration;

@@ -135,10 +135,16 @@ TEST_F(CliTest, ErrorLinesHaveTimeHostLevel) {
 }
 
 TEST_F(CliTest, PendingTaskExitsFiveWithReason) {
-  ProcessResult result = Run("direct -- analyze");
+  ProcessResult result = Run("direct -- preflight");
   EXPECT_EQ(result.exit_code, 5) << result.all();
-  EXPECT_NE(result.err.find("task 'analyze' is not available yet"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("task 'preflight' is not available yet"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("issue #8"), std::string::npos);
+}
+
+TEST_F(CliTest, AnalyzeWithoutSubtaskIsAUsageErrorNamingThem) {
+  ProcessResult result = Run("direct -- analyze");
+  EXPECT_EQ(result.exit_code, 2) << result.all();
+  EXPECT_NE(result.err.find("logs, run or topology"), std::string::npos) << result.err;
 }
 
 TEST_F(CliTest, TrainWithoutConfigTakesExpLikePrimusScripts) {
@@ -154,7 +160,7 @@ TEST_F(CliTest, TrainWithoutConfigTakesExpLikePrimusScripts) {
 }
 
 TEST_F(CliTest, PendingTaskUnderSlurmExitsFive) {
-  ProcessResult result = Run("slurm srun -N 2 -- analyze logs exp");
+  ProcessResult result = Run("slurm srun -N 2 -- preflight check");
   EXPECT_EQ(result.exit_code, 5) << result.all();
   EXPECT_NE(result.err.find("is not available yet"), std::string::npos) << result.err;
 }

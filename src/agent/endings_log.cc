@@ -1,0 +1,36 @@
+#include "agent/endings_log.h"
+
+#include <fmt/format.h>
+
+#include "agent/failure_report.h"
+#include "agent/signal_channel.h"
+#include "util/files.h"
+
+namespace primus::agent {
+
+std::string FormatEndings(const std::vector<WorkerEnding>& endings) {
+  std::string text;
+  for (const WorkerEnding& ending : endings) {
+    std::string stamp = FormatTimestamp(ending.ended_at);
+    std::string who = fmt::format("(local rank {}, pid {})", ending.local_rank, ending.pid);
+    if (ending.hung) {
+      text += fmt::format("{} E rank {}: hung: no output and no heartbeat for {:g} s; stopped by the agent {}\n", stamp,
+                          ending.rank, ending.hang_timeout_s, who);
+    } else if (ending.stopped_by_agent) {
+      text += fmt::format("{} O rank {}: stopped by the agent ({}) {}\n", stamp, ending.rank,
+                          ending.signal != 0 ? SignalName(ending.signal) : "exited when asked", who);
+    } else if (ending.exit_code == 0) {
+      text += fmt::format("{} O rank {}: exited 0 {}\n", stamp, ending.rank, who);
+    } else {
+      text += fmt::format("{} E rank {}: ended with {} {}\n", stamp, ending.rank,
+                          DescribeEnding(ending.exit_code, ending.signal), who);
+    }
+  }
+  return text;
+}
+
+Status WriteEndingsLog(const std::string& path, const std::vector<WorkerEnding>& endings) {
+  return WriteFileAtomic(path, FormatEndings(endings));
+}
+
+}  // namespace primus::agent

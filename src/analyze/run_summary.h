@@ -1,0 +1,51 @@
+// `analyze run <experiment-dir>`: what a training run did, from the files
+// train leaves behind: metadata.json (times, status, restarts, root cause)
+// and metrics.jsonl (one JSON line per step from rank 0: step, loss,
+// tokens_per_s, time), or, without metrics, rank 0's "step N/M loss X ...
+// tok/s Y" log lines. Steps/s counts only forward progress, so steps redone
+// after a restart are not counted twice.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/error.h"
+
+namespace primus::analyze {
+
+struct RunPoint {
+  double time = 0;  // seconds since the epoch
+  int64_t step = 0;
+  double loss = 0;
+  double tokens_per_s = 0;  // 0 when unknown
+};
+
+struct RunSummary {
+  std::string dir;
+  std::string task;
+  std::string status;  // "succeeded", "failed", "running", ...
+  int exit_code = 0;
+  int restarts = 0;
+  std::string start_time, end_time;  // as metadata.json has them
+  double duration_s = 0;             // 0 when unknown (still running)
+  nlohmann::ordered_json root_cause;  // null when none
+  std::string metrics_source;         // "metrics.jsonl", a log file, or "" (none found)
+  std::vector<RunPoint> points;
+  // Derived from points (0 when there are fewer than two).
+  double steps_per_s = 0;
+  double tokens_per_s = 0;  // mean over the points that carry it
+  double loss_first = 0, loss_last = 0, loss_min = 0;
+  int64_t step_last = 0;
+};
+
+// A directory without metadata.json is an environment error (exit 4).
+Result<RunSummary> LoadRunSummary(const std::string& dir);
+
+std::string FormatRunSummary(const RunSummary& summary);
+std::string RunSummaryJson(const RunSummary& summary);
+// Loss and tokens/s against seconds since the first step, one SVG.
+std::string RenderRunPlot(const RunSummary& summary);
+
+}  // namespace primus::analyze

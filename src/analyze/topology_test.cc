@@ -7,6 +7,10 @@
 
 #include "platform/host_detect.h"
 #include "platform/test_fixtures.h"
+#include "util/files.h"
+#include "util/scoped_temp_dir.h"
+
+#include <unistd.h>
 
 namespace primus::analyze {
 namespace {
@@ -62,6 +66,44 @@ TEST(TopologyTest, CpuOnlyHostSaysSo) {
   } else {
     for (const TopologyDevice& device : topology.devices) EXPECT_EQ(device.kind, "nic");
   }
+}
+
+}  // namespace
+}  // namespace primus::analyze
+
+namespace primus::analyze {
+namespace {
+
+// A sysfs tree with the real shape: /sys/bus/pci/devices/<bdf> are links into
+// /sys/devices/pci0000:00/<bridges>/<bdf>, so the PCIe relations show.
+TEST(TopologyTest, PciHierarchyGivesPixPxbPhbAndNode) {
+  ScopedTempDir root("topo");
+  auto device = [&](const std::string& path) {
+    std::string bdf = path.substr(path.rfind('/') + 1);
+    ASSERT_TRUE(MakeDirs(root.path() + "/sys/devices/" + path).ok());
+    ASSERT_TRUE(MakeDirs(root.path() + "/sys/bus/pci/devices").ok());
+    ASSERT_EQ(::symlink(("../../../devices/" + path).c_str(), (root.path() + "/sys/bus/pci/devices/" + bdf).c_str()), 0);
+  };
+  device("pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0");  // GPU0 behind switch 01:00.0
+  device("pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:01.0");  // GPU1, same switch
+  device("pci0000:00/0000:00:01.0/0000:01:01.0/0000:03:00.0");  // GPU2, a sibling switch
+  device("pci0000:00/0000:00:02.0/0000:04:00.0");               // GPU3, another root port
+  device("pci0000:80/0000:80:01.0/0000:81:00.0");               // GPU4, another root complex
+  platform::HostInfo host;
+  for (const char* bdf : {"0000:02:00.0", "0000:02:01.0", "0000:03:00.0", "0000:04:00.0", "0000:81:00.0"}) {
+    platform::GpuInfo gpu;
+    gpu.index = static_cast<int>(host.gpus.size());
+    gpu.vendor = "amd";
+    gpu.pci_bus_id = bdf;
+    gpu.numa_node = 0;
+    host.gpus.push_back(gpu);
+  }
+  Topology topology = BuildTopology(host, platform::Roots::UnderDirectory(root.path()));
+  EXPECT_EQ(topology.links[0][1], "PIX");
+  EXPECT_EQ(topology.links[0][2], "PXB");
+  EXPECT_EQ(topology.links[0][3], "PHB");
+  EXPECT_EQ(topology.links[0][4], "NODE");
+  EXPECT_EQ(FormatTopologyMatrix(topology).find("not visible"), std::string::npos);
 }
 
 }  // namespace

@@ -18,6 +18,8 @@ std::vector<SchemaKey> LauncherKeys() {
       {"main.debug", kBool, "false", "log every resolved command and environment change"},
       {"main.quiet", kBool, "false", "only warnings and errors"},
 
+      {"train.preflight", kBool, "true", "run the fast preflight checks before every train launch (train --no-preflight)"},
+
       {"direct.nproc_per_node", kString, "auto", "workers per node: a number, or auto (one per GPU)"},
       {"direct.nnodes", kInt, "1", "number of nodes"},
       {"direct.node_rank", kInt, "0", "rank of this node, 0 to nnodes-1"},

@@ -1,23 +1,139 @@
-// The `preflight` task. Registered now so that the grammar, --help and
-// --dry-run know it; its implementation lands with issue #8.
+// The `preflight` task: find the broken node before the job does. Runs the
+// checks asked for (default: host, gpu, network, software; --all adds --perf
+// and a real `import torch`) on this node and, in a multi-node job (direct
+// --nnodes, a Slurm step, a pod), lets node 0 judge every node
+// (src/preflight/). Exit codes: 0 pass or warnings, 1 a check failed on some
+// node, 2 bad arguments, 4 the nodes could not reach each other.
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "config/launcher_config.h"
+#include "platform/roots.h"
+#include "preflight/preflight_runner.h"
 #include "tasks/task.h"
+#include "util/files.h"
+#include "util/hostlist.h"
+#include "util/option_parser.h"
+#include "util/process_environment.h"
+#include "util/strings.h"
 
 namespace primus::tasks {
 namespace {
 
-class PreflightTask : public PendingTask {
+using K = OptionSpec::Kind;
+
+const std::vector<OptionSpec>& PreflightOptionsTable() {
+  static const std::vector<OptionSpec> table = {
+      {{"--host"}, K::kFlag, "", "", "memlock, /dev/shm, open files, disk, memory, numa_balancing and iommu=pt (AMD)"},
+      {{"--gpu"}, K::kFlag, "", "", "count, model, memory and processes, ECC/RAS, PCIe links, XGMI, driver"},
+      {{"--network"}, K::kFlag, "", "", "socket interfaces, RDMA ports and GIDs, MASTER_ADDR, MASTER_PORT"},
+      {{"--software"}, K::kFlag, "", "", "python imports torch (for real), NCCL/RCCL (VCCL) and its version, venv/conda"},
+      {{"--perf"}, K::kFlag, "", "", "short GEMM and all-reduce runs on the GPUs against the device table"},
+      {{"--all"}, K::kFlag, "", "", "everything above"},
+      {{"--expect-gpus"}, K::kValue, "N", "", "the GPU count every node must have"},
+      {{"--expect-model"}, K::kValue, "M", "", "the GPU model every node must have (MI300X, H100, ...)"},
+      {{"--json"}, K::kValue, "FILE", "", "write every node's results as JSON (node 0 in a multi-node job)"},
+      {{"--report"}, K::kValue, "DIR", "", "where passing_nodes.txt and failing_nodes.txt go (default: here)"},
+      {{"--python"}, K::kValue, "PATH", "", "the training interpreter (default python3 on PATH)"},
+      {{"--workspace"}, K::kValue, "DIR", "", "where checkpoints go, for the free-disk check (default: here)"},
+      {{"--timeout"}, K::kValue, "SECONDS", "", "how long nodes wait for each other (default 60)"},
+  };
+  return table;
+}
+
+Result<preflight::PreflightOptions> ParseArgs(const std::vector<std::string>& args) {
+  size_t start = !args.empty() && args[0] == "check" ? 1 : 0;
+  auto parsed = ParseOptions(args, start, {&PreflightOptionsTable()}, UnknownOptionPolicy::kReject, "preflight");
+  if (!parsed.ok()) return parsed.error();
+  if (parsed->next < args.size()) {
+    return UsageError("unexpected argument '" + args[parsed->next] + "' for preflight", "see primus-cli preflight --help");
+  }
+  preflight::PreflightOptions options;
+  bool any = false;
+  for (const ParsedOption& option : parsed->options) {
+    const std::string& name = option.spec->names.front();
+    auto positive = [&](double lowest) -> Result<double> {
+      auto value = ParseDouble(option.value);
+      if (!value || *value < lowest) {
+        return UsageError(option.written + " must be a number >= " + fmt::format("{:g}", lowest) + ", not '" + option.value + "'",
+                          "e.g. " + option.written + " 8");
+      }
+      return *value;
+    };
+    if (name == "--host") options.host = any = true;
+    else if (name == "--gpu") options.gpu = any = true;
+    else if (name == "--network") options.network = any = true;
+    else if (name == "--software") options.software = options.import_torch = any = true;
+    else if (name == "--perf") options.perf = any = true;
+    else if (name == "--all") {
+      options.host = options.gpu = options.network = options.software = options.perf = options.import_torch = any = true;
+    } else if (name == "--expect-gpus") {
+      auto value = positive(0);
+      if (!value.ok()) return value.error();
+      options.expect.count = static_cast<int>(*value);
+    } else if (name == "--expect-model") options.expect.model = option.value;
+    else if (name == "--json") options.json_file = option.value;
+    else if (name == "--report") options.report_dir = option.value;
+    else if (name == "--python") options.python = option.value;
+    else if (name == "--workspace") options.workspace = option.value;
+    else if (name == "--timeout") {
+      auto value = positive(0.1);
+      if (!value.ok()) return value.error();
+      options.timeout_s = *value;
+    }
+  }
+  if (!any) options.host = options.gpu = options.network = options.software = true;  // the quick set
+  return options;
+}
+
+class PreflightTask : public Task {
  public:
   std::string name() const override { return "preflight"; }
   std::string summary() const override { return "check hosts, GPUs, network and software before a job"; }
   std::vector<std::string> subtasks() const override { return {"check"}; }
   std::string help() const override {
-    return
-        "usage: primus-cli <mode> ... -- preflight [check] [--host] [--gpu] [--network] [--software] [--perf] [--all]\n"
-        "         [--expect-gpus N] [--expect-model M] [--json FILE] [--report DIR]\n"
-        "\n"
-        "Every check reports PASS, WARN, FAIL or SKIP with the value, the expectation and a fix.\n";
+    return "usage: primus-cli <mode> ... -- preflight [check] [--host] [--gpu] [--network] [--software] [--perf] [--all]\n"
+           "         [--expect-gpus N] [--expect-model M] [--json FILE] [--report DIR]\n"
+           "\n"
+           "Every check reports PASS, WARN, FAIL or SKIP with the value, the expectation and a fix.\n"
+           "Without a category flag: host, gpu, network and software, quickly (torch's version is read\n"
+           "from its package, not imported). In a multi-node job (direct --nnodes N, slurm, k8s) node 0\n"
+           "gathers every node's results over MASTER_PORT, measures latency, clock skew and bandwidth to\n"
+           "each, compares them, and writes passing_nodes.txt and failing_nodes.txt.\n"
+           "\n" +
+           FormatOptionHelp(PreflightOptionsTable()) +
+           "\nExit codes: 0 pass or warnings, 1 a check failed (on any node), 2 bad arguments,\n"
+           "4 the nodes could not reach each other. docs/preflight.md lists every check.\n";
   }
-  std::string pending_reason() const override { return "the preflight task is issue #8"; }
+  Result<int> Run(const TaskContext& context) override {
+    auto options = ParseArgs(context.args);
+    if (!options.ok()) return options.error();
+    preflight::JobPlacement placement;
+    placement.nnodes = static_cast<int>(context.launcher->GetInt("direct.nnodes"));
+    placement.node_rank = static_cast<int>(context.launcher->GetInt("direct.node_rank"));
+    placement.master_addr = context.launcher->GetString("direct.master_addr");
+    placement.master_port = static_cast<int>(context.launcher->GetInt("direct.master_port"));
+    if (placement.nnodes > 1 && placement.master_port == 0) placement.master_port = 29500;  // torchrun's default
+    if (placement.nnodes > 1 && placement.master_addr.empty()) {
+      return UsageError("a multi-node preflight needs node 0's address", "give --master-addr A on every node");
+    }
+    std::map<std::string, std::string> env = ProcessEnvironment();
+    if (auto nodelist = env.find("SLURM_JOB_NODELIST"); nodelist != env.end()) {
+      if (auto hosts = ExpandHostlist(nodelist->second); hosts.ok()) placement.hosts = *hosts;
+    }
+    if (context.dry_run) {
+      std::cout << "preflight would run on node " << placement.node_rank << " of " << placement.nnodes
+                << "; nothing is checked under --dry-run\n";
+      return 0;
+    }
+    char self[4096];
+    ssize_t length = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+    std::string binary = length > 0 ? std::string(self, static_cast<size_t>(length)) : "primus-cli";
+    return preflight::RunPreflight(*options, placement, platform::Roots::FromEnvironment(), env, binary);
+  }
 };
 
 TaskRegistration<PreflightTask> registration;

@@ -20,9 +20,4 @@ bool Task::IsHelpRequest(const std::vector<std::string>& args) const {
   return std::any_of(args.begin(), args.end(), [](const std::string& a) { return a == "--help" || a == "-h"; });
 }
 
-Result<int> PendingTask::Run(const TaskContext& context) {
-  return Error{ExitCode::kNotAvailable, "task '" + name() + "' is not available yet in this build",
-               pending_reason()};
-}
-
 }  // namespace primus::tasks

@@ -56,13 +56,4 @@ struct TaskRegistration {
   TaskRegistration() { TaskRegistry::Global().Register(std::make_unique<T>()); }
 };
 
-// A placeholder for a registered task whose implementation lands later.
-class PendingTask : public Task {
- public:
-  bool available() const override { return false; }
-  Result<int> Run(const TaskContext& context) override;
-  // The issue that brings the task, shown in the error.
-  virtual std::string pending_reason() const = 0;
-};
-
 }  // namespace primus::tasks

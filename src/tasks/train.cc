@@ -21,6 +21,8 @@
 #include "config/environment.h"
 #include "config/launcher_config.h"
 #include "hooks/hook_runner.h"
+#include "platform/host_detect.h"
+#include "preflight/preflight_runner.h"
 #include "platform/launcher_request.h"
 #include "snapshot/experiment_dir.h"
 #include "snapshot/metadata.h"
@@ -50,6 +52,7 @@ const std::vector<OptionSpec>& TrainOptions() {
       {{"--replay"}, K::kValue, "DIR", "", "re-run a recorded experiment directory"},
       {{"--resume"}, K::kValue, "auto|none|PATH", "", "where to resume from (default: the experiment's checkpoint.resume)"},
       {{"--force"}, K::kFlag, "", "", "--replay: run even on incompatible hardware"},
+      {{"--no-preflight"}, K::kFlag, "", "", "skip the fast preflight checks before the launch (config: train.preflight)"},
   };
   return table;
 }
@@ -61,6 +64,7 @@ struct TrainArgs {
   std::string replay;
   std::string resume;
   bool force = false;
+  bool no_preflight = false;
   std::vector<std::string> overrides;   // a.b=c
   std::vector<std::string> extra_args;  // everything else, for the backend
 };
@@ -84,6 +88,7 @@ Result<TrainArgs> ParseTrainArgs(const std::vector<std::string>& args) {
     else if (name == "--replay") parsed.replay = option.value;
     else if (name == "--resume") parsed.resume = option.value;
     else if (name == "--force") parsed.force = option.value == "true";
+    else if (name == "--no-preflight") parsed.no_preflight = true;
   }
   std::vector<std::string> rest = options->passthrough;
   rest.insert(rest.end(), args.begin() + static_cast<long>(options->next), args.end());
@@ -192,6 +197,7 @@ class TrainTask : public Task {
     auto patches = hooks::PreparePatches(launcher.GetStringList("direct.patch"));
     if (!patches.ok()) return patches.error();
 
+    bool run_preflight = !args->no_preflight && launcher.GetBool("train.preflight");
     std::string job_id = process_env.count("PRIMUS_JOB_ID") ? process_env.at("PRIMUS_JOB_ID") : launcher.scheduler().job_id;
     if (context.dry_run) {
       train::BackendInputs inputs{&*experiment, "<experiment dir>", args->extra_args, args->resume, process_env};
@@ -210,8 +216,32 @@ class TrainTask : public Task {
                 << (patches->empty() && hooks->empty() ? std::string("  (none)\n")
                                                        : hooks::DescribeScripts(*patches) + hooks::DescribeScripts(*hooks))
                 << "worker command (once per rank):\n  " << ShellJoin(command->argv) << "\n"
-                << agent::DescribeWorkerEnvironment(*setup);
+                << agent::DescribeWorkerEnvironment(*setup)
+                << (run_preflight ? "preflight: the fast checks would run before the launch (--no-preflight skips them)\n"
+                                  : "preflight: off\n");
       return 0;
+    }
+
+    // The fast preflight subset: a doomed job stops here, before its
+    // experiment directory exists, with the fix (docs/preflight.md).
+    if (run_preflight) {
+      preflight::JobPlacement placement{spec->nnodes, spec->node_rank, spec->master_addr, spec->master_port, {}};
+      platform::Roots roots = platform::Roots::FromEnvironment();
+      std::vector<preflight::CheckResult> checks = preflight::QuickTrainChecks(
+          platform::DetectHost(roots), roots, process_env, placement, experiment->workspace);
+      std::vector<std::string> failures;
+      for (const preflight::CheckResult& check : checks) {
+        if (check.status == preflight::CheckStatus::kWarn) {
+          log::Warn("preflight: {} {}: {} (expected {}); {}", check.category, check.name, check.value, check.expected, check.fix);
+        } else if (check.status == preflight::CheckStatus::kFail) {
+          failures.push_back(fmt::format("{} {}: {} (expected {})\n  fix: {}", check.category, check.name, check.value,
+                                         check.expected, check.fix));
+        }
+      }
+      if (!failures.empty()) {
+        return EnvironmentError("preflight stopped the launch:\n" + Join(failures, "\n"),
+                                "fix the above, or skip the checks with train --no-preflight");
+      }
     }
 
     // From here on the experiment directory exists and every exit records itself.

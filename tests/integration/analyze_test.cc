@@ -192,7 +192,8 @@ TEST_F(AnalyzeRealFailureTest, RunSummaryOfARealTrainRunMatchesItsMetrics) {
   options.cwd = kSource;  // the experiment names its script relative to the repository
   options.env["HOME"] = dir_.path();
   options.timeout_s = 300;
-  ProcessResult train = RunPrimus({"direct", "--", "train", "pretrain", "--config",
+  // --hang-timeout: as in train_test.cc, a stalled worker fails fast with its stacks.
+  ProcessResult train = RunPrimus({"direct", "--hang-timeout", "30", "--", "train", "pretrain", "--config",
                                    kSource + "/examples/gpt/configs/tiny-cpu.yaml", "workspace=" + dir_.path() + "/output"},
                                   options);
   ASSERT_EQ(train.exit_code, 0) << train.all();

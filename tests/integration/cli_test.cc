@@ -134,13 +134,6 @@ TEST_F(CliTest, ErrorLinesHaveTimeHostLevel) {
   EXPECT_EQ(result.err.find("\033["), std::string::npos) << "no colour without a terminal";
 }
 
-TEST_F(CliTest, PendingTaskExitsFiveWithReason) {
-  ProcessResult result = Run("direct -- preflight");
-  EXPECT_EQ(result.exit_code, 5) << result.all();
-  EXPECT_NE(result.err.find("task 'preflight' is not available yet"), std::string::npos) << result.err;
-  EXPECT_NE(result.err.find("issue #8"), std::string::npos);
-}
-
 TEST_F(CliTest, AnalyzeWithoutSubtaskIsAUsageErrorNamingThem) {
   ProcessResult result = Run("direct -- analyze");
   EXPECT_EQ(result.exit_code, 2) << result.all();
@@ -159,10 +152,11 @@ TEST_F(CliTest, TrainWithoutConfigTakesExpLikePrimusScripts) {
   EXPECT_NE(from_env.out.find("experiment: "), std::string::npos);
 }
 
-TEST_F(CliTest, PendingTaskUnderSlurmExitsFive) {
-  ProcessResult result = Run("slurm srun -N 2 -- preflight check");
-  EXPECT_EQ(result.exit_code, 5) << result.all();
-  EXPECT_NE(result.err.find("is not available yet"), std::string::npos) << result.err;
+TEST_F(CliTest, PreflightUnderSlurmRunsOnEveryNode) {
+  ProcessResult result = Run("--dry-run slurm srun -N 2 -- preflight check --gpu");
+  EXPECT_EQ(result.exit_code, 0) << result.all();
+  EXPECT_NE(result.out.find("--ntasks-per-node=1"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("direct -- preflight check --gpu"), std::string::npos) << result.out;
 }
 
 // On a login node nothing describes a Slurm step; `direct --platform slurm`

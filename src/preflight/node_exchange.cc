@@ -1,0 +1,280 @@
+#include "preflight/node_exchange.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "agent/control_socket.h"
+#include "util/strings.h"
+
+namespace primus::preflight {
+namespace {
+
+const char* const kGreeting = "PRIMUS-PREFLIGHT 1";
+constexpr size_t kBandwidthChunk = 4 << 20;
+
+double Now() {
+  timeval tv{};
+  ::gettimeofday(&tv, nullptr);
+  return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+}
+
+double Monotonic() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A blocking line/byte stream over one socket, every wait bounded.
+class Stream {
+ public:
+  explicit Stream(agent::UniqueFd fd) : fd_(std::move(fd)) {
+    int flags = ::fcntl(fd_.get(), F_GETFL);
+    ::fcntl(fd_.get(), F_SETFL, flags & ~O_NONBLOCK);
+  }
+  bool WriteAll(const char* data, size_t size, double timeout_s) {
+    double deadline = Monotonic() + timeout_s;
+    while (size > 0) {
+      if (!Wait(POLLOUT, deadline)) return false;
+      ssize_t n = ::send(fd_.get(), data, size, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      data += n;
+      size -= static_cast<size_t>(n);
+    }
+    return true;
+  }
+  bool WriteLine(const std::string& line, double timeout_s) {
+    std::string text = line + "\n";
+    return WriteAll(text.data(), text.size(), timeout_s);
+  }
+  std::optional<std::string> ReadLine(double timeout_s) {
+    double deadline = Monotonic() + timeout_s;
+    while (true) {
+      size_t newline = buffer_.find('\n');
+      if (newline != std::string::npos) {
+        std::string line = buffer_.substr(0, newline);
+        buffer_.erase(0, newline + 1);
+        return line;
+      }
+      if (buffer_.size() > (64 << 20) || !Fill(deadline)) return std::nullopt;
+    }
+  }
+  bool Skip(size_t bytes, double timeout_s) {
+    double deadline = Monotonic() + timeout_s;
+    while (bytes > 0) {
+      if (buffer_.empty() && !Fill(deadline)) return false;
+      size_t take = std::min(bytes, buffer_.size());
+      buffer_.erase(0, take);
+      bytes -= take;
+    }
+    return true;
+  }
+
+ private:
+  bool Wait(short events, double deadline) {
+    pollfd poll_fd{fd_.get(), events, 0};
+    double left = deadline - Monotonic();
+    if (left <= 0) return false;
+    return ::poll(&poll_fd, 1, static_cast<int>(left * 1000) + 1) > 0;
+  }
+  bool Fill(double deadline) {
+    if (!Wait(POLLIN, deadline)) return false;
+    char chunk[1 << 16];
+    ssize_t n = ::recv(fd_.get(), chunk, sizeof(chunk), 0);
+    if (n <= 0) return false;
+    buffer_.append(chunk, static_cast<size_t>(n));
+    return true;
+  }
+  agent::UniqueFd fd_;
+  std::string buffer_;
+};
+
+}  // namespace
+
+struct PeerConnections {
+  std::map<int, std::unique_ptr<Stream>> streams;  // by node rank
+};
+
+std::string ReportToJson(const NodeReport& report) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const CheckResult& r : report.results) {
+    results.push_back({{"category", r.category}, {"name", r.name}, {"status", StatusName(r.status)},
+                       {"value", r.value}, {"expected", r.expected}, {"fix", r.fix}});
+  }
+  return nlohmann::json{{"node_rank", report.node_rank}, {"host", report.host}, {"results", results},
+                        {"facts", report.facts}}
+      .dump();
+}
+
+Result<NodeReport> ReportFromJson(const std::string& line) {
+  auto json = nlohmann::json::parse(line, nullptr, false);
+  if (json.is_discarded() || !json.is_object() || !json.contains("node_rank") || !json.contains("results")) {
+    return TaskError("a node sent a report that is not preflight's JSON", "are all nodes running the same primus-cli?");
+  }
+  NodeReport report;
+  report.node_rank = json["node_rank"].get<int>();
+  report.host = json.value("host", "");
+  for (const auto& r : json["results"]) {
+    CheckStatus status = CheckStatus::kFail;
+    std::string name = r.value("status", "FAIL");
+    if (name == "PASS") status = CheckStatus::kPass;
+    else if (name == "WARN") status = CheckStatus::kWarn;
+    else if (name == "SKIP") status = CheckStatus::kSkip;
+    report.results.push_back({r.value("category", ""), r.value("name", ""), status, r.value("value", ""),
+                              r.value("expected", ""), r.value("fix", "")});
+  }
+  if (json.contains("facts") && json["facts"].is_object()) {
+    for (const auto& [key, value] : json["facts"].items()) report.facts[key] = value.get<std::string>();
+  }
+  return report;
+}
+
+Result<Gathered> GatherReports(int port, int nnodes, const NodeReport& own, double timeout_s, double bandwidth_seconds) {
+  agent::UniqueFd listener;
+  int served = 0;
+  std::string first_error;
+  for (int i = 0; i < kPortFallbacks && !listener.valid(); ++i) {
+    int candidate = port + (i == 0 ? 0 : i + 1);
+    auto listening = agent::ListenForNodes(candidate);
+    if (listening.ok()) {
+      listener = std::move(*listening);
+      served = candidate;
+    } else if (first_error.empty()) {
+      first_error = listening.error().message;
+    }
+  }
+  if (!listener.valid()) {
+    return EnvironmentError(fmt::format("node 0 cannot serve preflight on ports {}..{}: {}", port, port + kPortFallbacks,
+                                        first_error),
+                            "free MASTER_PORT on node 0 or choose another with --master-port");
+  }
+  Gathered result;
+  result.port = served;
+  result.nodes.resize(static_cast<size_t>(nnodes));
+  result.nodes[0] = own;
+  std::map<int, std::unique_ptr<Stream>> streams;
+  double deadline = Monotonic() + timeout_s;
+  int missing = nnodes - 1;
+  while (missing > 0 && Monotonic() < deadline) {
+    pollfd poll_fd{listener.get(), POLLIN, 0};
+    if (::poll(&poll_fd, 1, 50) <= 0) continue;
+    std::string address;
+    agent::UniqueFd fd = agent::AcceptNode(listener.get(), &address);
+    if (!fd.valid()) continue;
+    auto stream = std::make_unique<Stream>(std::move(fd));
+    if (!stream->WriteLine(kGreeting, 2)) continue;
+    auto line = stream->ReadLine(std::max(1.0, deadline - Monotonic()));
+    if (!line) continue;
+    auto report = ReportFromJson(*line);
+    if (!report.ok() || report->node_rank <= 0 || report->node_rank >= nnodes ||
+        result.nodes[static_cast<size_t>(report->node_rank)].has_value()) {
+      stream->WriteLine("verdict REFUSED", 1);
+      continue;
+    }
+    int rank = report->node_rank;
+    result.nodes[static_cast<size_t>(rank)] = std::move(*report);
+    streams[rank] = std::move(stream);
+    --missing;
+  }
+  // Measure each peer in turn, so bandwidth tests do not share the links.
+  std::string payload(kBandwidthChunk, '\0');
+  for (auto& [rank, stream] : streams) {
+    LinkMeasurement link;
+    std::vector<double> rtts, offsets;
+    for (int i = 0; i < 5; ++i) {
+      double sent = Now();
+      if (!stream->WriteLine("ping", 2)) break;
+      auto pong = stream->ReadLine(2);
+      double received = Now();
+      if (!pong || !pong->starts_with("pong ")) break;
+      double peer_time = ParseDouble(pong->substr(5)).value_or(0);
+      rtts.push_back((received - sent) * 1000);
+      offsets.push_back((peer_time - (sent + received) / 2) * 1000);
+    }
+    if (!rtts.empty()) {
+      std::vector<double> sorted = rtts;
+      std::sort(sorted.begin(), sorted.end());
+      link.rtt_ms = sorted[sorted.size() / 2];
+      size_t best = static_cast<size_t>(std::min_element(rtts.begin(), rtts.end()) - rtts.begin());
+      link.clock_offset_ms = offsets[best];  // the tightest round trip bounds the offset best
+    }
+    double start = Monotonic();
+    size_t bytes = 0;
+    while (Monotonic() - start < bandwidth_seconds && bytes < (size_t{1} << 30)) {
+      if (!stream->WriteLine("bw " + std::to_string(payload.size()), 2) ||
+          !stream->WriteAll(payload.data(), payload.size(), 5)) {
+        break;
+      }
+      auto ok = stream->ReadLine(5);
+      if (!ok || *ok != "ok") break;
+      bytes += payload.size();
+    }
+    double seconds = Monotonic() - start;
+    if (bytes > 0 && seconds > 0) link.bandwidth_gbs = static_cast<double>(bytes) / seconds / 1e9;
+    result.links[rank] = link;
+  }
+  result.peers = std::make_shared<PeerConnections>();
+  result.peers->streams = std::move(streams);
+  return result;
+}
+
+void SendVerdicts(Gathered& gathered, const std::string& verdict) {
+  if (!gathered.peers) return;
+  for (auto& [rank, stream] : gathered.peers->streams) stream->WriteLine("verdict " + verdict, 2);
+  gathered.peers.reset();
+}
+
+Result<std::string> SendReport(const std::string& master_addr, int port, const NodeReport& report, double timeout_s) {
+  double deadline = Monotonic() + timeout_s;
+  std::string last_error = "no answer";
+  while (Monotonic() < deadline) {
+    for (int i = 0; i < kPortFallbacks && Monotonic() < deadline; ++i) {
+      int candidate = port + (i == 0 ? 0 : i + 1);
+      auto fd = agent::ConnectToNode(master_addr, candidate, std::min(2.0, std::max(0.1, deadline - Monotonic())));
+      if (!fd.ok()) {
+        last_error = fd.error().message;
+        if (i == 0) break;  // nothing listens on MASTER_PORT yet: node 0 is not up; retry from the start
+        continue;
+      }
+      Stream stream(std::move(*fd));
+      auto greeting = stream.ReadLine(1);
+      if (!greeting || *greeting != kGreeting) {
+        last_error = fmt::format("port {} answers, but not as preflight (another service holds it)", candidate);
+        continue;
+      }
+      if (!stream.WriteLine(ReportToJson(report), 5)) {
+        last_error = "the connection dropped while sending the report";
+        continue;
+      }
+      while (true) {
+        auto line = stream.ReadLine(std::max(5.0, deadline - Monotonic() + 30));
+        if (!line) return TaskError(fmt::format("node 0 at {}:{} went away before its verdict", master_addr, candidate),
+                                    "look at node 0's output");
+        if (*line == "ping") {
+          stream.WriteLine(fmt::format("pong {:.6f}", Now()), 2);
+        } else if (line->starts_with("bw ")) {
+          size_t bytes = static_cast<size_t>(ParseInt(line->substr(3)).value_or(0));
+          if (!stream.Skip(bytes, 10)) return TaskError("the bandwidth test from node 0 broke off", "");
+          stream.WriteLine("ok", 2);
+        } else if (line->starts_with("verdict ")) {
+          return line->substr(8);
+        }
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return EnvironmentError(fmt::format("cannot reach node 0's preflight at {}:{} within {:g} s: {}", master_addr, port,
+                                      timeout_s, last_error),
+                          "check that node 0 runs preflight for this job, that MASTER_ADDR is node 0's address as this "
+                          "node sees it, and that the port is open between the nodes");
+}
+
+}  // namespace primus::preflight

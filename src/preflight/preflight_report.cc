@@ -1,0 +1,97 @@
+#include "preflight/preflight_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "util/files.h"
+
+namespace primus::preflight {
+namespace {
+
+std::string HostOf(const NodeReport& node) {
+  return node.host.empty() ? fmt::format("node{}", node.node_rank) : node.host;
+}
+
+}  // namespace
+
+std::string FormatNodeChecks(const NodeReport& report) {
+  std::string out = fmt::format("preflight on {} (node {})\n\n", HostOf(report), report.node_rank);
+  size_t name_width = 10;
+  for (const CheckResult& r : report.results) name_width = std::max(name_width, r.category.size() + r.name.size() + 2);
+  for (const CheckResult& r : report.results) {
+    out += fmt::format("  {}  {:<{}} {}{}\n", StatusName(r.status), r.category + "  " + r.name, name_width, r.value,
+                       r.expected.empty() || r.status == CheckStatus::kSkip ? "" : "  (expected " + r.expected + ")");
+    if (!r.fix.empty() && (r.status == CheckStatus::kWarn || r.status == CheckStatus::kFail)) {
+      out += fmt::format("        fix: {}\n", r.fix);
+    }
+  }
+  size_t counts[4] = {};
+  for (const CheckResult& r : report.results) ++counts[static_cast<int>(r.status)];
+  out += fmt::format("\n{}: {} passed, {} warnings, {} failed, {} skipped\n", StatusName(Worst(report.results)), counts[0],
+                     counts[1], counts[2], counts[3]);
+  return out;
+}
+
+std::string FormatJobSummary(const std::vector<std::optional<NodeReport>>& nodes) {
+  std::string out = fmt::format("\npreflight of {} node(s)\n\n  node  {:<24} status  pass/warn/fail/skip\n", nodes.size(), "host");
+  std::string details;
+  for (const auto& node : nodes) {
+    if (!node) continue;
+    size_t counts[4] = {};
+    for (const CheckResult& r : node->results) ++counts[static_cast<int>(r.status)];
+    CheckStatus worst = Worst(node->results);
+    out += fmt::format("  {:<5} {:<24} {}    {}/{}/{}/{}\n", node->node_rank, HostOf(*node), StatusName(worst), counts[0],
+                       counts[1], counts[2], counts[3]);
+    for (const CheckResult& r : node->results) {
+      if (r.status != CheckStatus::kFail && r.status != CheckStatus::kWarn) continue;
+      details += fmt::format("  {} node {} ({}): {} {}: {}{}\n        fix: {}\n", StatusName(r.status), node->node_rank,
+                             HostOf(*node), r.category, r.name, r.value,
+                             r.expected.empty() ? "" : " (expected " + r.expected + ")", r.fix);
+    }
+  }
+  return out + (details.empty() ? "" : "\n" + details);
+}
+
+std::string ReportJson(const std::vector<std::optional<NodeReport>>& nodes) {
+  nlohmann::ordered_json root;
+  root["nodes"] = nlohmann::ordered_json::array();
+  CheckStatus job = CheckStatus::kPass;
+  for (const auto& node : nodes) {
+    if (!node) continue;
+    nlohmann::ordered_json entry;
+    entry["node_rank"] = node->node_rank;
+    entry["host"] = HostOf(*node);
+    CheckStatus worst = Worst(node->results);
+    if (worst == CheckStatus::kFail || (worst == CheckStatus::kWarn && job == CheckStatus::kPass)) job = worst;
+    entry["status"] = StatusName(worst);
+    entry["facts"] = node->facts;
+    entry["checks"] = nlohmann::ordered_json::array();
+    for (const CheckResult& r : node->results) {
+      entry["checks"].push_back({{"category", r.category}, {"name", r.name}, {"status", StatusName(r.status)},
+                                 {"value", r.value}, {"expected", r.expected}, {"fix", r.fix}});
+    }
+    root["nodes"].push_back(entry);
+  }
+  root["status"] = StatusName(job);
+  return root.dump(2) + "\n";
+}
+
+Status WriteNodeLists(const std::string& dir, const std::vector<std::optional<NodeReport>>& nodes,
+                      std::vector<std::string>* written) {
+  if (Status made = MakeDirs(dir); !made) return made;
+  std::string passing, failing;
+  for (const auto& node : nodes) {
+    if (!node) continue;
+    (Worst(node->results) == CheckStatus::kFail ? failing : passing) += HostOf(*node) + "\n";
+  }
+  for (const auto& [name, text] : {std::pair{"passing_nodes.txt", passing}, std::pair{"failing_nodes.txt", failing}}) {
+    std::string path = JoinPath(dir, name);
+    if (Status status = WriteFileAtomic(path, text); !status) return status;
+    written->push_back(path);
+  }
+  return Status::Ok();
+}
+
+}  // namespace primus::preflight

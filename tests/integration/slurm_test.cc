@@ -163,6 +163,39 @@ TEST_F(SlurmTest, SrunRunsATwoNodeDdpJob) {
   std::cerr << "[srun 2-node DDP (100 steps): " << seconds << " s]\n";
 }
 
+// preflight in a Slurm step: each node finds node 0 and MASTER_PORT from the
+// step (no flags), node 0 judges both and writes the node lists; a bad
+// GLOO_SOCKET_IFNAME on node2 only (set in its own environment by a wrapper)
+// puts node2 in failing_nodes.txt.
+TEST_F(SlurmTest, PreflightJudgesEveryNodeOfAStep) {
+  std::string report = dir_.path() + "/report";
+  ProcessResult good = Primus({"slurm", "srun", "-N", "2", "--", "preflight", "--host", "--network", "--report", report});
+  ASSERT_TRUE(good.exit_code == 0 || good.exit_code == 1) << good.all();
+  EXPECT_NE(good.out.find("preflight of 2 node(s)"), std::string::npos) << good.all();
+  auto text = [](const std::string& path) {
+    auto content = ReadFile(path);
+    return content.ok() ? *content : std::string("(missing)");
+  };
+  std::string passing = text(report + "/passing_nodes.txt"), failing = text(report + "/failing_nodes.txt");
+  std::string both = passing + failing;
+  EXPECT_TRUE(both.find("node1\n") != std::string::npos && both.find("node2\n") != std::string::npos &&
+              both.size() == 12)
+      << "passing: " << passing << "failing: " << failing;
+  EXPECT_EQ(good.exit_code == 0, failing.empty()) << good.all();
+
+  std::string wrapper = dir_.path() + "/bad-ifname-on-node2.sh";
+  ASSERT_TRUE(WriteFileAtomic(wrapper, "#!/bin/sh\n[ \"$(hostname)\" = node2 ] && export GLOO_SOCKET_IFNAME=ib9\nexec \"$@\"\n",
+                              0755).ok());
+  ProcessOptions options = UserOptions();
+  ProcessResult bad = testing::RunProcess(
+      {"srun", "-N", "2", "--ntasks-per-node=1", wrapper, PRIMUS_BINARY, "direct", "--", "preflight", "--host",
+       "--network", "--report", report},
+      options);
+  EXPECT_EQ(bad.exit_code, 1) << bad.all();
+  EXPECT_EQ(text(report + "/failing_nodes.txt"), "node2\n") << bad.all();
+  EXPECT_EQ(text(report + "/passing_nodes.txt"), "node1\n") << bad.all();
+}
+
 TEST_F(SlurmTest, SbatchWaitRunsATwoNodeDdpJob) {
   auto started = Clock::now();
   ProcessResult result = Primus({"slurm", "sbatch", "-N", "2", "--wait", "--", "direct", "--", "run", kPython,

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/files.h"
+#include "util/strings.h"
 
 namespace primus::preflight {
 namespace {
@@ -35,15 +36,27 @@ std::string FormatNodeChecks(const NodeReport& report) {
 }
 
 std::string FormatJobSummary(const std::vector<std::optional<NodeReport>>& nodes) {
-  std::string out = fmt::format("\npreflight of {} node(s)\n\n  node  {:<24} status  pass/warn/fail/skip\n", nodes.size(), "host");
+  std::string out = fmt::format("\npreflight of {} node(s)\n\n  node  {:<24} status  pass/warn/fail/skip  link to node 0\n",
+                                nodes.size(), "host");
   std::string details;
   for (const auto& node : nodes) {
     if (!node) continue;
     size_t counts[4] = {};
     for (const CheckResult& r : node->results) ++counts[static_cast<int>(r.status)];
     CheckStatus worst = Worst(node->results);
-    out += fmt::format("  {:<5} {:<24} {}    {}/{}/{}/{}\n", node->node_rank, HostOf(*node), StatusName(worst), counts[0],
-                       counts[1], counts[2], counts[3]);
+    std::vector<std::string> link;
+    for (const CheckResult& r : node->results) {
+      if (r.category == "cluster" && (r.name == "latency" || r.name == "clock skew" || r.name == "bandwidth")) {
+        std::string value = r.value;
+        for (const char* tail : {" to node 0", " against node 0", " from node 0 (TCP)"}) {
+          if (size_t at = value.find(tail); at != std::string::npos) value.erase(at);
+        }
+        link.push_back(r.name == "clock skew" ? "skew " + value : value);
+      }
+    }
+    out += fmt::format("  {:<5} {:<24} {}    {:<19} {}\n", node->node_rank, HostOf(*node), StatusName(worst),
+                       fmt::format("{}/{}/{}/{}", counts[0], counts[1], counts[2], counts[3]),
+                       link.empty() ? "-" : Join(link, ", "));
     for (const CheckResult& r : node->results) {
       if (r.status != CheckStatus::kFail && r.status != CheckStatus::kWarn) continue;
       details += fmt::format("  {} node {} ({}): {} {}: {}{}\n        fix: {}\n", StatusName(r.status), node->node_rank,

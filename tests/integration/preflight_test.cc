@@ -199,6 +199,32 @@ TEST_F(PreflightHostsTest, ABadInterfaceNameOnOneHostLandsInFailingNodes) {
   EXPECT_NE(node1.Out().find("node 0 judged the job: FAIL"), std::string::npos) << node1.Out();
 }
 
+// Pods of the seeds' commercial platforms: WORLD_SIZE nodes, RANK the node
+// index, MASTER_ADDR/MASTER_PORT; no flags at all.
+TEST_F(PreflightHostsTest, PlatformPodsFindEachOtherFromTheirEnvironment) {
+  std::vector<HostProcess> nodes;
+  for (int host = 1; host <= 3; ++host) {
+    ProcessOptions options;
+    options.cwd = hosts_->dir();
+    options.env["HOME"] = hosts_->dir();
+    options.env["GLOO_SOCKET_IFNAME"] = "eth0";
+    options.env["WORLD_SIZE"] = "3";
+    options.env["RANK"] = std::to_string(host - 1);
+    options.env["MASTER_ADDR"] = hosts_->Address(1);
+    options.env["MASTER_PORT"] = "29700";
+    nodes.push_back(hosts_->Start(host, {PRIMUS_BINARY, "direct", "--", "preflight", "--network", "--report",
+                                         hosts_->dir() + "/pods"},
+                                  options));
+  }
+  EXPECT_EQ(nodes[0].Wait(30), 0) << nodes[0].All();
+  EXPECT_EQ(nodes[1].Wait(10), 0) << nodes[1].All();
+  EXPECT_EQ(nodes[2].Wait(10), 0) << nodes[2].All();
+  EXPECT_EQ(*ReadFile(hosts_->dir() + "/pods/passing_nodes.txt"), "host1\nhost2\nhost3\n");
+  // Node 0's summary shows what it measured to each pod.
+  EXPECT_NE(nodes[0].Out().find("ms round trip, "), std::string::npos) << nodes[0].Out();
+  EXPECT_NE(nodes[0].Out().find(" GB/s"), std::string::npos) << nodes[0].Out();
+}
+
 TEST_F(PreflightHostsTest, MasterPortTakenOnNodeZeroFailsItButTheOthersStillReport) {
   std::string server =
       "import socket, time\n"

@@ -353,6 +353,12 @@ TEST_F(SlurmTest, RequeuedJobRunsAgainWithItsRestartCount) {
   ASSERT_TRUE(WaitFor(10, [&] {
     return cluster_->Client({"squeue", "-h", "-j", id, "-o", "%T"}).out.find("PENDING") != std::string::npos;
   }));
+  // As after Slurm's own two minutes: the first run's step is gone from both
+  // nodes (only our --wait remains) before the second starts. On a loaded
+  // machine an early start can fail while slurmd still tears the step down.
+  EXPECT_TRUE(WaitFor(30, [&] {
+    return ProcessesWithMarker(marker_, "sleep").empty() && ProcessesWithMarker(marker_, "primus-cli").size() == 1;
+  }));
   ProcessResult update = cluster_->Client({"scontrol", "update", "JobId=" + id, "StartTime=now"});
   ASSERT_EQ(update.exit_code, 0) << update.all();
   int status = testing::WaitForExit(pid, 60);

@@ -82,8 +82,9 @@ LogLine LogLineParser::Parse(std::string_view raw) {
   if (!text.empty() && text.front() == '[') {
     size_t close = text.find(']');
     size_t colon = text.find(':');
-    if (close != std::string_view::npos && colon < close && colon > 1 && Digits(text, colon + 1, close - colon - 1) &&
-        close > colon + 1) {
+    // A host name has no spaces: torch's own "[W socket.cpp:601]" is not a prefix.
+    if (close != std::string_view::npos && colon < close && colon > 1 && close > colon + 1 &&
+        Digits(text, colon + 1, close - colon - 1) && text.substr(1, colon - 1).find(' ') == std::string_view::npos) {
       line.host = text.substr(1, colon - 1);
       line.rank = Number(text, colon + 1, close - colon - 1);
       text = SkipSpaces(text.substr(close + 1));

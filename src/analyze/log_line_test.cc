@@ -43,6 +43,10 @@ TEST(LogLineTest, ConsoleStampsPythonLoggingAndRankPrefixes) {
   EXPECT_EQ(prefixed.text, "RuntimeError: boom");
   EXPECT_EQ(prefixed.time, 0);
 
+  LogLine torch_warning = parser.Parse("[W socket.cpp:601] [c10d] The client socket has failed to connect");
+  EXPECT_EQ(torch_warning.rank, -1);
+  EXPECT_EQ(torch_warning.text, "[W socket.cpp:601] [c10d] The client socket has failed to connect");
+
   LogLine ending = parser.Parse("2026-11-24T09:19:28.000001 E rank 7: ended with signal 9 (SIGKILL)");
   EXPECT_EQ(ending.rank, 7);
   EXPECT_EQ(ending.text, "ended with signal 9 (SIGKILL)");

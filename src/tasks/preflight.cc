@@ -14,6 +14,7 @@
 #include "platform/roots.h"
 #include "preflight/preflight_runner.h"
 #include "tasks/task.h"
+#include "train/experiment.h"
 #include "util/files.h"
 #include "util/hostlist.h"
 #include "util/option_parser.h"
@@ -37,21 +38,29 @@ const std::vector<OptionSpec>& PreflightOptionsTable() {
       {{"--expect-model"}, K::kValue, "M", "", "the GPU model every node must have (MI300X, H100, ...)"},
       {{"--json"}, K::kValue, "FILE", "", "write every node's results as JSON (node 0 in a multi-node job)"},
       {{"--report"}, K::kValue, "DIR", "", "where passing_nodes.txt and failing_nodes.txt go (default: here)"},
-      {{"--python"}, K::kValue, "PATH", "", "the training interpreter (default python3 on PATH)"},
+      {{"--config"}, K::kValue, "FILE", "", "an experiment file: its python.interpreter and workspace are checked"},
+      {{"--python"}, K::kValue, "PATH", "", "the training interpreter (default: the experiment's, else python3 on PATH)"},
       {{"--workspace"}, K::kValue, "DIR", "", "where checkpoints go, for the free-disk check (default: here)"},
       {{"--timeout"}, K::kValue, "SECONDS", "", "how long nodes wait for each other (default 60)"},
   };
   return table;
 }
 
-Result<preflight::PreflightOptions> ParseArgs(const std::vector<std::string>& args) {
+struct PreflightArgs {
+  preflight::PreflightOptions options;
+  std::string experiment;  // --config
+  bool python_given = false, workspace_given = false;
+};
+
+Result<PreflightArgs> ParseArgs(const std::vector<std::string>& args) {
   size_t start = !args.empty() && args[0] == "check" ? 1 : 0;
   auto parsed = ParseOptions(args, start, {&PreflightOptionsTable()}, UnknownOptionPolicy::kReject, "preflight");
   if (!parsed.ok()) return parsed.error();
   if (parsed->next < args.size()) {
     return UsageError("unexpected argument '" + args[parsed->next] + "' for preflight", "see primus-cli preflight --help");
   }
-  preflight::PreflightOptions options;
+  PreflightArgs result;
+  preflight::PreflightOptions& options = result.options;
   bool any = false;
   for (const ParsedOption& option : parsed->options) {
     const std::string& name = option.spec->names.front();
@@ -77,8 +86,9 @@ Result<preflight::PreflightOptions> ParseArgs(const std::vector<std::string>& ar
     } else if (name == "--expect-model") options.expect.model = option.value;
     else if (name == "--json") options.json_file = option.value;
     else if (name == "--report") options.report_dir = option.value;
-    else if (name == "--python") options.python = option.value;
-    else if (name == "--workspace") options.workspace = option.value;
+    else if (name == "--python") options.python = option.value, result.python_given = true;
+    else if (name == "--workspace") options.workspace = option.value, result.workspace_given = true;
+    else if (name == "--config") result.experiment = option.value;
     else if (name == "--timeout") {
       auto value = positive(0.1);
       if (!value.ok()) return value.error();
@@ -86,7 +96,7 @@ Result<preflight::PreflightOptions> ParseArgs(const std::vector<std::string>& ar
     }
   }
   if (!any) options.host = options.gpu = options.network = options.software = true;  // the quick set
-  return options;
+  return result;
 }
 
 class PreflightTask : public Task {
@@ -109,8 +119,16 @@ class PreflightTask : public Task {
            "4 the nodes could not reach each other. docs/preflight.md lists every check.\n";
   }
   Result<int> Run(const TaskContext& context) override {
-    auto options = ParseArgs(context.args);
-    if (!options.ok()) return options.error();
+    auto args = ParseArgs(context.args);
+    if (!args.ok()) return args.error();
+    preflight::PreflightOptions* options = &args->options;
+    if (!args->experiment.empty()) {
+      // The experiment's own interpreter and workspace, unless given here.
+      auto experiment = train::LoadExperiment({args->experiment, {}, config::Environment::FromProcess()});
+      if (!experiment.ok()) return experiment.error();
+      if (!args->python_given && !experiment->interpreter.empty()) options->python = experiment->interpreter;
+      if (!args->workspace_given && !experiment->workspace.empty()) options->workspace = experiment->workspace;
+    }
     preflight::JobPlacement placement;
     placement.nnodes = static_cast<int>(context.launcher->GetInt("direct.nnodes"));
     placement.node_rank = static_cast<int>(context.launcher->GetInt("direct.node_rank"));

@@ -128,6 +128,19 @@ TEST_F(PreflightTest, VcclBuildIsRecognisedThroughLdLibraryPath) {
   EXPECT_EQ(plain.exit_code, found ? 0 : 1) << plain.all();
 }
 
+// --config EXP: the experiment's own interpreter is the one checked.
+TEST_F(PreflightTest, ExperimentNamesTheInterpreter) {
+  ProcessOptions options = Options();
+  options.env["PATH"] = "/nonexistent";  // python3 on PATH would not be found
+  options.cwd = kSource;                  // the experiment names its script relative to the repository
+  ProcessResult result = RunPrimus({"preflight", "--config", kSource + "/examples/gpt/configs/tiny-cpu.yaml"}, options);
+  EXPECT_NE(result.out.find("software  torch"), std::string::npos) << result.all();
+  EXPECT_NE(result.out.find("(/usr/bin/python3)"), std::string::npos) << result.out;
+  ProcessResult missing = RunPrimus({"preflight", "--config", "nope.yaml"}, Options());
+  EXPECT_EQ(missing.exit_code, 3) << missing.all();
+  EXPECT_NE(missing.err.find("nope.yaml"), std::string::npos) << missing.err;
+}
+
 TEST_F(PreflightTest, ArgumentErrorsNameTheFlag) {
   ProcessResult unknown = Preflight("", {"--gpus"});
   EXPECT_EQ(unknown.exit_code, 2) << unknown.all();

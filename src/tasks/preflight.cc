@@ -3,7 +3,8 @@
 // and a real `import torch`) on this node and, in a multi-node job (direct
 // --nnodes, a Slurm step, a pod), lets node 0 judge every node
 // (src/preflight/). Exit codes: 0 pass or warnings, 1 a check failed on some
-// node, 2 bad arguments, 4 the nodes could not reach each other.
+// node, 2 bad arguments, 3 a --config experiment that does not load, 4 the
+// nodes could not reach each other.
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -116,7 +117,8 @@ class PreflightTask : public Task {
            "\n" +
            FormatOptionHelp(PreflightOptionsTable()) +
            "\nExit codes: 0 pass or warnings, 1 a check failed (on any node), 2 bad arguments,\n"
-           "4 the nodes could not reach each other. docs/preflight.md lists every check.\n";
+           "3 the --config experiment does not load, 4 the nodes could not reach each other.\n"
+           "docs/preflight.md lists every check.\n";
   }
   Result<int> Run(const TaskContext& context) override {
     auto args = ParseArgs(context.args);

@@ -172,6 +172,32 @@ TEST_F(PreflightTest, TrainIsStoppedBeforeItStarts) {
   EXPECT_NE(dry.out.find("preflight: off"), std::string::npos) << dry.out;
 }
 
+// Turned off (--no-preflight, or train.preflight: false), the same bad
+// interface name is not caught before the launch: the experiment directory
+// exists and whatever happens next is the job's own doing. Real torch: slow.
+TEST_F(PreflightTest, TrainLaunchesWithPreflightOff) {
+  ProcessOptions options = Options();
+  options.cwd = kSource;
+  options.env["GLOO_SOCKET_IFNAME"] = "bogus0";
+  std::string config = kSource + "/examples/gpt/configs/tiny-cpu.yaml";
+  struct Way {
+    std::vector<std::string> before_task;
+    std::vector<std::string> after_config;
+    std::string dir;
+  };
+  for (const Way& way : {Way{{}, {"--no-preflight"}, "ws-flag"}, Way{{"--set", "train.preflight=false"}, {}, "ws-config"}}) {
+    std::vector<std::string> argv = way.before_task;
+    for (const char* word : {"direct", "--", "train", "pretrain", "--config"}) argv.push_back(word);
+    argv.push_back(config);
+    argv.push_back("workspace=" + dir_.path() + "/" + way.dir);
+    argv.push_back("training.steps=1");
+    for (const std::string& extra : way.after_config) argv.push_back(extra);
+    ProcessResult launched = RunPrimus(argv, options);
+    EXPECT_EQ(launched.err.find("preflight stopped the launch"), std::string::npos) << launched.all();
+    EXPECT_TRUE(PathExists(dir_.path() + "/" + way.dir)) << way.dir << ": the launch went ahead\n" << launched.all();
+  }
+}
+
 // ---- several hosts ----
 
 class PreflightHostsTest : public ::testing::Test {

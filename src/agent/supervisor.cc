@@ -529,27 +529,23 @@ AttemptResult Supervisor::Summarize() {
   std::vector<int> stopped;
   std::vector<WorkerEnding> endings;
   for (auto& worker : workers_) {
-    if (worker->pid <= 0) continue;  // never started
-    endings.push_back({worker->rank, worker->local_rank, worker->pid, worker->exit_code, worker->signal, worker->hung,
-                       false, worker->hung ? worker->hung_at : worker->ended_at, plan_.spec.hang_timeout_s});
+    bool stopped_by_agent = false;
     if (worker->exit_code == 0 && !worker->hung) {
-      if (worker->ended_after_stop) {
-        stopped.push_back(worker->rank);
-        endings.back().stopped_by_agent = true;
-      }
-      continue;
+      stopped_by_agent = worker->ended_after_stop;
+    } else {
+      std::optional<ErrorFileReport> report = ReadErrorFile(worker->error_file);
+      bool killed_by_stop = worker->signal == stop_signal_ || worker->signal == SIGKILL;
+      bool failed = !worker->ended_after_stop || worker->hung ||
+                    (ending_ != AttemptResult::Ending::kAgentSignalled && (report.has_value() || !killed_by_stop));
+      if (failed) failures.push_back(FailureOf(*worker));
+      stopped_by_agent = !failed;
     }
-    std::optional<ErrorFileReport> report = ReadErrorFile(worker->error_file);
-    bool killed_by_stop = worker->signal == stop_signal_ || worker->signal == SIGKILL;
-    bool failed = !worker->ended_after_stop || worker->hung ||
-                  (ending_ != AttemptResult::Ending::kAgentSignalled && (report.has_value() || !killed_by_stop));
-    if (!failed) {
-      stopped.push_back(worker->rank);
-      endings.back().stopped_by_agent = true;
-      continue;
+    if (stopped_by_agent) stopped.push_back(worker->rank);
+    if (worker->pid > 0) {  // a worker that never started has no ending to record
+      endings.push_back({worker->rank, worker->local_rank, worker->pid, worker->exit_code, worker->signal, worker->hung,
+                         stopped_by_agent, worker->hung ? worker->hung_at : worker->ended_at,
+                         plan_.spec.hang_timeout_s});
     }
-    WorkerFailure failure = FailureOf(*worker);
-    failures.push_back(std::move(failure));
   }
   std::string endings_path = JoinPath(attempt_dir_, plan_.host + ".endings.log");
   if (Status written = WriteEndingsLog(endings_path, endings); !written) {

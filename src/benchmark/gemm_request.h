@@ -17,7 +17,6 @@
 
 namespace primus::benchmark {
 
-
 enum class ReportFormat { kTable, kCsv, kJson };
 
 struct GemmRequest {

@@ -21,7 +21,6 @@
 #include "config/environment.h"
 #include "config/launcher_config.h"
 #include "hooks/hook_runner.h"
-#include "platform/host_detect.h"
 #include "preflight/preflight_runner.h"
 #include "platform/launcher_request.h"
 #include "snapshot/experiment_dir.h"
@@ -226,9 +225,9 @@ class TrainTask : public Task {
     // experiment directory exists, with the fix (docs/preflight.md).
     if (run_preflight) {
       preflight::JobPlacement placement{spec->nnodes, spec->node_rank, spec->master_addr, spec->master_port, {}};
-      platform::Roots roots = platform::Roots::FromEnvironment();
+      // The host ApplyPlatform detected above, from the same roots.
       std::vector<preflight::CheckResult> checks = preflight::QuickTrainChecks(
-          platform::DetectHost(roots), roots, process_env, placement, experiment->workspace);
+          setup->host, platform::Roots::FromEnvironment(), process_env, placement, experiment->workspace);
       std::vector<std::string> failures;
       for (const preflight::CheckResult& check : checks) {
         if (check.status == preflight::CheckStatus::kWarn) {

@@ -69,10 +69,9 @@ Result<Script> MakeScript(const std::string& path, Script::Kind kind) {
 }  // namespace
 
 std::string BuiltinHooksDirectory() {
-  char exe_path[4096] = {};
-  ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
-  if (n <= 0) return "";
-  std::string prefix = DirName(DirName(exe_path));
+  Result<std::string> self = SelfExecutable();
+  if (!self.ok()) return "";
+  std::string prefix = DirName(DirName(*self));
   for (const std::string& candidate : {prefix + "/share/primus/hooks", prefix + "/hooks"}) {
     if (IsDirectory(candidate)) return candidate;
   }

@@ -49,10 +49,10 @@ std::string Where(const config::LauncherConfig& launcher, std::string_view key) 
   return std::string(key) + " (" + launcher.OriginOf(key).Describe() + ")";
 }
 
-std::string SelfExecutable() {
-  char path[4096] = {};
-  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string();
+// This binary, mounted into the image; "" when /proc cannot say.
+std::string HostBinary() {
+  Result<std::string> self = SelfExecutable();
+  return self.ok() ? *self : std::string();
 }
 
 // `K=V ... /usr/bin/podman run ...`: the variables we add to the engine's
@@ -68,7 +68,7 @@ std::string ShowCommand(const std::vector<std::string>& argv, const std::map<std
 // The glibc the mounted binary needs ("2.36"), read once from its ELF file.
 const std::string& RequiredGlibcText() {
   static const std::string version = [] {
-    auto required = RequiredGlibc(SelfExecutable());
+    auto required = RequiredGlibc(HostBinary());
     return required.ok() ? *required : std::string("2.34");
   }();
   return version;
@@ -162,7 +162,7 @@ class ContainerLaunch {
       launcher_env_["PRIMUS_SCHEDULER_RESTARTS"] = std::to_string(launcher_.scheduler().restart_count);
     }
     MountInputs inputs;
-    inputs.binary = SelfExecutable();
+    inputs.binary = HostBinary();
     inputs.hooks_dir = hooks::BuiltinHooksDirectory();
     inputs.cwd = cwd_;
     inputs.read_only = config_files_.files;

@@ -113,14 +113,4 @@ std::vector<std::string> SrunCommand(const std::vector<std::string>& flags, cons
   return argv;
 }
 
-Result<std::string> SelfExecutable() {
-  char path[4096] = {};
-  ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n <= 0) {
-    return EnvironmentError(std::string("cannot find this primus-cli binary (/proc/self/exe): ") + std::strerror(errno),
-                            "run primus-cli from a mounted /proc");
-  }
-  return std::string(path, static_cast<size_t>(n));
-}
-
 }  // namespace primus::runtime

@@ -43,8 +43,4 @@ std::vector<std::string> InnerLaunch(const Launch& launch, size_t depth);
 std::vector<std::string> SrunCommand(const std::vector<std::string>& flags, const std::vector<std::string>& passthrough,
                                      const std::vector<std::string>& node_command);
 
-// This primus-cli binary's absolute path (/proc/self/exe), so that every
-// node runs the same build.
-Result<std::string> SelfExecutable();
-
 }  // namespace primus::runtime

@@ -10,9 +10,7 @@
 //    process on CPUs (primus-comm-worker, the gloo executable built beside
 //    primus-cli); rank 0 prints the nccl-tests table.
 // The measurement code lives in src/benchmark/ (docs/benchmark.md).
-#include <unistd.h>
 
-#include <climits>
 #include <iostream>
 
 #include "agent/launch_spec_from_config.h"
@@ -41,10 +39,10 @@ namespace {
 using benchmark::DeviceChoice;
 using benchmark::GpuVendor;
 
-std::string SelfExecutable() {
-  char path[PATH_MAX] = {};
-  ssize_t length = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
-  return length > 0 ? std::string(path, static_cast<size_t>(length)) : std::string("primus-cli");
+// What the workers run: this binary, or "primus-cli" on PATH when /proc cannot say.
+std::string WorkerBinary() {
+  Result<std::string> self = SelfExecutable();
+  return self.ok() ? *self : std::string("primus-cli");
 }
 
 // Where the benchmark runs: GPUs of the detected vendor, or the CPU.
@@ -122,7 +120,7 @@ Result<int> RunGemm(const TaskContext& context, const std::vector<std::string>& 
   if (!launch.ok()) return launch.error();
   std::string engine = launch->target.Engine();
   if (context.dry_run) {
-    launch->spec.argv = {SelfExecutable(), "benchmark", "worker", "gemm"};
+    launch->spec.argv = {WorkerBinary(), "benchmark", "worker", "gemm"};
     auto worker_args = benchmark::GemmWorkerArgs("<scratch dir>", engine, args);
     launch->spec.argv.insert(launch->spec.argv.end(), worker_args.begin(), worker_args.end());
     benchmark::GemmPlan plan = benchmark::PlanGemm(*request, launch->target.gpu);
@@ -134,7 +132,7 @@ Result<int> RunGemm(const TaskContext& context, const std::vector<std::string>& 
   }
   ScopedTempDir results_dir("gemm");
   if (results_dir.path().empty()) return EnvironmentError("cannot create a scratch directory under /tmp");
-  launch->spec.argv = {SelfExecutable(), "benchmark", "worker", "gemm"};
+  launch->spec.argv = {WorkerBinary(), "benchmark", "worker", "gemm"};
   auto worker_args = benchmark::GemmWorkerArgs(results_dir.path(), engine, args);
   launch->spec.argv.insert(launch->spec.argv.end(), worker_args.begin(), worker_args.end());
   auto run = agent::RunWorkers(launch->spec);
@@ -168,9 +166,9 @@ Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& 
   auto worker_command = [&](const std::string& report_file) -> Result<std::vector<std::string>> {
     std::vector<std::string> argv;
     if (launch->target.gpu) {
-      argv = {SelfExecutable(), "benchmark", "worker", "comm", "--engine", launch->target.Engine()};
+      argv = {WorkerBinary(), "benchmark", "worker", "comm", "--engine", launch->target.Engine()};
     } else {
-      std::string worker = JoinPath(DirName(SelfExecutable()), "primus-comm-worker");
+      std::string worker = JoinPath(DirName(WorkerBinary()), "primus-comm-worker");
       if (!IsExecutableFile(worker) && !context.dry_run) {
         return EnvironmentError("benchmark comm on CPUs needs " + worker + " (the gloo worker built beside primus-cli)",
                                 "install libgloo-dev and rebuild (scripts/setup.sh && scripts/build.sh)");

@@ -5,7 +5,6 @@
 // (src/preflight/). Exit codes: 0 pass or warnings, 1 a check failed on some
 // node, 2 bad arguments, 3 a --config experiment that does not load, 4 the
 // nodes could not reach each other.
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -149,10 +148,9 @@ class PreflightTask : public Task {
                 << "; nothing is checked under --dry-run\n";
       return 0;
     }
-    char self[4096];
-    ssize_t length = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-    std::string binary = length > 0 ? std::string(self, static_cast<size_t>(length)) : "primus-cli";
-    return preflight::RunPreflight(*options, placement, platform::Roots::FromEnvironment(), env, binary);
+    Result<std::string> self = SelfExecutable();
+    return preflight::RunPreflight(*options, placement, platform::Roots::FromEnvironment(), env,
+                                   self.ok() ? *self : std::string("primus-cli"));
   }
 };
 

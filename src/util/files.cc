@@ -132,4 +132,14 @@ std::string JoinPath(const std::string& base, const std::string& relative) {
   return base.back() == '/' ? base + relative : base + "/" + relative;
 }
 
+Result<std::string> SelfExecutable() {
+  char path[4096] = {};
+  ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) {
+    return EnvironmentError(std::string("cannot find this primus-cli binary (/proc/self/exe): ") + std::strerror(errno),
+                            "run primus-cli from a mounted /proc");
+  }
+  return std::string(path, static_cast<size_t>(n));
+}
+
 }  // namespace primus

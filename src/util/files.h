@@ -28,4 +28,8 @@ std::string CurrentDir();
 std::string DirName(const std::string& path);
 std::string JoinPath(const std::string& base, const std::string& relative);
 
+// This binary's absolute path (/proc/self/exe): what every node, container
+// or worker process runs, so that they all run the same build.
+Result<std::string> SelfExecutable();
+
 }  // namespace primus

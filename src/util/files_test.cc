@@ -51,3 +51,16 @@ TEST(FilesTest, PathHelpers) {
 
 }  // namespace
 }  // namespace primus
+
+namespace primus {
+namespace {
+
+TEST(FilesTest, SelfExecutableIsThisBinary) {
+  Result<std::string> self = SelfExecutable();
+  ASSERT_TRUE(self.ok());
+  EXPECT_TRUE(self->starts_with("/"));
+  EXPECT_NE(self->find("primus_util_tests"), std::string::npos) << *self;
+}
+
+}  // namespace
+}  // namespace primus

@@ -27,6 +27,20 @@ CheckResult Skip(std::string category, std::string name, std::string why) {
   return {std::move(category), std::move(name), CheckStatus::kSkip, std::move(why), "", ""};
 }
 
+nlohmann::ordered_json CheckToJson(const CheckResult& r) {
+  return {{"category", r.category}, {"name", r.name}, {"status", StatusName(r.status)},
+          {"value", r.value},       {"expected", r.expected}, {"fix", r.fix}};
+}
+
+CheckResult CheckFromJson(const nlohmann::json& json) {
+  CheckStatus status = CheckStatus::kFail;
+  for (CheckStatus known : {CheckStatus::kPass, CheckStatus::kWarn, CheckStatus::kSkip}) {
+    if (json.value("status", "") == StatusName(known)) status = known;
+  }
+  return {json.value("category", ""), json.value("name", ""), status, json.value("value", ""),
+          json.value("expected", ""), json.value("fix", "")};
+}
+
 CheckStatus Worst(const std::vector<CheckResult>& results) {
   CheckStatus worst = CheckStatus::kPass;
   for (const CheckResult& result : results) {

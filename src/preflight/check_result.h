@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace primus::preflight {
 
 enum class CheckStatus { kPass, kWarn, kFail, kSkip };
@@ -29,6 +31,12 @@ CheckResult Skip(std::string category, std::string name, std::string why);
 
 // The worst status among the results (SKIP counts as PASS); PASS for none.
 CheckStatus Worst(const std::vector<CheckResult>& results);
+
+// One result as JSON ({category, name, status, value, expected, fix}): the
+// --json report and the reports nodes send node 0 share this shape. An
+// unknown status reads back as FAIL.
+nlohmann::ordered_json CheckToJson(const CheckResult& result);
+CheckResult CheckFromJson(const nlohmann::json& json);
 
 // "1.5 GiB", "8 MiB", "unlimited" style sizes.
 std::string Bytes(double bytes);

@@ -104,13 +104,10 @@ struct PeerConnections {
 };
 
 std::string ReportToJson(const NodeReport& report) {
-  nlohmann::json results = nlohmann::json::array();
-  for (const CheckResult& r : report.results) {
-    results.push_back({{"category", r.category}, {"name", r.name}, {"status", StatusName(r.status)},
-                       {"value", r.value}, {"expected", r.expected}, {"fix", r.fix}});
-  }
-  return nlohmann::json{{"node_rank", report.node_rank}, {"host", report.host}, {"results", results},
-                        {"facts", report.facts}}
+  nlohmann::ordered_json results = nlohmann::ordered_json::array();
+  for (const CheckResult& r : report.results) results.push_back(CheckToJson(r));
+  return nlohmann::ordered_json{{"node_rank", report.node_rank}, {"host", report.host}, {"results", results},
+                                {"facts", report.facts}}
       .dump();
 }
 
@@ -122,15 +119,7 @@ Result<NodeReport> ReportFromJson(const std::string& line) {
   NodeReport report;
   report.node_rank = json["node_rank"].get<int>();
   report.host = json.value("host", "");
-  for (const auto& r : json["results"]) {
-    CheckStatus status = CheckStatus::kFail;
-    std::string name = r.value("status", "FAIL");
-    if (name == "PASS") status = CheckStatus::kPass;
-    else if (name == "WARN") status = CheckStatus::kWarn;
-    else if (name == "SKIP") status = CheckStatus::kSkip;
-    report.results.push_back({r.value("category", ""), r.value("name", ""), status, r.value("value", ""),
-                              r.value("expected", ""), r.value("fix", "")});
-  }
+  for (const auto& r : json["results"]) report.results.push_back(CheckFromJson(r));
   if (json.contains("facts") && json["facts"].is_object()) {
     for (const auto& [key, value] : json["facts"].items()) report.facts[key] = value.get<std::string>();
   }

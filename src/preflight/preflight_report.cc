@@ -17,6 +17,17 @@ std::string HostOf(const NodeReport& node) {
 
 }  // namespace
 
+CheckStatus JobStatus(const std::vector<std::optional<NodeReport>>& nodes) {
+  CheckStatus job = CheckStatus::kPass;
+  for (const auto& node : nodes) {
+    if (!node) continue;
+    CheckStatus worst = Worst(node->results);
+    if (worst == CheckStatus::kFail) return worst;
+    if (worst == CheckStatus::kWarn) job = worst;
+  }
+  return job;
+}
+
 std::string FormatNodeChecks(const NodeReport& report) {
   std::string out = fmt::format("preflight on {} (node {})\n\n", HostOf(report), report.node_rank);
   size_t name_width = 10;
@@ -70,24 +81,18 @@ std::string FormatJobSummary(const std::vector<std::optional<NodeReport>>& nodes
 std::string ReportJson(const std::vector<std::optional<NodeReport>>& nodes) {
   nlohmann::ordered_json root;
   root["nodes"] = nlohmann::ordered_json::array();
-  CheckStatus job = CheckStatus::kPass;
   for (const auto& node : nodes) {
     if (!node) continue;
     nlohmann::ordered_json entry;
     entry["node_rank"] = node->node_rank;
     entry["host"] = HostOf(*node);
-    CheckStatus worst = Worst(node->results);
-    if (worst == CheckStatus::kFail || (worst == CheckStatus::kWarn && job == CheckStatus::kPass)) job = worst;
-    entry["status"] = StatusName(worst);
+    entry["status"] = StatusName(Worst(node->results));
     entry["facts"] = node->facts;
     entry["checks"] = nlohmann::ordered_json::array();
-    for (const CheckResult& r : node->results) {
-      entry["checks"].push_back({{"category", r.category}, {"name", r.name}, {"status", StatusName(r.status)},
-                                 {"value", r.value}, {"expected", r.expected}, {"fix", r.fix}});
-    }
+    for (const CheckResult& r : node->results) entry["checks"].push_back(CheckToJson(r));
     root["nodes"].push_back(entry);
   }
-  root["status"] = StatusName(job);
+  root["status"] = StatusName(JobStatus(nodes));
   return root.dump(2) + "\n";
 }
 

@@ -14,6 +14,9 @@
 
 namespace primus::preflight {
 
+// The job's verdict: FAIL if any node failed a check, else WARN if any warned.
+CheckStatus JobStatus(const std::vector<std::optional<NodeReport>>& nodes);
+
 std::string FormatNodeChecks(const NodeReport& report);
 std::string FormatJobSummary(const std::vector<std::optional<NodeReport>>& nodes);
 std::string ReportJson(const std::vector<std::optional<NodeReport>>& nodes);

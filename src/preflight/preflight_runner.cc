@@ -116,12 +116,7 @@ Result<int> RunPreflight(const PreflightOptions& options, const JobPlacement& pl
     if (!gathered.ok()) return gathered.error();
     AddCrossNodeChecks(&*gathered, placement.hosts, options.timeout_s);
     nodes = gathered->nodes;
-    CheckStatus job = CheckStatus::kPass;
-    for (const auto& node : nodes) {
-      CheckStatus worst = Worst(node->results);
-      if (worst == CheckStatus::kFail || (worst == CheckStatus::kWarn && job == CheckStatus::kPass)) job = worst;
-    }
-    SendVerdicts(*gathered, StatusName(job));
+    SendVerdicts(*gathered, StatusName(JobStatus(nodes)));
     std::cout << FormatJobSummary(nodes) << std::flush;
   }
   std::vector<std::string> written;
@@ -134,9 +129,7 @@ Result<int> RunPreflight(const PreflightOptions& options, const JobPlacement& pl
     written.push_back(options.json_file);
   }
   for (const std::string& path : written) std::cout << "wrote " << path << "\n";
-  bool any_fail = false;
-  for (const auto& node : nodes) any_fail |= node && Worst(node->results) == CheckStatus::kFail;
-  return any_fail ? 1 : 0;
+  return JobStatus(nodes) == CheckStatus::kFail ? 1 : 0;
 }
 
 }  // namespace primus::preflight

@@ -108,6 +108,13 @@ TEST_F(AnalyzeTest, TopologyOfAFixtureHostIsDrawnWithGraphviz) {
   ASSERT_TRUE(svg.ok()) << "dot did not draw: " << result.all();
   EXPECT_NE(svg->find("<svg"), std::string::npos);
   EXPECT_NE(svg->find("GPU3"), std::string::npos);
+  // Without Graphviz: exit 4 naming dot, and the graph is still written.
+  options.env["PATH"] = "/nonexistent";
+  ProcessResult no_dot = RunPrimus({"analyze", "topology", "--visualize", "--output", "bare.svg"}, options);
+  EXPECT_EQ(no_dot.exit_code, 4) << no_dot.all();
+  EXPECT_NE(no_dot.err.find("Graphviz's dot is not installed"), std::string::npos) << no_dot.err;
+  EXPECT_TRUE(PathExists(JoinPath(dir_.path(), "bare.dot")));
+  EXPECT_FALSE(PathExists(JoinPath(dir_.path(), "bare.svg")));
 }
 
 // ---- logs of real failures ----

@@ -147,7 +147,8 @@ TEST_F(TrainTest, AFailureWithoutRestartsIsReportedWithItsRootCause) {
 }
 
 TEST_F(TrainTest, ReplayRerunsTheRecordedRunAndRefusesDifferentHardware) {
-  ASSERT_EQ(Train({"training.steps=10"}).exit_code, 0);
+  ProcessResult first = Train({"training.steps=10"});
+  ASSERT_EQ(first.exit_code, 0) << first.all();
   fs::path original = Experiments().at(0);
 
   ProcessOptions fixture;

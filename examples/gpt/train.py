@@ -14,7 +14,6 @@ See examples/gpt/README.md for every flag and how the experiment YAML maps to th
 Runs on Debian's torch 1.13 and on torch 2.x.
 """
 import argparse
-import faulthandler
 import contextlib
 import json
 import math
@@ -143,6 +142,10 @@ def build_parser():
                         "leaves step_N.pt.tmp; torn renames the half-written file to step_N.pt first")
     g.add_argument("--crash-checkpoint-step", type=positive_int, metavar="N",
                    help="the checkpoint step the crash hook fires at (default: the first one written)")
+    g.add_argument("--teardown", choices=["exit", "destroy"], default="exit",
+                   help="exit (default): leave right after the final barrier; destroy: "
+                        "destroy_process_group() and a normal interpreter exit, the usual way, which can "
+                        "deadlock in torch 1.13's gloo teardown (kept to reproduce that hang)")
     return p
 
 
@@ -416,7 +419,7 @@ def main(argv=None):
                          "(raise --steps to train on, or use --resume none or a new --ckpt-dir to start over)")
         if env["distributed"]:
             dist.barrier()
-            dist.destroy_process_group()
+            leave_now(0)
         return 0
 
     metrics = None
@@ -521,20 +524,51 @@ def main(argv=None):
     rank0_print(env, f"done: {step - start_step} steps ({start_step + 1}..{step}) on {world} worker(s) in "
                      f"{time.time() - start:.1f}s, loss {first_loss:.4f} -> {last_loss:.4f}")
     if env["distributed"]:
-        # Should tearing down the process group or the interpreter ever stall,
-        # say where: the stacks of every thread go to stderr (the rank's log).
-        faulthandler.dump_traceback_later(20, exit=False)
-        dist.destroy_process_group()
+        if args.teardown == "destroy":
+            dist.destroy_process_group()
+            return 0   # main()'s locals (DDP and its process group) die on the way out
+        # Every rank passed the final barrier: checkpoints and metrics are
+        # written and closed. Leave here, while main()'s locals are still alive
+        # (see leave_now).
+        leave_now(0)
     return 0
 
 
-if __name__ == "__main__":
-    code = main()
-    # torch 1.13's gloo process group can hang in its destructor, after
-    # destroy_process_group() returned, when the peer has already exited
-    # (seen as a worker stuck past "done" with only @record's frame on its
-    # stack). Everything is written and closed by now: leave without running
-    # destructors.
+def leave_now(code):
+    """Ends a distributed worker at once, without tearing torch down.
+
+    torch 1.13 can deadlock in teardown: when the last reference to the gloo
+    process group is dropped (destroy_process_group(), or DDP's Reducer dying
+    with main()'s locals), ~ProcessGroupGloo joins its worker threads while
+    holding the GIL, and a worker thread freeing a tensor waits for that GIL.
+    The rank then hangs forever after printing "done". Nothing is left to
+    save when this is called, so skip destructors and atexit handlers
+    altogether: the kernel closes the sockets and the peers are past the
+    barrier already."""
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+if __name__ == "__main__":
+    try:
+        code = main()
+    except SystemExit as e:   # argparse errors (2), sys.exit(...)
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if e.code is not None and not isinstance(e.code, int):
+            print(e.code, file=sys.stderr)
+    except KeyboardInterrupt:  # as Python itself does: end by SIGINT, so the launcher sees the signal
+        import signal
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        code = 128 + signal.SIGINT
+    except BaseException:     # @record has written the error file; show the traceback
+        import traceback
+        traceback.print_exc()
+        code = 1
+    # Also on failure: an exception leaves main()'s frames (and the process
+    # group) alive in the traceback, and interpreter shutdown would free them
+    # with the same teardown deadlock as above.
+    leave_now(code)

@@ -71,6 +71,19 @@ inline std::vector<pid_t> PidsInFile(const std::string& path) {
   return pids;
 }
 
+inline bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Polls `done` every 10 ms until it is true or `timeout_s` passed.
+template <typename Predicate>
+bool WaitFor(Predicate done, double timeout_s) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    ::usleep(10000);
+  }
+  return true;
+}
+
 class Stopwatch {
  public:
   double Seconds() const {

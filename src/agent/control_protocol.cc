@@ -1,6 +1,50 @@
 #include "agent/control_protocol.h"
 
+#include <climits>
+#include <cmath>
+
 namespace primus::agent {
+
+int IntField(const Json& json, const char* key, int fallback) {
+  if (!json.is_object()) return fallback;
+  auto it = json.find(key);
+  if (it == json.end()) return fallback;
+  if (it->is_number_unsigned()) {
+    uint64_t value = it->get<uint64_t>();
+    return value <= static_cast<uint64_t>(INT_MAX) ? static_cast<int>(value) : fallback;
+  }
+  if (it->is_number_integer()) {
+    int64_t value = it->get<int64_t>();
+    return value >= INT_MIN && value <= INT_MAX ? static_cast<int>(value) : fallback;
+  }
+  return fallback;
+}
+
+double DoubleField(const Json& json, const char* key, double fallback) {
+  if (!json.is_object()) return fallback;
+  auto it = json.find(key);
+  if (it == json.end() || !it->is_number()) return fallback;
+  double value = it->get<double>();
+  return std::isfinite(value) ? value : fallback;
+}
+
+bool BoolField(const Json& json, const char* key, bool fallback) {
+  if (!json.is_object()) return fallback;
+  auto it = json.find(key);
+  return it != json.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
+std::string StringField(const Json& json, const char* key, const std::string& fallback) {
+  if (!json.is_object()) return fallback;
+  auto it = json.find(key);
+  return it != json.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+Json ObjectField(const Json& json, const char* key) {
+  if (!json.is_object()) return Json::object();
+  auto it = json.find(key);
+  return it != json.end() && it->is_object() ? *it : Json::object();
+}
 
 std::string NodeIdentity::Describe() const {
   return "node " + std::to_string(node_rank) + " (" + (host.empty() ? "?" : host) + ")";
@@ -13,18 +57,24 @@ Json HelloMessage(const NodeIdentity& node, const std::string& token) {
 }
 
 std::optional<std::string> ParseHello(const Json& message, NodeIdentity* node, std::string* token) {
-  try {
-    if (MessageType(message) != "hello") return "expected a hello message first";
-    *token = message.at("token").get<std::string>();
-    node->node_rank = message.at("node_rank").get<int>();
-    node->nnodes = message.at("nnodes").get<int>();
-    node->nproc_per_node = message.at("nproc_per_node").get<int>();
-    node->version = message.at("version").get<std::string>();
-    node->host = message.at("host").get<std::string>();
-    node->pid = message.value("pid", 0);
-  } catch (const Json::exception& error) {
-    return std::string("malformed hello: ") + error.what();
+  if (MessageType(message) != "hello") return "expected a hello message first";
+  for (const char* key : {"token", "version", "host"}) {
+    if (!message.contains(key) || !message[key].is_string()) {
+      return std::string("malformed hello: '") + key + "' must be a string";
+    }
   }
+  for (const char* key : {"node_rank", "nnodes", "nproc_per_node"}) {
+    if (!message.contains(key) || !message[key].is_number_integer() || IntField(message, key, -1) < 0) {
+      return std::string("malformed hello: '") + key + "' must be a non-negative integer";
+    }
+  }
+  *token = message["token"].get<std::string>();
+  node->node_rank = IntField(message, "node_rank", 0);
+  node->nnodes = IntField(message, "nnodes", 0);
+  node->nproc_per_node = IntField(message, "nproc_per_node", 0);
+  node->version = message["version"].get<std::string>();
+  node->host = message["host"].get<std::string>();
+  node->pid = IntField(message, "pid", 0);
   return std::nullopt;
 }
 
@@ -82,21 +132,21 @@ Json FailureToJson(const WorkerFailure& failure) {
 
 WorkerFailure FailureFromJson(const Json& json) {
   WorkerFailure failure;
-  failure.host = json.value("host", "");
-  failure.rank = json.value("rank", 0);
-  failure.local_rank = json.value("local_rank", 0);
-  failure.pid = json.value("pid", 0);
-  failure.attempt = json.value("attempt", 0);
-  failure.exit_code = json.value("exit_code", 0);
-  failure.signal = json.value("signal", 0);
-  failure.hung = json.value("hung", false);
-  failure.timestamp = json.value("timestamp", 0.0);
-  failure.detected_at = json.value("detected_at", 0.0);
-  failure.log_file = json.value("log_file", "");
-  failure.error_file = json.value("error_file", "");
-  failure.message = json.value("message", "");
-  failure.traceback = json.value("traceback", "");
-  if (json.contains("log_tail") && json["log_tail"].is_array()) {
+  failure.host = StringField(json, "host");
+  failure.rank = IntField(json, "rank", 0);
+  failure.local_rank = IntField(json, "local_rank", 0);
+  failure.pid = IntField(json, "pid", 0);
+  failure.attempt = IntField(json, "attempt", 0);
+  failure.exit_code = IntField(json, "exit_code", 0);
+  failure.signal = IntField(json, "signal", 0);
+  failure.hung = BoolField(json, "hung", false);
+  failure.timestamp = DoubleField(json, "timestamp", 0.0);
+  failure.detected_at = DoubleField(json, "detected_at", 0.0);
+  failure.log_file = StringField(json, "log_file");
+  failure.error_file = StringField(json, "error_file");
+  failure.message = StringField(json, "message");
+  failure.traceback = StringField(json, "traceback");
+  if (json.is_object() && json.contains("log_tail") && json["log_tail"].is_array()) {
     for (const Json& line : json["log_tail"]) {
       if (line.is_string()) failure.log_tail.push_back(line.get<std::string>());
     }
@@ -114,14 +164,16 @@ Json FailureList(const std::vector<WorkerFailure>& failures) {
 
 std::vector<WorkerFailure> FailuresFrom(const Json& json, const char* key) {
   std::vector<WorkerFailure> failures;
-  if (json.contains(key) && json[key].is_array()) {
-    for (const Json& item : json[key]) failures.push_back(FailureFromJson(item));
+  if (json.is_object() && json.contains(key) && json[key].is_array()) {
+    for (const Json& item : json[key]) {
+      if (item.is_object()) failures.push_back(FailureFromJson(item));
+    }
   }
   return failures;
 }
 
 std::optional<WorkerFailure> OptionalFailure(const Json& json, const char* key) {
-  if (!json.contains(key) || !json[key].is_object()) return std::nullopt;
+  if (!json.is_object() || !json.contains(key) || !json[key].is_object()) return std::nullopt;
   return FailureFromJson(json[key]);
 }
 
@@ -131,6 +183,7 @@ Json OutcomeToJson(const NodeOutcome& outcome) {
   Json json{{"exit_code", outcome.exit_code},
             {"agent_signal", outcome.agent_signal},
             {"stopped_by_job", outcome.stopped_by_job},
+            {"stuck_at_exit", outcome.stuck_at_exit},
             {"other_failures", FailureList(outcome.other_failures)}};
   if (outcome.root_cause) json["root_cause"] = FailureToJson(*outcome.root_cause);
   return json;
@@ -138,9 +191,14 @@ Json OutcomeToJson(const NodeOutcome& outcome) {
 
 NodeOutcome OutcomeFromJson(const Json& json) {
   NodeOutcome outcome;
-  outcome.exit_code = json.value("exit_code", 1);
-  outcome.agent_signal = json.value("agent_signal", 0);
-  outcome.stopped_by_job = json.value("stopped_by_job", false);
+  outcome.exit_code = IntField(json, "exit_code", 1);
+  outcome.agent_signal = IntField(json, "agent_signal", 0);
+  outcome.stopped_by_job = BoolField(json, "stopped_by_job", false);
+  if (json.is_object() && json.contains("stuck_at_exit") && json["stuck_at_exit"].is_array()) {
+    for (const Json& rank : json["stuck_at_exit"]) {
+      if (rank.is_number_integer()) outcome.stuck_at_exit.push_back(IntField(Json{{"r", rank}}, "r", 0));
+    }
+  }
   outcome.root_cause = OptionalFailure(json, "root_cause");
   outcome.other_failures = FailuresFrom(json, "other_failures");
   return outcome;
@@ -160,10 +218,10 @@ Json DecisionToJson(const JobDecision& decision, int generation) {
 
 JobDecision DecisionFromJson(const Json& json) {
   JobDecision decision;
-  decision.restart = json.value("restart", false);
-  decision.exit_code = json.value("exit_code", 1);
-  decision.restarts = json.value("restarts", 0);
-  decision.reason = json.value("reason", "");
+  decision.restart = BoolField(json, "restart", false);
+  decision.exit_code = IntField(json, "exit_code", 1);
+  decision.restarts = IntField(json, "restarts", 0);
+  decision.reason = StringField(json, "reason");
   decision.root_cause = OptionalFailure(json, "root_cause");
   decision.other_failures = FailuresFrom(json, "other_failures");
   return decision;
@@ -175,10 +233,7 @@ std::string MessageType(const Json& message) {
 }
 
 int MessageGeneration(const Json& message) {
-  if (!message.is_object() || !message.contains("generation") || !message["generation"].is_number_integer()) {
-    return -1;
-  }
-  return message["generation"].get<int>();
+  return IntField(message, "generation", -1);
 }
 
 }  // namespace primus::agent

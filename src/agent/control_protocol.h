@@ -64,6 +64,7 @@ struct NodeOutcome {
   int exit_code = 0;
   int agent_signal = 0;
   bool stopped_by_job = false;
+  std::vector<int> stuck_at_exit;  // ranks stopped after the exit grace, their work done
   std::optional<WorkerFailure> root_cause;
   std::vector<WorkerFailure> other_failures;
 };
@@ -81,6 +82,15 @@ struct JobDecision {
 };
 Json DecisionToJson(const JobDecision& decision, int generation);
 JobDecision DecisionFromJson(const Json& json);
+
+// Field readers that never throw: a missing field, one of the wrong type or
+// out of range, or a message that is not an object reads as `fallback` (a
+// peer's bad message must not end the agent that reads it).
+int IntField(const Json& json, const char* key, int fallback);
+double DoubleField(const Json& json, const char* key, double fallback);
+bool BoolField(const Json& json, const char* key, bool fallback);
+std::string StringField(const Json& json, const char* key, const std::string& fallback = "");
+Json ObjectField(const Json& json, const char* key);  // {} when absent or not an object
 
 // The "type" field, or "" when absent.
 std::string MessageType(const Json& message);

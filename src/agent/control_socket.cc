@@ -9,13 +9,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 namespace primus::agent {
 namespace {
 
-constexpr size_t kMaxMessageBytes = 4 << 20;  // a failure carries a traceback; 4 MiB is plenty
 constexpr int kSendTimeoutS = 5;
 
 std::string Describe(const sockaddr* address) {
@@ -136,12 +136,16 @@ Result<UniqueFd> ConnectToNode(const std::string& host, int port, double timeout
   return EnvironmentError(last_error);
 }
 
-MessageConnection::MessageConnection(UniqueFd fd, std::string peer) : fd_(std::move(fd)), peer_(std::move(peer)) {}
+MessageConnection::MessageConnection(UniqueFd fd, std::string peer, size_t max_message_bytes)
+    : fd_(std::move(fd)), peer_(std::move(peer)), max_message_bytes_(max_message_bytes) {}
 
 MessageConnection::ReadResult MessageConnection::Receive(std::vector<Json>* messages) {
   char chunk[64 * 1024];
-  while (true) {
-    ssize_t got = ::recv(fd_.get(), chunk, sizeof(chunk), MSG_DONTWAIT);
+  // Never hold more than one message's worth plus one read: a peer that
+  // streams without newlines is cut off at the limit, not buffered.
+  while (buffer_.size() <= max_message_bytes_) {
+    size_t want = std::min(sizeof(chunk), max_message_bytes_ + 1 - buffer_.size());
+    ssize_t got = ::recv(fd_.get(), chunk, want, MSG_DONTWAIT);
     if (got > 0) {
       buffer_.append(chunk, static_cast<size_t>(got));
       continue;
@@ -161,15 +165,26 @@ MessageConnection::ReadResult MessageConnection::Receive(std::vector<Json>* mess
                                buffer_.begin() + static_cast<long>(newline), nullptr, false);
     if (message.is_discarded() || !message.is_object()) {
       error_ = "malformed message (not a JSON object)";
+      buffer_.clear();
+      buffer_.shrink_to_fit();
+      return ReadResult::kClosed;
+    }
+    if (newline - start > max_message_bytes_) {
+      error_ = "message larger than " + std::to_string(max_message_bytes_) + " bytes";
+      buffer_.clear();
+      buffer_.shrink_to_fit();
       return ReadResult::kClosed;
     }
     messages->push_back(std::move(message));
   }
   buffer_.erase(0, start);
-  if (buffer_.size() > kMaxMessageBytes) {
-    error_ = "message larger than " + std::to_string(kMaxMessageBytes) + " bytes";
+  if (buffer_.size() > max_message_bytes_) {
+    error_ = "message larger than " + std::to_string(max_message_bytes_) + " bytes";
+    buffer_.clear();
+    buffer_.shrink_to_fit();
     return ReadResult::kClosed;
   }
+  if (buffer_.empty() && buffer_.capacity() > sizeof(chunk)) buffer_.shrink_to_fit();
   return error_.empty() ? ReadResult::kOpen : ReadResult::kClosed;
 }
 

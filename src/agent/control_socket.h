@@ -27,9 +27,19 @@ UniqueFd AcceptNode(int listen_fd, std::string* peer);
 // says why ("connection refused", "no route to host", "unknown host").
 Result<UniqueFd> ConnectToNode(const std::string& host, int port, double timeout_s);
 
+// The longest message an authenticated node may send: a failure carries a
+// traceback and the last lines of a log; 4 MiB is plenty.
+inline constexpr size_t kMaxMessageBytes = 4 << 20;
+// The longest message a connection that has not introduced itself may send
+// (a hello is a few hundred bytes): what an unauthenticated peer can make
+// node 0 hold.
+inline constexpr size_t kMaxHelloBytes = 16 << 10;
+
 class MessageConnection {
  public:
-  MessageConnection(UniqueFd fd, std::string peer);
+  MessageConnection(UniqueFd fd, std::string peer, size_t max_message_bytes = kMaxMessageBytes);
+  // Authenticated: from now on, messages up to kMaxMessageBytes.
+  void set_max_message_bytes(size_t bytes) { max_message_bytes_ = bytes; }
 
   int fd() const { return fd_.get(); }
   const std::string& peer() const { return peer_; }
@@ -46,6 +56,7 @@ class MessageConnection {
  private:
   UniqueFd fd_;
   std::string peer_;
+  size_t max_message_bytes_;
   std::string buffer_;
   std::string error_;
 };

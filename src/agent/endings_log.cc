@@ -16,6 +16,11 @@ std::string FormatEndings(const std::vector<WorkerEnding>& endings) {
     if (ending.hung) {
       text += fmt::format("{} E rank {}: hung: no output and no heartbeat for {:g} s; stopped by the agent {}\n", stamp,
                           ending.rank, ending.hang_timeout_s, who);
+    } else if (ending.stuck_at_exit) {
+      text += fmt::format("{} E rank {}: stuck at exit: silent for {:g} s after another rank exited 0 (the work was "
+                          "done); stopped by the agent ({}) {}\n",
+                          stamp, ending.rank, ending.exit_grace_s,
+                          ending.signal != 0 ? SignalName(ending.signal) : "exited when asked", who);
     } else if (ending.stopped_by_agent) {
       text += fmt::format("{} O rank {}: stopped by the agent ({}) {}\n", stamp, ending.rank,
                           ending.signal != 0 ? SignalName(ending.signal) : "exited when asked", who);

@@ -23,6 +23,8 @@ struct WorkerEnding {
   bool stopped_by_agent = false;  // ended by the agent's teardown, not by itself
   double ended_at = 0;            // seconds since the epoch
   double hang_timeout_s = 0;
+  bool stuck_at_exit = false;  // stopped after the exit grace, its work done (not a failure)
+  double exit_grace_s = 0;
 };
 
 // The file's text, one line per worker, in the order given.

@@ -17,6 +17,10 @@ constexpr uint64_t kListenerTag = kFirstLinkTag;
 constexpr uint64_t kFirstPeerTag = kFirstLinkTag + 1;
 constexpr uint64_t kFirstPendingTag = kFirstLinkTag + (uint64_t{1} << 24);
 constexpr double kHelloTimeoutS = 10;  // a connection that says nothing is dropped
+// Connections waiting to say hello, at most; past it the oldest is dropped
+// (a node says hello at once, so it is never the oldest for long). With
+// kMaxHelloBytes each, strangers can make node 0 hold about 1 MiB.
+constexpr size_t kMaxPendingConnections = 64;
 
 std::string RankNames(const std::vector<int>& ranks) {
   std::vector<std::string> names;
@@ -111,11 +115,29 @@ void JobCoordinator::AcceptAll() {
     std::string address;
     UniqueFd fd = AcceptNode(listener_.get(), &address);
     if (!fd.valid()) return;
+    if (pending_.size() >= kMaxPendingConnections) {
+      DropPending(pending_.begin(),
+                  fmt::format("{} connections were waiting to introduce themselves; dropped the oldest",
+                              kMaxPendingConnections),
+                  false);
+    }
     uint64_t id = next_pending_id_++;
-    Pending pending{std::make_unique<MessageConnection>(std::move(fd), address), SteadyClock::now()};
+    Pending pending{std::make_unique<MessageConnection>(std::move(fd), address, kMaxHelloBytes), SteadyClock::now()};
     if (!runtime_.poller().Add(pending.connection->fd(), kFirstPendingTag + id)) continue;
     pending_.emplace(id, std::move(pending));
   }
+}
+
+void JobCoordinator::DropPending(std::map<uint64_t, Pending>::iterator it, const std::string& why, bool quiet) {
+  if (!quiet) {
+    if (auto suffix = stranger_log_.Admit(SteadyClock::now())) {
+      log::Warn("control channel: dropped a connection from {}: {}{}", it->second.connection->peer(), why, *suffix);
+    }
+  } else {
+    log::Debug("control channel: {} closed without a word", it->second.connection->peer());
+  }
+  runtime_.poller().Remove(it->second.connection->fd());
+  pending_.erase(it);
 }
 
 void JobCoordinator::HandlePending(uint64_t id) {
@@ -128,8 +150,10 @@ void JobCoordinator::HandlePending(uint64_t id) {
     return;
   }
   if (closed) {
-    runtime_.poller().Remove(it->second.connection->fd());
-    pending_.erase(it);
+    // A probe that connects and closes is not worth a warning; garbage and
+    // oversized lines are.
+    const std::string& error = it->second.connection->error();
+    DropPending(it, error, error == "connection closed");
   }
 }
 
@@ -143,14 +167,19 @@ void JobCoordinator::Admit(uint64_t id, std::vector<Json>& messages) {
   NodeIdentity node;
   std::string token;
   if (auto problem = ParseHello(messages.front(), &node, &token)) {
-    log::Warn("control channel: dropped a connection from {}: {}", connection.peer(), *problem);
+    if (auto suffix = stranger_log_.Admit(SteadyClock::now())) {
+      log::Warn("control channel: dropped a connection from {}: {}{}", connection.peer(), *problem, *suffix);
+    }
     refuse(*problem);
     return;
   }
   node.host = node.host.empty() ? connection.peer() : node.host;
   if (!TokensEqual(token, settings_.token)) {
-    log::Warn("control channel: refused {} from {}: wrong job token ({} differs; every node needs the same value)",
-              node.Describe(), connection.peer(), kJobTokenVariable);
+    if (auto suffix = stranger_log_.Admit(SteadyClock::now())) {
+      log::Warn("control channel: refused {} from {}: wrong job token ({} differs; every node needs the same "
+                "value){}",
+                node.Describe(), connection.peer(), kJobTokenVariable, *suffix);
+    }
     refuse(std::string("wrong job token: ") + kJobTokenVariable + " differs from node 0's");
     return;
   }
@@ -175,6 +204,7 @@ void JobCoordinator::Admit(uint64_t id, std::vector<Json>& messages) {
     return;
   }
   peer.connection = std::move(pending.connection);
+  peer.connection->set_max_message_bytes(kMaxMessageBytes);
   peer.node = node;
   peer.joined = true;
   peer.last_seen = SteadyClock::now();
@@ -210,20 +240,20 @@ void JobCoordinator::OnPeerMessage(Peer& peer, const Json& message) {
   }
   if (type == "failure") {
     if (message.contains("signal")) {
-      int signal = message.value("signal", 0);
+      int signal = IntField(message, "signal", 0);
       if (agent_signal_ == 0) agent_signal_ = signal;
       StopEveryone(peer.node.Describe() + "'s agent received " + SignalName(signal));
       return;
     }
-    if (message.value("fatal", false)) fatal_ = true;
-    WorkerFailure failure = FailureFromJson(message.value("failure", Json::object()));
+    if (BoolField(message, "fatal", false)) fatal_ = true;
+    WorkerFailure failure = FailureFromJson(ObjectField(message, "failure"));
     reported_failures_.push_back(failure);
     StopEveryone(fmt::format("rank {} on {} failed with {}", failure.rank, peer.node.Describe(),
                              failure.hung ? "a hang" : DescribeEnding(failure.exit_code, failure.signal)));
   } else if (type == "done") {
-    peer.outcome = OutcomeFromJson(message.value("outcome", Json::object()));
+    peer.outcome = OutcomeFromJson(ObjectField(message, "outcome"));
     if (peer.outcome->agent_signal != 0 && agent_signal_ == 0) agent_signal_ = peer.outcome->agent_signal;
-    if (message.value("fatal", false)) fatal_ = true;
+    if (BoolField(message, "fatal", false)) fatal_ = true;
   }
 }
 
@@ -311,9 +341,9 @@ void JobCoordinator::OnDeadline(SteadyTime now) {
   }
   for (auto it = pending_.begin(); it != pending_.end();) {
     if (now >= it->second.since + Seconds(kHelloTimeoutS)) {
-      log::Warn("control channel: dropped a connection from {} that sent no hello", it->second.connection->peer());
-      runtime_.poller().Remove(it->second.connection->fd());
-      it = pending_.erase(it);
+      auto next = std::next(it);
+      DropPending(it, fmt::format("no hello within {:g} s", kHelloTimeoutS), false);
+      it = next;
     } else {
       ++it;
     }
@@ -431,6 +461,21 @@ JobDecision JobCoordinator::Decide(const std::vector<int>& never_reported) {
   }
   bool clean = !decision.root_cause && lost.empty() && never_reported.empty() && agent_signal_ == 0;
   if (clean) {
+    std::vector<std::string> stuck;
+    for (const Peer& peer : peers_) {
+      if (peer.outcome && !peer.outcome->stuck_at_exit.empty()) {
+        std::vector<int> ranks = peer.outcome->stuck_at_exit;
+        stuck.push_back(fmt::format("rank{} {} on {}", ranks.size() == 1 ? "" : "s", RankNames(ranks),
+                                    peer.node.Describe()));
+      }
+    }
+    if (!stuck.empty()) {
+      decision.exit_code = static_cast<int>(ExitCode::kStuckAtExit);
+      decision.reason = "the work finished, but " + primus::Join(stuck, ", ") +
+                        " stayed in teardown past the exit grace and had to be stopped";
+      log::Error("generation {}: {} (exit code {})", generation_, decision.reason, decision.exit_code);
+      return decision;
+    }
     bool all_zero = std::all_of(peers_.begin(), peers_.end(),
                                 [](const Peer& peer) { return peer.outcome && peer.outcome->exit_code == 0; });
     decision.exit_code = all_zero ? 0 : 1;

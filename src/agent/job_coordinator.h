@@ -10,6 +10,7 @@
 
 #include "agent/control_socket.h"
 #include "agent/job_link.h"
+#include "agent/log_limiter.h"
 
 namespace primus::agent {
 
@@ -47,6 +48,7 @@ class JobCoordinator : public JobLink {
 
   void AcceptAll();
   void HandlePending(uint64_t id);
+  void DropPending(std::map<uint64_t, Pending>::iterator it, const std::string& why, bool quiet);
   void Admit(uint64_t id, std::vector<Json>& messages);
   void HandlePeer(int rank);
   void OnPeerMessage(Peer& peer, const Json& message);
@@ -64,7 +66,8 @@ class JobCoordinator : public JobLink {
   AgentRuntime& runtime_;
   UniqueFd listener_;
   std::vector<Peer> peers_;  // index = node rank; [0] is this node and has no connection
-  std::map<uint64_t, Pending> pending_;
+  std::map<uint64_t, Pending> pending_;  // connections that have not said hello yet (bounded)
+  LogLimiter stranger_log_{5, 10};       // refused and dropped connections
   uint64_t next_pending_id_ = 0;
   int generation_ = 0;
   int restarts_ = 0;

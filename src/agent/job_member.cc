@@ -113,13 +113,13 @@ void JobMember::OnMessage(const Json& message) {
   if (type == "welcome") {
     welcomed_ = true;
   } else if (type == "refuse") {
-    refused_ = message.value("reason", "no reason given");
+    refused_ = StringField(message, "reason", "no reason given");
     if (!stop_reason_) stop_reason_ = "node 0 ended the job: " + *refused_;
   } else if (type == "start") {
     start_generation_ = MessageGeneration(message);
   } else if (type == "stop") {
     if (MessageGeneration(message) == generation_ && !stop_reason_) {
-      stop_reason_ = message.value("reason", "node 0 stopped the job");
+      stop_reason_ = StringField(message, "reason", "node 0 stopped the job");
     }
   } else if (type == "decision") {
     if (MessageGeneration(message) != generation_) return;

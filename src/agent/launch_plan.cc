@@ -97,6 +97,7 @@ Status ValidateNumbers(const LaunchSpec& spec) {
   }
   if (!(spec.term_timeout_s >= 0)) return UsageError("term_timeout must not be negative");
   if (!(spec.hang_timeout_s >= 0)) return UsageError("hang_timeout must not be negative (0 turns it off)");
+  if (!(spec.exit_grace_s >= 0)) return UsageError("exit_grace must not be negative (0 waits for every worker forever)");
   if (spec.role.empty()) return UsageError("role must not be empty");
   int world_size = spec.nnodes * spec.nproc_per_node;
   for (int rank : spec.ranks_filter) {

@@ -45,6 +45,13 @@ struct LaunchSpec {
   double max_restart_backoff_s = 30.0;
   double term_timeout_s = 30.0;  // SIGTERM -> SIGKILL grace
   double hang_timeout_s = 0;     // 0 = off; else no output and no heartbeat touch for this long = hang
+  // Once a worker exited 0, the others are stuck at exit when they stay
+  // silent (no output, no heartbeat touch) this long: their stacks are taken
+  // and they are stopped (ExitCode::kStuckAtExit). 0 = wait for them forever.
+  double exit_grace_s = 60;
+  // One bound for taking the stacks of every live worker after a hang or a
+  // stuck exit (the dumps run in parallel); then the workers are stopped.
+  double stack_timeout_s = 10;
   std::vector<int> ranks_filter;  // global ranks shown on the console; empty = all (files keep all)
   std::string console_prefix = "[{host}:{rank}] ";  // {host} {rank} {local_rank} {node_rank} {stream}
   std::string role = "default";

@@ -59,6 +59,7 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher, 
   spec.restart_backoff_s = launcher.GetDouble("direct.restart_backoff");
   spec.term_timeout_s = launcher.GetDouble("direct.term_timeout");
   spec.hang_timeout_s = launcher.GetDouble("direct.hang_timeout");
+  spec.exit_grace_s = launcher.GetDouble("direct.exit_grace");
   spec.join_timeout_s = launcher.GetDouble("direct.join_timeout");
   spec.exit_barrier_timeout_s = launcher.GetDouble("direct.exit_barrier_timeout");
   spec.heartbeat_interval_s = launcher.GetDouble("direct.heartbeat_interval");

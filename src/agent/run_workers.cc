@@ -107,6 +107,7 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, const WorkerEnvironment& en
       outcome.exit_code = attempt->exit_code;
       outcome.agent_signal = attempt->agent_signal;
       outcome.stopped_by_job = attempt->ending == AttemptResult::Ending::kStoppedByJob;
+      outcome.stuck_at_exit = attempt->stuck_at_exit;
       outcome.root_cause = attempt->root_cause;
       outcome.other_failures = attempt->other_failures;
       result.agent_signal = attempt->agent_signal;
@@ -154,7 +155,11 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
     result.root_cause = outcome->root_cause;
     result.other_failures = outcome->other_failures;
     using Ending = AttemptResult::Ending;
-    if (outcome->ending == Ending::kSucceeded || outcome->ending == Ending::kAgentSignalled) break;
+    // A stuck exit comes after the work was done: a restart would redo nothing.
+    if (outcome->ending == Ending::kSucceeded || outcome->ending == Ending::kAgentSignalled ||
+        outcome->ending == Ending::kStuckAtExit) {
+      break;
+    }
     if (attempt >= plan->spec.max_restarts) {
       if (plan->spec.max_restarts > 0) {
         log::Error("giving up after {} restart{}", attempt, attempt == 1 ? "" : "s");

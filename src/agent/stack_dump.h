@@ -1,20 +1,82 @@
-// Python stacks of a hung worker, taken before it is killed: the one piece of
-// evidence a hang leaves. Uses `py-spy dump --pid` when py-spy is on PATH
-// (bounded by a timeout, so a stuck dump cannot stall the teardown), and says
-// plainly that no stack tool was found otherwise.
+// Python stacks of hung workers, taken before they are stopped: the one
+// piece of evidence a hang leaves. Uses `py-spy dump --pid` when py-spy is on
+// PATH and says plainly that no stack tool was found otherwise.
+//
+// A StackCollection runs inside the agent's event loop, never blocking it:
+// one dump process per worker, all started at once, their output read as it
+// arrives, one deadline for the whole collection (a dump still running then
+// is killed and its partial output kept). While it runs the agent goes on
+// sending control-channel heartbeats, reading worker output and answering
+// signals; a terminating signal abandons it at once (Abandon).
 #pragma once
 
 #include <sys/types.h>
 
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
+
+#include "agent/deadline_timer.h"
+#include "agent/event_poller.h"
+#include "agent/unique_fd.h"
 
 namespace primus::agent {
 
-struct StackDump {
-  bool tool_found = false;
-  std::string text;  // the tool's output, or why there is none
-};
+// Tags of the dump processes' pipes in the agent's epoll set:
+// kFirstStackTag + index of the target.
+inline constexpr uint64_t kFirstStackTag = uint64_t{1} << 40;
 
-StackDump CollectStacks(pid_t pid, double timeout_s = 20);
+// How long one collection may take in all, whatever the number of workers.
+inline constexpr double kStackCollectionTimeoutS = 10;
+
+class StackCollection {
+ public:
+  struct Target {
+    pid_t pid = 0;
+    int rank = 0;
+  };
+  struct Stacks {
+    int rank = 0;
+    std::string text;  // the tool's output (stdout and stderr), or why there is none
+    bool complete = false;  // the tool exited on its own before the deadline
+  };
+
+  // Starts one dump per target. With no stack tool on PATH (or none could
+  // start), the collection is done at once and no_tool() says why.
+  StackCollection(std::vector<Target> targets, EventPoller& poller, double timeout_s = kStackCollectionTimeoutS,
+                  const sigset_t* child_signal_mask = nullptr);
+  ~StackCollection();  // kills and forgets dumps still running
+  StackCollection(const StackCollection&) = delete;
+  StackCollection& operator=(const StackCollection&) = delete;
+
+  // Readable pipe of dump `tag - kFirstStackTag`.
+  void OnEvent(uint64_t tag);
+  SteadyTime deadline() const { return deadline_; }
+  // Past the deadline: kills the dumps still running; the collection is done.
+  void OnDeadline(SteadyTime now);
+  // Stops every dump now (a terminating signal must not wait behind them).
+  void Abandon();
+  bool done() const { return running_ == 0; }
+
+  const std::optional<std::string>& no_tool() const { return no_tool_; }
+  const std::vector<Stacks>& stacks() const { return stacks_; }
+  double timeout_s() const { return timeout_s_; }
+
+ private:
+  struct Dump {
+    pid_t pid = 0;
+    UniqueFd pipe;
+  };
+  void Finish(size_t index, const char* note);
+
+  EventPoller& poller_;
+  double timeout_s_;
+  SteadyTime deadline_;
+  std::vector<Dump> dumps_;
+  std::vector<Stacks> stacks_;
+  size_t running_ = 0;
+  std::optional<std::string> no_tool_;
+};
 
 }  // namespace primus::agent

@@ -64,6 +64,7 @@ struct Supervisor::Worker {
   bool ended_after_stop = false;
   bool hung = false;
   double hung_at = 0;
+  bool stuck_at_exit = false;  // silent past the exit grace after another worker exited 0
   std::string log_path;
   std::string error_file;
   std::string heartbeat_file;
@@ -82,7 +83,8 @@ Supervisor::Supervisor(const LaunchPlan& plan, const WorkerEnvironment& environm
       link_(link),
       attempt_dir_(AttemptDir(plan, attempt)),
       scratch_(new char[OutputStream::kReadSize]),
-      hang_watch_(plan.spec.hang_timeout_s) {}
+      hang_watch_(plan.spec.hang_timeout_s),
+      exit_watch_(plan.spec.exit_grace_s) {}
 
 Supervisor::~Supervisor() = default;
 
@@ -205,6 +207,9 @@ void Supervisor::Loop() {
         HandleDeadline();
       } else if (tag >= kFirstLinkTag) {
         if (link_ != nullptr) link_->OnEvent(tag);
+      } else if (tag >= kFirstStackTag) {
+        if (stacks_) stacks_->OnEvent(tag);
+        if (phase_ == Phase::kCollectingStacks && stacks_ && stacks_->done()) FinishStackCollection();
       } else if (tag >= kFirstPidTag) {
         HandleWorkerPidfd(static_cast<size_t>(tag - kFirstPidTag));
       } else if (tag >= kFirstStreamTag) {
@@ -254,7 +259,11 @@ void Supervisor::HandleStream(size_t stream_index) {
     case OutputStream::ReadStatus::kData:
       worker.log->Flush();
       runtime_.console().FlushIfLarge();
-      if (hang_watch_.enabled()) hang_watch_.NoteOutput(worker.index, SteadyClock::now());
+      if (hang_watch_.enabled() || exit_watch_.enabled()) {
+        SteadyTime now = SteadyClock::now();
+        hang_watch_.NoteOutput(worker.index, now);
+        exit_watch_.NoteOutput(worker.index, now);
+      }
       break;
     case OutputStream::ReadStatus::kEof:
       runtime_.poller().Remove(stream->fd());
@@ -283,6 +292,11 @@ void Supervisor::HandleDeadline() {
     std::optional<SteadyTime> due = link_->NextDeadline();
     if (due && *due <= now) link_->OnDeadline(now);
   }
+  if (phase_ == Phase::kCollectingStacks) {
+    if (stacks_) stacks_->OnDeadline(now);
+    if (!stacks_ || stacks_->done()) FinishStackCollection();
+    return;
+  }
   if (phase_ == Phase::kStopping) {
     if (!killed_ && kill_deadline_ && now >= *kill_deadline_) {
       std::vector<int> ranks;
@@ -309,14 +323,28 @@ void Supervisor::HandleDeadline() {
   }
   if (phase_ == Phase::kRunning && hang_watch_.enabled()) {
     std::vector<size_t> hung = hang_watch_.CollectHung(now);
-    if (!hung.empty()) ReportHang(hung);
+    if (!hung.empty()) {
+      ReportHang(hung);
+      return;
+    }
+  }
+  if (phase_ == Phase::kRunning && first_finished_rank_ >= 0) {
+    std::vector<size_t> stuck = exit_watch_.CollectHung(now);
+    if (!stuck.empty()) ReportStuckAtExit(stuck);
   }
 }
 
 std::optional<SteadyTime> Supervisor::NextDeadline() const {
   std::optional<SteadyTime> next;
   if (phase_ == Phase::kStopping) next = killed_ ? give_up_deadline_ : kill_deadline_;
-  if (phase_ == Phase::kRunning) next = hang_watch_.NextDeadline();
+  if (phase_ == Phase::kCollectingStacks && stacks_) next = stacks_->deadline();
+  if (phase_ == Phase::kRunning) {
+    next = hang_watch_.NextDeadline();
+    if (first_finished_rank_ >= 0) {
+      std::optional<SteadyTime> exit_due = exit_watch_.NextDeadline();
+      if (exit_due && (!next || *exit_due < *next)) next = exit_due;
+    }
+  }
   if (link_ != nullptr) {
     std::optional<SteadyTime> link_due = link_->NextDeadline();
     if (link_due && (!next || *link_due < *next)) next = link_due;
@@ -338,11 +366,16 @@ void Supervisor::OnWorkerExit(Worker& worker, int status) {
     worker.exit_code = WEXITSTATUS(status);
   }
   hang_watch_.Untrack(worker.index);
+  exit_watch_.Untrack(worker.index);
+  if (phase_ == Phase::kCollectingStacks) return;  // ended on its own, before the stop; Summarize judges it
   if (phase_ != Phase::kRunning) {
     worker.ended_after_stop = true;
     return;
   }
-  if (worker.exit_code == 0) return;
+  if (worker.exit_code == 0) {
+    if (first_finished_rank_ < 0) StartExitGrace(worker);
+    return;
+  }
   ending_ = AttemptResult::Ending::kWorkerFailed;
   log::Error("rank {} (local rank {}, pid {}) failed with {}; stopping the other workers", worker.rank,
              worker.local_rank, worker.pid, DescribeEnding(worker.exit_code, worker.signal));
@@ -374,7 +407,12 @@ WorkerFailure Supervisor::FailureOf(const Worker& worker) const {
 }
 
 void Supervisor::OnAgentSignal(int signal) {
-  if (phase_ == Phase::kRunning) {
+  if (phase_ == Phase::kRunning || phase_ == Phase::kCollectingStacks) {
+    if (phase_ == Phase::kCollectingStacks) {
+      log::Warn("received {} while taking stacks: keeping what was collected and stopping now", SignalName(signal));
+      if (stacks_) stacks_->Abandon();
+      FinishStackCollection(/*then_stop=*/false);
+    }
     agent_signal_ = signal;
     ending_ = AttemptResult::Ending::kAgentSignalled;
     if (plan_.spec.term_timeout_s > 0) {
@@ -446,23 +484,71 @@ void Supervisor::ReportHang(const std::vector<size_t>& hung) {
                worker.rank, worker.local_rank, worker.pid, plan_.spec.hang_timeout_s);
     if (link_ != nullptr && index == hung.front()) link_->ReportLocalFailure(FailureOf(worker));
   }
-  // Stacks of every live worker: the hung one, and who waits for it.
+  CollectStacksThenStop();
+}
+
+void Supervisor::StartExitGrace(const Worker& finished) {
+  first_finished_rank_ = finished.rank;
+  if (!exit_watch_.enabled()) return;
+  SteadyTime now = SteadyClock::now();
   for (auto& worker : workers_) {
-    if (!worker->running) continue;
-    StackDump dump = CollectStacks(worker->pid);
-    if (!dump.tool_found) {
-      log::Warn("{}", dump.text);
-      break;
-    }
-    std::string path = JoinPath(attempt_dir_, plan_.host + ".rank" + std::to_string(worker->rank) + ".stacks.txt");
-    if (!WriteFileAtomic(path, dump.text).ok()) path = "(not saved)";
-    if (worker->hung) {
-      log::Error("stacks of hung rank {} (saved in {}):\n{}", worker->rank, path, dump.text);
-    } else {
-      log::Info("stacks of rank {} saved in {}", worker->rank, path);
+    if (worker->running) exit_watch_.Track(worker->index, worker->heartbeat_file, now);
+  }
+}
+
+void Supervisor::ReportStuckAtExit(const std::vector<size_t>& stuck) {
+  ending_ = AttemptResult::Ending::kStuckAtExit;
+  std::vector<std::string> names;
+  for (size_t index : stuck) {
+    Worker& worker = *workers_[index];
+    worker.stuck_at_exit = true;
+    names.push_back(fmt::format("rank {} (local rank {}, pid {})", worker.rank, worker.local_rank, worker.pid));
+  }
+  log::Error("the work finished (rank {} exited 0), but {} stayed silent for {:g} s after that: stuck at exit, "
+             "in teardown; taking stacks, then stopping {} (exit code {})",
+             first_finished_rank_, Join(names, ", "), plan_.spec.exit_grace_s, stuck.size() == 1 ? "it" : "them",
+             static_cast<int>(ExitCode::kStuckAtExit));
+  CollectStacksThenStop();
+}
+
+void Supervisor::CollectStacksThenStop() {
+  // Stacks of every live worker: the hung one, and who waits for it.
+  std::vector<StackCollection::Target> targets;
+  for (auto& worker : workers_) {
+    if (worker->running) targets.push_back({worker->pid, worker->rank});
+  }
+  stacks_ = std::make_unique<StackCollection>(std::move(targets), runtime_.poller(), plan_.spec.stack_timeout_s,
+                                              &runtime_.signals().original_mask());
+  if (stacks_->done()) {
+    FinishStackCollection();
+    return;
+  }
+  phase_ = Phase::kCollectingStacks;
+}
+
+void Supervisor::FinishStackCollection(bool then_stop) {
+  if (stacks_ && stacks_->no_tool()) {
+    log::Warn("{}", *stacks_->no_tool());
+  } else if (stacks_) {
+    for (const StackCollection::Stacks& stacks : stacks_->stacks()) {
+      const Worker* worker = nullptr;
+      for (auto& candidate : workers_) {
+        if (candidate->rank == stacks.rank) worker = candidate.get();
+      }
+      std::string path = JoinPath(attempt_dir_, plan_.host + ".rank" + std::to_string(stacks.rank) + ".stacks.txt");
+      if (!WriteFileAtomic(path, stacks.text).ok()) path = "(not saved)";
+      if (worker != nullptr && worker->hung) {
+        log::Error("stacks of hung rank {} (saved in {}):\n{}", stacks.rank, path, stacks.text);
+      } else if (worker != nullptr && worker->stuck_at_exit) {
+        log::Error("stacks of rank {}, stuck at exit (saved in {}):\n{}", stacks.rank, path, stacks.text);
+      } else {
+        log::Info("stacks of rank {} saved in {}", stacks.rank, path);
+      }
     }
   }
-  BeginStop(SIGTERM);
+  stacks_.reset();
+  if (phase_ == Phase::kCollectingStacks) phase_ = Phase::kRunning;
+  if (then_stop) BeginStop(SIGTERM);
 }
 
 void Supervisor::FinishAttempt() {
@@ -530,7 +616,11 @@ AttemptResult Supervisor::Summarize() {
   std::vector<WorkerEnding> endings;
   for (auto& worker : workers_) {
     bool stopped_by_agent = false;
-    if (worker->exit_code == 0 && !worker->hung) {
+    if (worker->stuck_at_exit && worker->ended_after_stop) {
+      // Its work was done: being stopped in teardown is not a failure.
+      stopped_by_agent = true;
+      result.stuck_at_exit.push_back(worker->rank);
+    } else if (worker->exit_code == 0 && !worker->hung) {
       stopped_by_agent = worker->ended_after_stop;
     } else {
       std::optional<ErrorFileReport> report = ReadErrorFile(worker->error_file);
@@ -542,9 +632,12 @@ AttemptResult Supervisor::Summarize() {
     }
     if (stopped_by_agent) stopped.push_back(worker->rank);
     if (worker->pid > 0) {  // a worker that never started has no ending to record
-      endings.push_back({worker->rank, worker->local_rank, worker->pid, worker->exit_code, worker->signal, worker->hung,
-                         stopped_by_agent, worker->hung ? worker->hung_at : worker->ended_at,
-                         plan_.spec.hang_timeout_s});
+      WorkerEnding ending{worker->rank, worker->local_rank, worker->pid, worker->exit_code, worker->signal,
+                          worker->hung, stopped_by_agent, worker->hung ? worker->hung_at : worker->ended_at,
+                          plan_.spec.hang_timeout_s};
+      ending.stuck_at_exit = worker->stuck_at_exit && worker->ended_after_stop;
+      ending.exit_grace_s = plan_.spec.exit_grace_s;
+      endings.push_back(ending);
     }
   }
   std::string endings_path = JoinPath(attempt_dir_, plan_.host + ".endings.log");
@@ -562,6 +655,10 @@ AttemptResult Supervisor::Summarize() {
     case AttemptResult::Ending::kSucceeded: result.exit_code = 0; break;
     case AttemptResult::Ending::kAgentSignalled: result.exit_code = 128 + agent_signal_; break;
     case AttemptResult::Ending::kStoppedByJob: result.exit_code = result.root_cause ? result.root_cause->exit_code : 0; break;
+    case AttemptResult::Ending::kStuckAtExit:
+      result.exit_code = result.root_cause ? result.root_cause->exit_code : static_cast<int>(ExitCode::kStuckAtExit);
+      if (result.exit_code == 0) result.exit_code = 1;
+      break;
     case AttemptResult::Ending::kWorkerFailed:
     case AttemptResult::Ending::kHung:
       result.exit_code = result.root_cause ? result.root_cause->exit_code : 1;
@@ -582,6 +679,14 @@ AttemptResult Supervisor::Summarize() {
     log::Error("workers failed (attempt {}):\n{}", attempt_, FormatFailureBanner(banner));
   } else if (ending_ == AttemptResult::Ending::kAgentSignalled) {
     log::Warn("stopped all {} workers after {}", workers_.size(), SignalName(agent_signal_));
+  } else if (!result.stuck_at_exit.empty()) {
+    log::Error("finished (attempt {}): rank {} exited 0 and the work is done, but rank{} {} stuck at exit (teardown) "
+               "and {} stopped after {:g} s of silence; stacks in {}; exit code {}. Raise --exit-grace if {} "
+               "still had work to do.",
+               attempt_, first_finished_rank_, result.stuck_at_exit.size() == 1 ? "" : "s",
+               RankList(result.stuck_at_exit), result.stuck_at_exit.size() == 1 ? "was" : "were",
+               plan_.spec.exit_grace_s, attempt_dir_, result.exit_code,
+               result.stuck_at_exit.size() == 1 ? "it" : "they");
   }
   return result;
 }

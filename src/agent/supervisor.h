@@ -12,6 +12,14 @@
 // SIGKILL after term_timeout, and the agent waits for each. Descendants that
 // left their group (setsid daemons) are signalled alongside and SIGKILLed once
 // the workers are gone; after a success, leftovers are SIGKILLed too.
+//
+// Two watches end workers that would otherwise be waited for forever: the
+// hang watchdog (hang_timeout: silent while the others run) and the exit
+// grace (exit_grace: silent after another worker already exited 0, i.e.
+// stuck in teardown once the work is done). Either takes the stacks of every
+// live worker first, in parallel and bounded (stack_dump.h), without
+// stopping the event loop: heartbeats to the other nodes go on, and a
+// terminating signal cuts the collection short.
 #pragma once
 
 #include <memory>
@@ -25,18 +33,22 @@
 #include "agent/launch_plan.h"
 #include "agent/line_stamp.h"
 #include "agent/output_stream.h"
+#include "agent/stack_dump.h"
 #include "agent/worker_env.h"
 
 namespace primus::agent {
 
 struct AttemptResult {
   // kStoppedByJob: another node failed or was lost (multi-node; job_link.h).
-  enum class Ending { kSucceeded, kWorkerFailed, kHung, kAgentSignalled, kStoppedByJob };
+  // kStuckAtExit: a worker exited 0, but others stayed past the exit grace
+  // and were stopped; the work is done, so it is never restarted.
+  enum class Ending { kSucceeded, kWorkerFailed, kHung, kAgentSignalled, kStoppedByJob, kStuckAtExit };
   Ending ending = Ending::kSucceeded;
   int exit_code = 0;
   int agent_signal = 0;
   std::optional<WorkerFailure> root_cause;
   std::vector<WorkerFailure> other_failures;
+  std::vector<int> stuck_at_exit;  // ranks stopped after the exit grace (kStuckAtExit)
 };
 
 class Supervisor {
@@ -57,7 +69,9 @@ class Supervisor {
 
  private:
   struct Worker;
-  enum class Phase { kRunning, kStopping, kDone };
+  // kCollectingStacks: after a hang or a stuck exit, before the stop; the
+  // workers still run and nothing else is decided until the stacks are in.
+  enum class Phase { kRunning, kCollectingStacks, kStopping, kDone };
 
   Status StartWorkers();
   Status StartWorker(Worker& worker);
@@ -74,6 +88,11 @@ class Supervisor {
   void BeginStop(int signal);
   void KillEverything();
   void ReportHang(const std::vector<size_t>& hung);
+  void ReportStuckAtExit(const std::vector<size_t>& stuck);
+  void StartExitGrace(const Worker& finished);
+  void CollectStacksThenStop();
+  // Writes the stacks files and logs them; then (then_stop) stops the workers.
+  void FinishStackCollection(bool then_stop = true);
   void FinishAttempt();
   void DrainStreams();
   std::optional<SteadyTime> NextDeadline() const;
@@ -92,6 +111,9 @@ class Supervisor {
   std::unique_ptr<char[]> scratch_;
   LineStamp stamp_;
   HangWatch hang_watch_;
+  HangWatch exit_watch_;  // armed when the first worker exits 0
+  int first_finished_rank_ = -1;
+  std::unique_ptr<StackCollection> stacks_;
 
   Phase phase_ = Phase::kRunning;
   AttemptResult::Ending ending_ = AttemptResult::Ending::kSucceeded;

@@ -19,6 +19,7 @@ std::vector<SchemaKey> LauncherKeys() {
       {"main.quiet", kBool, "false", "only warnings and errors"},
 
       {"train.preflight", kBool, "true", "run the fast preflight checks before every train launch (train --no-preflight)"},
+      {"train.hang_timeout", kDouble, "1800.0", "train's hang watchdog when neither --hang-timeout nor the experiment's fault_tolerance.hang_timeout sets one; 0 is off"},
 
       {"direct.nproc_per_node", kString, "auto", "workers per node: a number, or auto (one per GPU)"},
       {"direct.nnodes", kInt, "1", "number of nodes"},
@@ -34,7 +35,8 @@ std::vector<SchemaKey> LauncherKeys() {
       {"direct.max_restarts", kInt, "0", "times the worker group is restarted after a failure"},
       {"direct.restart_backoff", kDouble, "1.0", "seconds to wait before a restart"},
       {"direct.term_timeout", kDouble, "30.0", "seconds between SIGTERM and SIGKILL when stopping workers"},
-      {"direct.hang_timeout", kDouble, "0.0", "seconds without progress before a job is called hung; 0 is off"},
+      {"direct.hang_timeout", kDouble, "0.0", "seconds without progress before a job is called hung; 0 is off (train: see train.hang_timeout)"},
+      {"direct.exit_grace", kDouble, "60.0", "once a worker exited 0, seconds the others may stay silent before they are called stuck at exit and stopped; 0 waits forever"},
       {"direct.log_dir", kString, "", "directory for per-rank logs"},
       {"direct.ranks_filter", kString, "", "ranks whose output reaches the console, e.g. 0,8-15"},
       {"direct.console_prefix", kString, "[{host}:{rank}] ", "prefix of each console line"},

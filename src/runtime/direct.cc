@@ -40,6 +40,8 @@ class DirectRuntime : public Runtime {
         {{"--restart-backoff"}, K::kValue, "SECONDS", "direct.restart_backoff", "first restart delay, doubled each time (capped)"},
         {{"--term-timeout"}, K::kValue, "SECONDS", "direct.term_timeout", "grace between SIGTERM and SIGKILL at teardown"},
         {{"--hang-timeout"}, K::kValue, "SECONDS", "direct.hang_timeout", "a worker silent this long is reported as hung (0: off)"},
+        {{"--exit-grace"}, K::kValue, "SECONDS", "direct.exit_grace",
+         "once a worker exited 0, the others may stay silent this long before they are stopped as stuck at exit (0: wait forever)"},
         {{"--log-dir"}, K::kValue, "DIR", "direct.log_dir", "per-rank log files go here"},
         {{"--ranks-filter", "--local-ranks-filter"}, K::kValue, "R,R", "direct.ranks_filter", "show only these ranks on the console (files keep all)"},
         {{"--console-prefix"}, K::kValue, "TEMPLATE", "direct.console_prefix", "console line prefix: {host} {rank} {local_rank} {node_rank}"},

@@ -167,8 +167,11 @@ class TrainTask : public Task {
     if (experiment->max_restarts >= 0 && !platform::SetExplicitly(launcher.OriginOf("direct.max_restarts"))) {
       spec->max_restarts = experiment->max_restarts;
     }
-    if (experiment->hang_timeout >= 0 && !platform::SetExplicitly(launcher.OriginOf("direct.hang_timeout"))) {
-      spec->hang_timeout_s = experiment->hang_timeout;
+    // The hang watchdog: the user's --hang-timeout > the experiment's > train.hang_timeout
+    // (a training run is never left without one by default; 0 still turns it off).
+    if (!platform::SetExplicitly(launcher.OriginOf("direct.hang_timeout"))) {
+      spec->hang_timeout_s = experiment->hang_timeout >= 0 ? experiment->hang_timeout
+                                                           : launcher.GetDouble("train.hang_timeout");
     }
     // The experiment's env: joins the plan above the user's environment;
     // the plan then decides every worker variable (platform/environment_plan.h).

@@ -19,6 +19,9 @@ enum class ExitCode : int {
   kConfig = 3,        // a configuration file or value is wrong
   kEnvironment = 4,   // a required tool, library, device or port is missing
   kNotAvailable = 5,  // the task or mode is registered but not built yet
+  // The workers' work finished (a worker exited 0), but another worker did
+  // not exit within the exit grace and was stopped (stuck in teardown).
+  kStuckAtExit = 6,
 };
 
 struct Error {

@@ -1,0 +1,34 @@
+// Keeps a noisy peer from flooding the agent's log: at most `burst` lines per
+// `window_s`, then silence until the window ends, when the next line says how
+// many were held back. Used for what strangers on the control port cause
+// (refused and dropped connections), which an operator must see once, not a
+// million times.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "agent/deadline_timer.h"
+
+namespace primus::agent {
+
+class LogLimiter {
+ public:
+  LogLimiter(size_t burst, double window_s) : burst_(burst), window_(Seconds(window_s)) {}
+
+  // nullopt: stay silent. Otherwise log the line, followed by the returned
+  // suffix ("" or " (and 12 more like it in the last 10 s)").
+  std::optional<std::string> Admit(SteadyTime now);
+  size_t suppressed() const { return suppressed_; }
+
+ private:
+  size_t burst_;
+  SteadyClock::duration window_;
+  SteadyTime window_start_{};
+  bool started_ = false;
+  size_t in_window_ = 0;
+  size_t suppressed_ = 0;
+};
+
+}  // namespace primus::agent

@@ -121,6 +121,7 @@ Json FailureToJson(const WorkerFailure& failure) {
               {"exit_code", failure.exit_code},
               {"signal", failure.signal},
               {"hung", failure.hung},
+              {"hang_timeout_s", failure.hang_timeout_s},
               {"timestamp", failure.timestamp},
               {"detected_at", failure.detected_at},
               {"log_file", failure.log_file},
@@ -140,6 +141,7 @@ WorkerFailure FailureFromJson(const Json& json) {
   failure.exit_code = IntField(json, "exit_code", 0);
   failure.signal = IntField(json, "signal", 0);
   failure.hung = BoolField(json, "hung", false);
+  failure.hang_timeout_s = DoubleField(json, "hang_timeout_s", 0.0);
   failure.timestamp = DoubleField(json, "timestamp", 0.0);
   failure.detected_at = DoubleField(json, "detected_at", 0.0);
   failure.log_file = StringField(json, "log_file");

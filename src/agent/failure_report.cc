@@ -81,8 +81,11 @@ std::string FormatFailureBanner(const BannerInput& input) {
   std::string rule(78, '=');
   std::string out = rule + "\n";
   if (root.hung) {
-    out += fmt::format("Root cause: {} hung: no output and no heartbeat for {:g} s; stopped by the agent ({})\n",
-                       Describe(root), input.hang_timeout_s, DescribeEnding(root.exit_code, root.signal));
+    // A node's early report comes before its worker was stopped: no ending yet.
+    bool ended = root.exit_code != 0 || root.signal != 0;
+    out += fmt::format("Root cause: {} hung: no output and no heartbeat for {:g} s; stopped by the agent{}\n",
+                       Describe(root), root.hang_timeout_s > 0 ? root.hang_timeout_s : input.hang_timeout_s,
+                       ended ? " (" + DescribeEnding(root.exit_code, root.signal) + ")" : "");
   } else {
     out += fmt::format("Root cause: {} failed with {}\n", Describe(root),
                        DescribeEnding(root.exit_code, root.signal));

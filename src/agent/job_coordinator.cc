@@ -87,6 +87,9 @@ Result<int> JobCoordinator::Join() {
                           settings_.control_port));
   }
   started_ = true;
+  if (size_t unlogged = stranger_log_.TakeSuppressed()) {
+    log::Warn("control channel: {} more refused or dropped connections were not logged", unlogged);
+  }
   log::Info("all {} nodes joined; starting generation {}", settings_.self.nnodes, generation_);
   Broadcast(Json{{"type", "start"}, {"generation", generation_}});
   return 0;

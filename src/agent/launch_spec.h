@@ -68,6 +68,7 @@ struct WorkerFailure {
   int exit_code = 0;   // the worker's own code, or 128+signal
   int signal = 0;      // the signal that ended it; 0 when it exited
   bool hung = false;   // ended by the hang watchdog
+  double hang_timeout_s = 0;  // the watchdog's timeout on the node that saw the hang
   double timestamp = 0;  // seconds since the epoch: the error file's when present, else detection
   double detected_at = 0;  // when the agent saw it end (or hang): orders failures within one second
   std::string log_file;

@@ -21,6 +21,13 @@ class LogLimiter {
   // suffix ("" or " (and 12 more like it in the last 10 s)").
   std::optional<std::string> Admit(SteadyTime now);
   size_t suppressed() const { return suppressed_; }
+  // The count of lines held back since the last one logged, now reset: for a
+  // closing "(N more were not logged)" when nothing else will be logged.
+  size_t TakeSuppressed() {
+    size_t count = suppressed_;
+    suppressed_ = 0;
+    return count;
+  }
 
  private:
   size_t burst_;

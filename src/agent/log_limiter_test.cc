@@ -20,6 +20,9 @@ TEST(LogLimiterTest, ABurstPerWindowThenSilenceThenACount) {
   auto after = limiter.Admit(start + Seconds(10.6));
   ASSERT_TRUE(after.has_value());
   EXPECT_EQ(*after, "") << "the count is said once";
+  for (int i = 0; i < 5; ++i) limiter.Admit(start + Seconds(10.7));
+  EXPECT_EQ(limiter.TakeSuppressed(), 4u) << "a closing count of what was held back (3 per window)";
+  EXPECT_EQ(limiter.TakeSuppressed(), 0u);
 }
 
 }  // namespace

@@ -393,6 +393,7 @@ WorkerFailure Supervisor::FailureOf(const Worker& worker) const {
   failure.exit_code = worker.exit_code;
   failure.signal = worker.signal;
   failure.hung = worker.hung;
+  if (worker.hung) failure.hang_timeout_s = plan_.spec.hang_timeout_s;
   failure.timestamp = worker.hung ? worker.hung_at : worker.ended_at;
   failure.detected_at = failure.timestamp;
   failure.log_file = worker.log_path;

@@ -34,7 +34,9 @@ struct RunMetadata {
   std::vector<std::string> hosts;
   std::string start_time;             // ISO 8601, UTC
   std::string end_time;               // "" while running
-  std::string status = "running";     // running | succeeded | failed | interrupted
+  // running | succeeded | failed | interrupted | stuck_at_exit (the work
+  // finished, but a worker had to be stopped in its teardown: exit code 6)
+  std::string status = "running";
   int exit_code = -1;
   int restarts = 0;
   nlohmann::ordered_json root_cause;  // null, or the failing worker as the agent reported it

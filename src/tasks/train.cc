@@ -169,9 +169,15 @@ class TrainTask : public Task {
     }
     // The hang watchdog: the user's --hang-timeout > the experiment's > train.hang_timeout
     // (a training run is never left without one by default; 0 still turns it off).
+    std::string watchdog_origin = launcher.OriginOf("direct.hang_timeout").Describe();
     if (!platform::SetExplicitly(launcher.OriginOf("direct.hang_timeout"))) {
-      spec->hang_timeout_s = experiment->hang_timeout >= 0 ? experiment->hang_timeout
-                                                           : launcher.GetDouble("train.hang_timeout");
+      if (experiment->hang_timeout >= 0) {
+        spec->hang_timeout_s = experiment->hang_timeout;
+        watchdog_origin = experiment->resolved.Find("fault_tolerance.hang_timeout")->origin().Describe();
+      } else {
+        spec->hang_timeout_s = launcher.GetDouble("train.hang_timeout");
+        watchdog_origin = "train.hang_timeout, " + launcher.OriginOf("train.hang_timeout").Describe();
+      }
     }
     // The experiment's env: joins the plan above the user's environment;
     // the plan then decides every worker variable (platform/environment_plan.h).
@@ -214,6 +220,10 @@ class TrainTask : public Task {
                 << " x " << experiment->grad_accum << "\n"
                 << "  experiment directory: " << experiment->workspace << "/" << experiment->exp_name << "_"
                 << (job_id.empty() ? std::string("<time>") : job_id) << "/\n"
+                << "  hang watchdog: "
+                << (spec->hang_timeout_s > 0 ? fmt::format("{:g} s", spec->hang_timeout_s) : std::string("off")) << " ("
+                << watchdog_origin << "); exit grace: "
+                << (spec->exit_grace_s > 0 ? fmt::format("{:g} s", spec->exit_grace_s) : std::string("off")) << "\n"
                 << "scripts that would run (none runs under --dry-run):\n"
                 << (patches->empty() && hooks->empty() ? std::string("  (none)\n")
                                                        : hooks::DescribeScripts(*patches) + hooks::DescribeScripts(*hooks))
@@ -407,7 +417,10 @@ class TrainTask : public Task {
                              {"signal", cause.signal},   {"hung", cause.hung},         {"message", cause.message},
                              {"log_file", cause.log_file}};
     }
-    std::string status = result->exit_code == 0 ? "succeeded" : result->agent_signal ? "interrupted" : "failed";
+    std::string status = result->exit_code == 0                                      ? "succeeded"
+                         : result->agent_signal                                     ? "interrupted"
+                         : result->exit_code == static_cast<int>(ExitCode::kStuckAtExit) ? "stuck_at_exit"
+                                                                                    : "failed";
     finish(result->exit_code, status);
     log::Info("experiment {}: {} (exit {}), {}", dir->root, status, result->exit_code,
               result->restarts ? std::to_string(result->restarts) + " restart(s)" : "no restarts");

@@ -3,7 +3,9 @@
 // log, and checking that a pid is really gone.
 #pragma once
 
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -69,6 +71,23 @@ inline std::vector<pid_t> PidsInFile(const std::string& path) {
     if (auto pid = ParseInt(Trim(word))) pids.push_back(static_cast<pid_t>(*pid));
   }
   return pids;
+}
+
+// A TCP port the kernel picks on the IPv6 wildcard (so IPv4 too), released
+// again, for a test that needs a free one.
+inline int FreePort() {
+  int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in6 address{};
+  address.sin6_family = AF_INET6;
+  address.sin6_addr = in6addr_any;
+  socklen_t length = sizeof(address);
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin6_port);
+  }
+  ::close(fd);
+  return port;
 }
 
 inline bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }

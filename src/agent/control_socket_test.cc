@@ -1,6 +1,8 @@
 #include "agent/control_socket.h"
 
 #include <gtest/gtest.h>
+
+#include "agent/agent_test_util.h"
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -12,14 +14,7 @@ namespace primus::agent {
 namespace {
 
 // A port the kernel picks, then released, for tests that need a free one.
-int FreePort() {
-  auto listener = ListenForNodes(0);
-  EXPECT_TRUE(listener.ok());
-  sockaddr_storage address{};
-  socklen_t length = sizeof(address);
-  getsockname(listener->get(), reinterpret_cast<sockaddr*>(&address), &length);
-  return ntohs(reinterpret_cast<sockaddr_in6*>(&address)->sin6_port);
-}
+using testing::FreePort;
 
 bool WaitReadable(int fd, int timeout_ms = 2000) {
   pollfd waiter{fd, POLLIN, 0};

@@ -16,19 +16,14 @@
 #include <memory>
 
 #include "agent/control_socket.h"
+
+#include "agent/agent_test_util.h"
 #include "util/error.h"
 
 namespace primus::agent {
 namespace {
 
-int FreePort() {
-  auto listener = ListenForNodes(0);
-  EXPECT_TRUE(listener.ok());
-  sockaddr_storage address{};
-  socklen_t length = sizeof(address);
-  getsockname(listener->get(), reinterpret_cast<sockaddr*>(&address), &length);
-  return ntohs(reinterpret_cast<sockaddr_in6*>(&address)->sin6_port);
-}
+using testing::FreePort;
 
 // One of the other nodes, played by the test.
 class FakeNode {

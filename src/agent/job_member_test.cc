@@ -18,19 +18,14 @@
 #include <thread>
 
 #include "agent/control_socket.h"
+
+#include "agent/agent_test_util.h"
 #include "util/error.h"
 
 namespace primus::agent {
 namespace {
 
-int FreePort() {
-  auto listener = ListenForNodes(0);
-  EXPECT_TRUE(listener.ok());
-  sockaddr_storage address{};
-  socklen_t length = sizeof(address);
-  getsockname(listener->get(), reinterpret_cast<sockaddr*>(&address), &length);
-  return ntohs(reinterpret_cast<sockaddr_in6*>(&address)->sin6_port);
-}
+using testing::FreePort;
 
 // Node 0, played by a thread: accepts the member, then runs `script` with the
 // connection (read what the member sent, answer).

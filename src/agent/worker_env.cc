@@ -4,6 +4,8 @@
 #include <array>
 #include <set>
 
+#include "agent/control_protocol.h"
+
 namespace primus::agent {
 namespace {
 
@@ -41,6 +43,7 @@ WorkerEnvironment::WorkerEnvironment(const LaunchPlan& plan, const char* const* 
     size_t equals = text.find('=');
     if (equals == std::string_view::npos || equals == 0) continue;
     std::string_view name = text.substr(0, equals);
+    if (name == kJobTokenVariable) continue;  // the agents' secret: no worker needs it
     if (!present.insert(std::string(name)).second) continue;  // first definition wins, like getenv
     if (IsAgentOwnedVariable(name)) {
       owned_before.emplace_back(name, text.substr(equals + 1));
@@ -50,13 +53,16 @@ WorkerEnvironment::WorkerEnvironment(const LaunchPlan& plan, const char* const* 
     shared_.emplace_back(text);
   }
   for (const auto& [name, value] : spec.env_overrides) {
+    if (name == kJobTokenVariable) continue;
     present.insert(name);
     shared_.push_back(Entry(name, value));
   }
   auto add_if_unset = [&](std::string_view name, std::string_view value) {
     if (present.insert(std::string(name)).second) shared_.push_back(Entry(name, value));
   };
-  for (const auto& [name, value] : spec.env) add_if_unset(name, value);
+  for (const auto& [name, value] : spec.env) {
+    if (name != kJobTokenVariable) add_if_unset(name, value);
+  }
   add_if_unset("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
   add_if_unset("PYTHONUNBUFFERED", "1");
   std::string omp_default = std::to_string(std::max(1, plan.cpu_count / spec.nproc_per_node));

@@ -3,7 +3,10 @@
 // tuning defaults only where that lacks them (a variable the user exported is
 // never overwritten by a default), then the distributed variables, which
 // belong to the agent and always win (torchrun's contract; a platform's
-// RANK=<node index> must not leak into a worker). Built once per launch; per
+// RANK=<node index> must not leak into a worker). PRIMUS_JOB_TOKEN, the
+// secret with which the agents of a job recognise each other, is never
+// passed on: a worker has no use for it, and whatever a worker runs or
+// dumps must not learn it. Built once per launch; per
 // worker only six variables differ, seven with --numa-bind: a bound rank's
 // OMP_NUM_THREADS is its share of its CPUs, unless the user set the variable.
 #pragma once

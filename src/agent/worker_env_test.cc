@@ -118,3 +118,22 @@ TEST(WorkerEnvTest, AgentOwnedNames) {
 
 }  // namespace
 }  // namespace primus::agent
+
+namespace primus::agent {
+namespace {
+
+// The job token lets an agent join the job's control channel: the agent
+// reads it, no worker gets it, wherever it came from.
+TEST(WorkerEnvTest, TheJobTokenNeverReachesAWorker) {
+  LaunchPlan plan = Plan();
+  plan.spec.env["PRIMUS_JOB_TOKEN"] = "from-spec";
+  plan.spec.env_overrides["PRIMUS_JOB_TOKEN"] = "from-env-flag";
+  const char* base[] = {"PRIMUS_JOB_TOKEN=0123456789abcdef", "HF_TOKEN=kept", nullptr};
+  WorkerEnvironment environment(plan, base);
+  auto env = AsMap(environment.For({0, 0, "/logs/err.json", "/logs/hb"}));
+  EXPECT_EQ(env.count("PRIMUS_JOB_TOKEN"), 0u);
+  EXPECT_EQ(env["HF_TOKEN"], "kept") << "the user's own secrets are the user's to pass";
+}
+
+}  // namespace
+}  // namespace primus::agent

@@ -9,6 +9,7 @@
 #include "config/render_config.h"
 #include "config/value.h"
 #include "runtime/runtime.h"
+#include "snapshot/redaction.h"
 #include "tasks/task.h"
 #include "util/log.h"
 #include "util/strings.h"
@@ -144,6 +145,9 @@ int RunLaunch(const CommandLine& command, const std::vector<std::string>& args) 
 }  // namespace
 
 int Main(const std::vector<std::string>& args) {
+  // Secrets never reach the terminal: not in the log, not in the plan
+  // --dry-run prints (snapshot/redaction.h).
+  snapshot::RedactProcessOutput();
   auto command = ParseCommandLine(args);
   if (!command.ok()) return Fail(command.error());
   ApplyLoggingFlags(command->globals);

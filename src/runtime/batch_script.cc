@@ -7,14 +7,26 @@ namespace primus::runtime {
 std::string RenderBatchScript(const BatchScript& script) {
   std::string out = "#!/bin/bash\n";
   for (const std::string& directive : script.directives) out += "#SBATCH " + directive + "\n";
-  for (const std::string& line : script.comment_lines) out += line.empty() ? "#\n" : "# " + line + "\n";
+  // A line break in a comment would end it and make the rest a command:
+  // comments never hold a raw control character.
+  for (const std::string& line : script.comment_lines) {
+    out += line.empty() ? "#\n" : "# " + EscapeControlCharacters(line) + "\n";
+  }
   out += "exec " + ShellJoin(script.command) + "\n";
   return out;
+}
+
+Status CheckDirectiveText(const std::string& text, const std::string& action) {
+  if (!HasControlCharacter(text)) return Status::Ok();
+  return UsageError(action + " flag " + ShellQuote(text) +
+                        " holds a line break or another control character, which no #SBATCH line can carry",
+                    "write the value on one line, without control characters");
 }
 
 Result<std::vector<std::string>> DirectivesFromFlags(const std::vector<std::string>& flags, const std::string& action) {
   std::vector<std::string> directives;
   for (const std::string& token : flags) {
+    if (Status status = CheckDirectiveText(token, action); !status.ok()) return status.error();
     bool is_flag = token.size() > 1 && token[0] == '-';
     if (is_flag) {
       directives.push_back(ShellQuote(token));

@@ -22,6 +22,10 @@
 
 namespace primus::runtime {
 
+// Nothing in it is executable text made from user input: every argument of
+// the body is quoted by ShellQuote (one line, exact), comment lines have
+// their control characters escaped, and a directive (one #SBATCH line, read
+// by sbatch, not bash) may hold none.
 struct BatchScript {
   // One #SBATCH line each, already joined: "--nodes=2", "--mem 4G".
   std::vector<std::string> directives;
@@ -35,9 +39,15 @@ std::string RenderBatchScript(const BatchScript& script);
 // that follow it join it ("--mem", "4G" -> "--mem 4G"), shell-quoted where
 // needed (sbatch reads quotes in #SBATCH lines). A value with no flag before
 // it is a UsageError naming `action` ("srun" checks its flags the same way:
-// a leading word would become srun's command).
+// a leading word would become srun's command), and so is a control
+// character in any of them (CheckDirectiveText).
 Result<std::vector<std::string>> DirectivesFromFlags(const std::vector<std::string>& flags,
                                                      const std::string& action = "sbatch");
+
+// A UsageError naming `action` when `text` (a flag or value bound for a
+// #SBATCH line) holds a control character: a line break would end the
+// directive and start a command.
+Status CheckDirectiveText(const std::string& text, const std::string& action = "sbatch");
 
 // Whether `flags` (as the user wrote them) set one of these options, long
 // ("--output", "--output=x") or short ("-o", "-ox").

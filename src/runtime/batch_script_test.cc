@@ -4,6 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include "util/files.h"
+#include "util/scoped_temp_dir.h"
+#include "util/strings.h"
+#include "util/subprocess.h"
+
 namespace primus::runtime {
 namespace {
 
@@ -21,6 +26,46 @@ TEST(BatchScriptTest, DirectivesFirstThenCommentsThenTheCommand) {
             "#\n"
             "# second paragraph\n"
             "exec /opt/primus-cli slurm srun -- direct -- run echo 'a b'\n");
+}
+
+// The script run by a real bash: a comment holding a line break (the
+// command line that issue 16 injected through) stays a comment, and every
+// argument of the body reaches the command byte for byte.
+TEST(BatchScriptTest, NoArgumentBecomesShellCodeAndEveryByteArrives) {
+  ScopedTempDir dir("batch");
+  const std::vector<std::string> args = {"x\necho INJECTED > " + dir.path() + "/injected #",
+                                         "import sys\nprint(1)", "cr\recho CR > " + dir.path() + "/cr",
+                                         "esc\x1b[2J", "$(touch " + dir.path() + "/sub)", "`id`", "it's \"q\"",
+                                         "\xff", "", "del\x7f"};
+  BatchScript script;
+  script.directives = {"--job-name=run"};
+  script.comment_lines = {"for: primus-cli slurm sbatch -- run " + Join(args, " "), "raw\x1b[31m\rcomment"};
+  script.command = {"printf", "%s\\0"};
+  script.command.insert(script.command.end(), args.begin(), args.end());
+  std::string text = RenderBatchScript(script);
+  for (const std::string& line : Split(text, '\n')) {
+    EXPECT_FALSE(HasControlCharacter(line)) << "a raw control character: " << line;
+  }
+  ASSERT_TRUE(WriteFileAtomic(dir.path() + "/sbatch.sh", text).ok());
+  CommandOptions options;
+  options.timeout_s = 10;
+  auto run = RunCommand({"bash", dir.path() + "/sbatch.sh"}, options);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->exit_code, 0) << run->err << text;
+  std::string expected;
+  for (const std::string& arg : args) expected += arg + std::string(1, '\0');
+  EXPECT_EQ(run->out, expected) << text;
+  for (const char* file : {"/injected", "/cr", "/sub"}) EXPECT_FALSE(PathExists(dir.path() + file)) << file << "\n" << text;
+}
+
+TEST(BatchScriptTest, ADirectiveCannotHoldALineBreak) {
+  for (const std::string& bad : {std::string("--comment=x\nrm -rf /"), std::string("x\ry"), std::string("\x1b")}) {
+    Result<std::vector<std::string>> directives = DirectivesFromFlags({"--comment", bad});
+    ASSERT_FALSE(directives.ok()) << bad;
+    EXPECT_EQ(directives.error().code, ExitCode::kUsage);
+    EXPECT_NE(directives.error().message.find("control character"), std::string::npos) << directives.error().message;
+    EXPECT_FALSE(HasControlCharacter(directives.error().message)) << "the message shows it escaped";
+  }
 }
 
 TEST(BatchScriptTest, PassThroughFlagsBecomeOneDirectiveEach) {

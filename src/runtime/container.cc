@@ -244,6 +244,15 @@ class ContainerLaunch {
     spec.ulimits = ulimits.values;
     spec.engine_options = engine_options_;
     spec.inner_args = InnerArguments(inner);
+    for (const std::string& arg : spec.inner_args) {
+      // The engines hand the command to the runtime as JSON (the OCI config),
+      // which turns such bytes into U+FFFD: refuse rather than change it.
+      if (!IsValidUtf8(arg)) {
+        return UsageError("container: argument " + ShellQuote(arg) +
+                              " is not valid UTF-8, and a container engine would change it on the way in",
+                          "pass such bytes another way (a file in a mounted directory), or encode them (base64)");
+      }
+    }
     command_ = BuildEngineCommand(spec);
     warnings_.insert(warnings_.end(), command_.warnings.begin(), command_.warnings.end());
     return Status::Ok();

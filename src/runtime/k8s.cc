@@ -14,6 +14,7 @@
 #include "runtime/k8s_manifest.h"
 #include "runtime/k8s_yaml.h"
 #include "runtime/runtime.h"
+#include "snapshot/redaction.h"
 #include "util/files.h"
 #include "util/log.h"
 #include "util/strings.h"
@@ -102,6 +103,12 @@ Result<Request> RequestFromConfig(const RuntimeContext& context) {
     if (option.spec->names.front() == "--output") request.output = option.value;
   }
   if (Status status = ValidateJob(job); !status.ok()) return status.error();
+  if (Status status = snapshot::CheckNoSecretArguments(
+          job.command, "a manifest (anyone who can read the namespace's jobs reads it)",
+          "keep it in a Kubernetes Secret and give it to the pods as an environment variable (secretKeyRef)");
+      !status.ok()) {
+    return status.error();
+  }
   return request;
 }
 

@@ -201,6 +201,14 @@ Status ValidateJob(const K8sJob& job) {
                           std::to_string(longest) + " characters (--name)");
   }
   if (job.command.empty()) return UsageError("k8s: nothing to run in the pods");
+  for (size_t i = 0; i < job.command.size(); ++i) {
+    // YAML carries Unicode text: a byte that is not UTF-8 would reach the pod changed.
+    if (!IsValidUtf8(job.command[i])) {
+      return UsageError("k8s: argument " + ShellQuote(job.command[i]) +
+                            " is not valid UTF-8, and a Kubernetes manifest can carry text only",
+                        "pass such bytes another way (a file in the image or a volume), or encode them (base64)");
+    }
+  }
   return Status::Ok();
 }
 

@@ -43,7 +43,8 @@ std::vector<std::string> PodCommand(const std::string& binary, const std::vector
 // "primus-<task>-<5 random characters>": a fresh name per job, valid in DNS.
 std::string DefaultJobName(const std::string& task);
 
-// Usage errors (code 2) for what Kubernetes would reject or what cannot work.
+// Usage errors (code 2) for what Kubernetes would reject or what cannot work
+// (a command argument that is not UTF-8 cannot be written in YAML).
 Status ValidateJob(const K8sJob& job);
 
 std::string GpuResourceName(const std::string& vendor);  // "amd.com/gpu", "nvidia.com/gpu"

@@ -263,6 +263,24 @@ TEST(K8sManifestTest, ValidationNamesTheProblem) {
   job = TwoPodJob();
   job.master_port = 65535;
   EXPECT_NE(error_of(job).find("master port 65535"), std::string::npos);
+  job = TwoPodJob();
+  job.command = PodCommand("primus-cli", {}, "run", {"/bin/echo", "\xff\xfe"});
+  EXPECT_NE(error_of(job).find("argument $'\\xff\\xfe' is not valid UTF-8"), std::string::npos) << error_of(job);
+}
+
+// Every awkward argument reaches the pod's args exactly (read back by a YAML
+// parser), and nothing else appears in the documents: a line break or CR in
+// an argument adds no key, no object, no comment end.
+TEST(K8sManifestTest, ArgumentsWithControlCharactersReachThePodExactly) {
+  const std::vector<std::string> args = {"/bin/echo", "x\necho INJECTED #", "cr\rkind: Secret", "esc\x1b[2J",
+                                         "import sys\nprint(1)", "$(id)", "`id`", "it's \"q\"", "", "del\x7f"};
+  K8sJob job = TwoPodJob();
+  job.command = PodCommand("primus-cli", {}, "run", args);
+  ASSERT_TRUE(ValidateJob(job).ok());
+  std::vector<YAML::Node> documents = Parse(job);
+  ASSERT_EQ(documents.size(), 2u);
+  YAML::Node container = documents[1]["spec"]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(Strings(container["command"]), job.command);
 }
 
 TEST(K8sManifestTest, DefaultNamesAreFreshAndValid) {

@@ -74,6 +74,10 @@ std::string ToYaml(const nlohmann::ordered_json& document) {
   out.SetIndent(2);
   out.SetSeqFormat(YAML::Block);
   out.SetMapFormat(YAML::Block);
+  // Double-quoted strings escape every byte outside printable ASCII
+  // (\n, \x1b, \x7f, \u00e9): a control character never reaches the file
+  // raw, where a YAML reader would refuse it or read a line break.
+  out.SetOutputCharset(YAML::EscapeNonAscii);
   Emit(out, document);
   std::string text = out.c_str();
   if (!text.empty() && text.back() != '\n') text += '\n';
@@ -83,7 +87,8 @@ std::string ToYaml(const nlohmann::ordered_json& document) {
 std::string ToYamlDocuments(const std::vector<nlohmann::ordered_json>& documents, std::string_view comment) {
   std::string text;
   for (const std::string& line : Split(comment, '\n')) {
-    if (!line.empty()) text += "# " + line + "\n";
+    // A CR or another control character must not end the comment.
+    if (!line.empty()) text += "# " + EscapeControlCharacters(line) + "\n";
   }
   for (const nlohmann::ordered_json& document : documents) text += "---\n" + ToYaml(document);
   return text;

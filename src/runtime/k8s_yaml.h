@@ -4,7 +4,11 @@
 // kubectl uses) could take for something else, such as "8", "yes", "null",
 // "", "--", or text with spaces, quotes or colons, is double-quoted, so that
 // a task argument like `--lr 1e-3` or `say "hi"` reaches the pod exactly as
-// written and a numeric-looking env value stays a string.
+// written and a numeric-looking env value stays a string. In double quotes,
+// every byte outside printable ASCII is escaped (a line break, ESC, DEL,
+// non-ASCII text as \uXXXX), and comment lines have their control
+// characters escaped. YAML holds Unicode text only: strings must be valid
+// UTF-8 (ValidateJob checks the pods' command).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -6,10 +6,30 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include "util/strings.h"
+
 namespace primus::runtime {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+// Control characters, DEL, C1 controls and direction overrides: escaped in
+// the text (no raw control byte in the file, which a YAML reader refuses or
+// reads as a line break) and read back as the same string; comments too.
+TEST(K8sYamlTest, ControlCharactersAreEscapedAndReadBackExactly) {
+  const std::vector<std::string> texts = {"x\necho INJECTED #", "cr\rkind: Secret", "esc\x1b[2J", "del\x7f",
+                                          "\xc2\x9b" "31m", "\xe2\x80\xae" "rtl", "nul-free \x01\x1f", "ünï",
+                                          "import sys\nprint(1)", "$(id) `id` 'q' \"q\""};
+  for (const std::string& text : texts) {
+    SCOPED_TRACE("[" + text + "]");
+    std::string yaml = ToYamlDocuments({Json{{"args", Json::array({text})}}}, "Each pod runs: " + text);
+    for (const std::string& line : Split(yaml, '\n')) EXPECT_FALSE(HasControlCharacter(line)) << line;
+    std::vector<YAML::Node> documents = YAML::LoadAll(yaml);
+    ASSERT_EQ(documents.size(), 1u) << yaml;
+    ASSERT_EQ(documents[0].size(), 1u) << "nothing but args: " << yaml;
+    EXPECT_EQ(documents[0]["args"][0].as<std::string>(), text) << yaml;
+  }
+}
 
 TEST(K8sYamlTest, AwkwardStringsSurviveAsStrings) {
   const std::vector<std::string> texts = {

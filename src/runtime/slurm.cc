@@ -21,6 +21,7 @@
 #include "runtime/slurm_job_watch.h"
 #include "runtime/slurm_step_runner.h"
 #include "snapshot/metadata.h"
+#include "snapshot/redaction.h"
 #include "tasks/task.h"
 #include "util/files.h"
 #include "util/log.h"
@@ -168,6 +169,12 @@ class SlurmRuntime : public Runtime {
     std::vector<std::string> config_flags = SlurmFlagsFromConfig(launcher, /*explicit_only=*/false);
     std::vector<std::string> user_flags = mode.passthrough;
     user_flags.insert(user_flags.end(), config_flags.begin(), config_flags.end());
+    for (const std::string& text : std::vector<std::string>{plan->name, plan->LogPattern()}) {
+      if (Status status = CheckDirectiveText(text); !status.ok()) return status.error();
+    }
+    for (const std::string& flag : config_flags) {
+      if (Status status = CheckDirectiveText(flag); !status.ok()) return status.error();
+    }
     bool own_output = !HasFlag(user_flags, "--output", "-o");
     bool user_hold = HasFlag(user_flags, "--hold", "-H");
 
@@ -199,6 +206,13 @@ class SlurmRuntime : public Runtime {
         "node's own exit code (srun alone reports the SIGTERM it sent the others).",
         "PRIMUS_JOB_TOKEN comes from sbatch's environment; it is never in this file.",
     };
+    if (Status status = snapshot::CheckNoSecretArguments(
+            script.command, "the batch script (Slurm keeps it, and shows it with scontrol write batch_script)",
+            "export the variable before submitting instead: sbatch passes your environment to the job, and "
+            "the agents pass it on to the workers");
+        !status.ok()) {
+      return status.error();
+    }
     std::string text = RenderBatchScript(script);
 
     if (context.dry_run) {

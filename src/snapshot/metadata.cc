@@ -41,9 +41,7 @@ std::string IsoTimeUtc(double epoch_seconds) {
 nlohmann::ordered_json MetadataToJson(const RunMetadata& metadata, const Redactor& redactor) {
   nlohmann::ordered_json json;
   json["primus_version"] = metadata.primus_version;
-  std::vector<std::string> argv;
-  for (const auto& arg : metadata.argv) argv.push_back(redactor.Text(arg));
-  json["argv"] = argv;
+  json["argv"] = metadata.argv;
   json["cwd"] = metadata.cwd;
   if (metadata.git) {
     json["git"] = {{"toplevel", metadata.git->toplevel}, {"commit", metadata.git->commit}, {"dirty", metadata.git->dirty}};
@@ -60,11 +58,9 @@ nlohmann::ordered_json MetadataToJson(const RunMetadata& metadata, const Redacto
   json["root_cause"] = metadata.root_cause;
   json["replay_of"] = metadata.replay_of.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(metadata.replay_of);
   json["log_dir"] = metadata.log_dir;
-  // Root-cause messages quote worker output: redact them too.
-  if (!json["root_cause"].is_null()) {
-    json["root_cause"] = nlohmann::ordered_json::parse(redactor.Text(json["root_cause"].dump()));
-  }
-  return json;
+  // Every string (root-cause messages quote worker output), redacted as data:
+  // the document stays valid JSON whatever a message holds.
+  return redactor.Json(json);
 }
 
 Result<RunMetadata> MetadataFromJson(const nlohmann::json& json) {

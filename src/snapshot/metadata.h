@@ -3,7 +3,8 @@
 // it ended (status, exit code, restarts, root cause). Written when the launch
 // starts (status "running") and rewritten when it ends, so a crash of the
 // launcher itself still leaves a record. Every string goes through the
-// Redactor before it reaches the file.
+// Redactor before it reaches the file, as data (Redactor::Json), so the file
+// is valid JSON whatever a failure message quotes.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -37,6 +37,41 @@ TEST(MetadataTest, RoundTripsAndRedactsArgv) {
   EXPECT_EQ(read->start_time, "1970-01-01T00:00:00Z");
 }
 
+// Issue 16: a failure message quoting API_KEY="x" (and other escapes JSON
+// needs) left metadata.json unparsable when its serialized text was
+// redacted. Every path (running, failed with a launcher error, failed with a
+// worker's root cause) writes a file that reads back, secrets gone.
+TEST(MetadataTest, StaysValidJsonWhateverAMessageQuotes) {
+  ScopedTempDir scoped("meta");
+  std::string path = scoped.path() + "/metadata.json";
+  Redactor redactor(std::map<std::string, std::string>{{"WANDB_API_KEY", "wandb-secret-9"}});
+  const std::vector<std::string> messages = {
+      "ValueError: API_KEY=\"x\" was rejected", "API_KEY=\\\"x\\\" escaped twice",
+      "key wandb-secret-9 in \"quotes\" and \\ backslashes \\\"", "API_KEY=\"\" empty", "API_KEY=\\", "tab\t\x1b[2J\n\"",
+      "API_KEY=\"unterminated"};
+  for (const std::string& message : messages) {
+    SCOPED_TRACE(message);
+    RunMetadata metadata;
+    metadata.argv = {"primus-cli", "direct", "--", "train", "pretrain", "wandb.api_key=wandb-secret-9"};
+    ASSERT_TRUE(WriteMetadata(path, metadata, redactor).ok());
+    ASSERT_TRUE(ReadMetadata(path).ok());
+    metadata.status = "failed";
+    metadata.root_cause = {{"launcher_error", message}};
+    ASSERT_TRUE(WriteMetadata(path, metadata, redactor).ok());
+    auto read = ReadMetadata(path);
+    ASSERT_TRUE(read.ok()) << read.error().Format() << "\n" << *ReadFile(path);
+    metadata.root_cause = {{"rank", 0}, {"message", message}, {"hung", false}};
+    ASSERT_TRUE(WriteMetadata(path, metadata, redactor).ok());
+    read = ReadMetadata(path);
+    ASSERT_TRUE(read.ok()) << read.error().Format() << "\n" << *ReadFile(path);
+    std::string text = *ReadFile(path);
+    EXPECT_EQ(text.find("wandb-secret-9"), std::string::npos) << text;
+    if (message.starts_with("ValueError")) {
+      EXPECT_EQ(read->root_cause["message"], "ValueError: API_KEY=\"<redacted>\" was rejected");
+    }
+  }
+}
+
 TEST(MetadataTest, GitCommitAndDirtyFlag) {
   if (FindExecutable("git").empty()) GTEST_SKIP() << "git not installed";
   ScopedTempDir scoped("git");

@@ -13,6 +13,87 @@ TEST(RedactionTest, SecretNamesAnyCase) {
   for (const char* name : {"NCCL_IB_HCA", "MASTER_ADDR", "PATH", "HOME"}) EXPECT_FALSE(IsSecretName(name)) << name;
 }
 
+TEST(RedactionTest, SecretNamesByWordNotBySubstring) {
+  for (const char* name : {"S3_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "env.GITHUB_TOKEN", "wandb.api_key", "apiKey",
+                           "clientSecret", "HFTOKEN", "ssh-private-key", "OPENAI_APIKEY", "AWS_ACCESS_KEY_ID",
+                           "db.password", "REGISTRY_PASSPHRASE", "gcp_credentials", "--hf-token"}) {
+    EXPECT_TRUE(IsSecretName(name)) << name;
+  }
+  // Model and tokenizer settings must survive in resolved.yaml, or a replay breaks.
+  for (const char* name : {"TOKENIZERS_PARALLELISM", "tokenizer", "max_tokens", "pad_token", "eos_token_id",
+                           "bos_token", "sort_key", "key_dim", "KEYBOARD", "MONKEY_PATCH", "num_key_value_heads",
+                           "keyword", ""}) {
+    EXPECT_FALSE(IsSecretName(name)) << name;
+  }
+}
+
+TEST(RedactionTest, QuotedAssignmentsKeepTheirQuotes) {
+  EXPECT_EQ(RedactAssignments("failed: API_KEY=\"x y z\" rejected"), "failed: API_KEY=\"<redacted>\" rejected");
+  EXPECT_EQ(RedactAssignments("export DB_PASSWORD='p w'"), "export DB_PASSWORD='<redacted>'");
+  EXPECT_EQ(RedactAssignments("--api-key=abc123 --lr=1e-3"), "--api-key=<redacted> --lr=1e-3");
+  EXPECT_EQ(RedactAssignments("env.GITHUB_TOKEN=ghp_abc"), "env.GITHUB_TOKEN=<redacted>");
+  EXPECT_EQ(RedactAssignments("max_tokens=4096 TOKENIZERS_PARALLELISM=false"), "max_tokens=4096 TOKENIZERS_PARALLELISM=false");
+}
+
+TEST(RedactionTest, YamlLinesOfSecretKeys) {
+  std::string yaml =
+      "env:\n"
+      "  S3_SECRET_ACCESS_KEY: s3-abc-123   \n"
+      "  HF_TOKEN: ${HF_TOKEN}\n"
+      "  'GITHUB_TOKEN': \"ghp_x\"\n"
+      "  NCCL_DEBUG: INFO\n"
+      "  tokenizer: /data/tok.model\n"
+      "  pad_token: <pad>\n"
+      "wandb:\n"
+      "  - api_key: wk-1\n"
+      "  password: |\n"
+      "    block\n";
+  EXPECT_EQ(RedactYamlKeys(yaml),
+            "env:\n"
+            "  S3_SECRET_ACCESS_KEY: <redacted>   \n"
+            "  HF_TOKEN: ${HF_TOKEN}\n"
+            "  'GITHUB_TOKEN': <redacted>\n"
+            "  NCCL_DEBUG: INFO\n"
+            "  tokenizer: /data/tok.model\n"
+            "  pad_token: <pad>\n"
+            "wandb:\n"
+            "  - api_key: <redacted>\n"
+            "  password: |\n"
+            "    block\n");
+}
+
+TEST(RedactionTest, LearntValuesAreRedactedInsideOtherStrings) {
+  Redactor redactor;
+  redactor.Learn("S3_SECRET_ACCESS_KEY", "s3-abc-123");
+  redactor.Learn("NCCL_DEBUG", "INFO");
+  redactor.Learn("HF_TOKEN", "true");  // too common to be learnt
+  redactor.LearnValue("ghp_override_1");
+  EXPECT_EQ(redactor.Text("--url=s3://bucket?key=s3-abc-123&x ghp_override_1 INFO true"),
+            "--url=s3://bucket?key=<redacted>&x <redacted> INFO true");
+  EXPECT_EQ(redactor.secret_values(), (std::vector<std::string>{"ghp_override_1", "s3-abc-123"}));
+}
+
+// Failure messages quoting API_KEY="x" or a secret: redacted as data, so the
+// document stays valid JSON (redacting its serialized text dropped the
+// backslash of \" and broke it).
+TEST(RedactionTest, JsonIsRedactedAsDataAndStaysValid) {
+  Redactor redactor(std::map<std::string, std::string>{{"HF_TOKEN", "hf_value_42"}});
+  nlohmann::ordered_json cause = {
+      {"message", "ValueError: API_KEY=\"x\" refused; token hf_value_42; \\\" end"},
+      {"nested", {{"list", {"export WANDB_API_KEY='k k'", "https://u:pw@h/x"}}}},
+      {"api_key", "plain"},
+      {"exit_code", 1}};
+  nlohmann::ordered_json redacted = redactor.Json(cause);
+  std::string text = redacted.dump(2);
+  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << text;
+  EXPECT_EQ(parsed["message"], "ValueError: API_KEY=\"<redacted>\" refused; token <redacted>; \\\" end");
+  EXPECT_EQ(parsed["nested"]["list"][0], "export WANDB_API_KEY='<redacted>'");
+  EXPECT_EQ(parsed["nested"]["list"][1], "https://u:<redacted>@h/x");
+  EXPECT_EQ(parsed["api_key"], "<redacted>");
+  EXPECT_EQ(parsed["exit_code"], 1);
+}
+
 TEST(RedactionTest, UrlPasswordsGoEvenUnderHarmlessNames) {
   EXPECT_EQ(RedactUrlCredentials("https://alice:s3cr3t@example.com/repo.git"),
             "https://alice:<redacted>@example.com/repo.git");

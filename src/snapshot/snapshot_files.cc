@@ -16,12 +16,12 @@ Result<std::vector<std::string>> WriteConfigFiles(const ExperimentDir& dir, cons
     for (int n = 2; std::find(written.begin(), written.end(), candidate) != written.end() || candidate == "resolved.yaml"; ++n) {
       candidate = std::to_string(n) + "_" + name;
     }
-    if (Status status = WriteFileAtomic(dir.config_dir() + "/" + candidate, redactor.Text(*content)); !status.ok()) {
+    if (Status status = WriteFileAtomic(dir.config_dir() + "/" + candidate, redactor.Yaml(*content)); !status.ok()) {
       return status.error();
     }
     written.push_back(candidate);
   }
-  if (Status status = WriteFileAtomic(dir.config_dir() + "/resolved.yaml", redactor.Text(resolved_yaml)); !status.ok()) {
+  if (Status status = WriteFileAtomic(dir.config_dir() + "/resolved.yaml", redactor.Yaml(resolved_yaml)); !status.ok()) {
     return status.error();
   }
   return written;
@@ -33,7 +33,7 @@ Status WriteEnvironment(const ExperimentDir& dir, const EnvWithOrigins& env, con
   for (const auto& [name, entry] : env) {
     std::string value = redactor.Value(name, entry.value);
     dump += name + "=" + value + "\n";
-    json[name] = {{"value", value}, {"origin", entry.origin}};
+    json[name] = {{"value", value}, {"origin", redactor.Text(entry.origin)}};
   }
   if (Status status = WriteFileAtomic(dir.env_dir() + "/primus_env_dump.txt", dump); !status.ok()) return status;
   return WriteFileAtomic(dir.env_dir() + "/env.json", json.dump(2) + "\n");
@@ -54,7 +54,7 @@ Result<EnvWithOrigins> ReadEnvironment(const ExperimentDir& dir) {
 }
 
 Status WriteSystemInfo(const ExperimentDir& dir, const nlohmann::ordered_json& info, const Redactor& redactor) {
-  return WriteFileAtomic(dir.env_dir() + "/system_info.json", redactor.Text(info.dump(2)) + "\n");
+  return WriteFileAtomic(dir.env_dir() + "/system_info.json", redactor.Json(info).dump(2) + "\n");
 }
 
 Result<nlohmann::json> ReadSystemInfo(const ExperimentDir& dir) {

@@ -3,7 +3,8 @@
 //            redacted), and resolved.yaml, the configuration the run used;
 //   env/     primus_env_dump.txt (KEY=VALUE), env.json (value and origin of
 //            each variable the workers received), system_info.json.
-// Everything goes through the Redactor.
+// Everything goes through the Redactor: YAML files as YAML (the values of
+// secret keys too), JSON as data.
 #pragma once
 
 #include <map>

@@ -15,6 +15,7 @@
 #include <iostream>
 
 #include "agent/launch_spec_from_config.h"
+#include "agent/control_protocol.h"
 #include "agent/launch_summary.h"
 #include "agent/platform_setup.h"
 #include "agent/run_workers.h"
@@ -109,6 +110,18 @@ Result<TrainArgs> ParseTrainArgs(const std::vector<std::string>& args) {
 }
 
 
+// Every scalar under a secret-named key of the experiment, at any depth
+// (env.HF_TOKEN, wandb.api_key), is a secret value from now on.
+void LearnSecrets(const config::Value& value, snapshot::Redactor* redactor, std::string_view name = "") {
+  if (value.IsMap()) {
+    for (const auto& [key, item] : value.AsMap()) LearnSecrets(item, redactor, key);
+  } else if (value.IsList()) {
+    for (const config::Value& item : value.AsList()) LearnSecrets(item, redactor, name);
+  } else if (!value.IsNull()) {
+    redactor->Learn(name, value.ScalarText());
+  }
+}
+
 class TrainTask : public Task {
  public:
   std::string name() const override { return "train"; }
@@ -150,6 +163,10 @@ class TrainTask : public Task {
 
     auto experiment = train::LoadExperiment(request);
     if (!experiment.ok()) return experiment.error();
+    // Its secrets (env: entries, overrides, any secret-named key, ${VAR}
+    // values) are redacted from here on, in what we print and what we write.
+    snapshot::Redactor& redactor = snapshot::ProcessRedactor();
+    LearnSecrets(experiment->resolved, &redactor);
 
     // The world: launcher flags/env > the experiment > launcher files and defaults.
     auto spec = agent::LaunchSpecFromConfig(launcher, {"placeholder"});
@@ -184,11 +201,20 @@ class TrainTask : public Task {
     std::vector<platform::EnvAssignment> experiment_env;
     if (const config::Value* env = experiment->resolved.Find("env"); env && env->IsMap()) {
       for (const auto& [name, value] : env->AsMap()) {
+        if (replay && value.ScalarText() == snapshot::kRedacted) {
+          // A secret recorded as <redacted>: the user's environment must give it again.
+          if (!process_env.count(name)) log::Warn("replay: {} was redacted when recorded and is not set now", name);
+          continue;
+        }
         experiment_env.push_back({name, value.ScalarText(), value.origin().line ? value.origin().Describe() : ""});
       }
     }
     auto setup = agent::ApplyPlatform(launcher, experiment_env, &*spec);
     if (!setup.ok()) return setup.error();
+    for (const auto* values : {&spec->env, &spec->env_overrides}) {
+      for (const auto& [name, value] : *values) redactor.Learn(name, value);
+    }
+    for (const auto& [name, entry] : setup->plan.variables) redactor.Learn(name, entry.value);
     int world_size = spec->nnodes * spec->nproc_per_node;
     if (Status status = train::ResolveForWorldSize(request, world_size, &*experiment); !status.ok()) return status.error();
 
@@ -279,7 +305,6 @@ class TrainTask : public Task {
       return own;
     }();
     if (!dir.ok()) return dir.error();
-    snapshot::Redactor redactor(process_env);
     snapshot::RunMetadata metadata;
     metadata.primus_version = PRIMUS_VERSION;
     metadata.argv = context.command_line;
@@ -353,6 +378,7 @@ class TrainTask : public Task {
     if (!hook_outcome.ok()) return fail(hook_outcome.error());
     // A hook computed these for this launch: they win over profiles and files.
     for (const auto& [name, value] : hook_outcome->env) {
+      redactor.Learn(name, value);
       spec->env_overrides[name] = value;
       origins[name] = {value, "hook env. line"};
     }
@@ -366,6 +392,7 @@ class TrainTask : public Task {
       if (Status written = WriteFileAtomic(path, content); !written.ok()) return fail(written.error());
     }
     for (const auto& [name, value] : command->env) {
+      redactor.Learn(name, value);
       if (!spec->env.count(name)) {
         spec->env[name] = value;
         origins[name] = {value, "backend " + experiment->backend};
@@ -381,6 +408,7 @@ class TrainTask : public Task {
     for (const auto& [name, value] : spec->env_overrides) {
       worker_env[name] = origins.count(name) ? origins[name] : snapshot::EnvEntry{value, "--env"};
     }
+    worker_env.erase(agent::kJobTokenVariable);  // the agent's, never a worker's (agent/worker_env.h)
     worker_env["WORLD_SIZE"] = {std::to_string(world_size), "node agent"};
     worker_env["NNODES"] = {std::to_string(spec->nnodes), "node agent"};
     auto write_env = [&]() {

@@ -6,11 +6,18 @@
 
 #include <cstdlib>
 
+#include "util/strings.h"
+
 namespace primus::log {
 namespace {
 
 Level g_level = Level::kInfo;
 int g_color = -1;  // -1: decide from the terminal on first use
+
+std::function<std::string(std::string_view)>& MessageFilter() {
+  static std::function<std::string(std::string_view)> filter;
+  return filter;
+}
 
 bool UseColor() {
   if (g_color < 0) g_color = isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr ? 1 : 0;
@@ -75,8 +82,12 @@ std::string FormatLine(Level level, std::string_view message) {
                      HostName(), LevelName(level), message);
 }
 
+void SetMessageFilter(std::function<std::string(std::string_view)> filter) { MessageFilter() = std::move(filter); }
+
 void Write(Level level, std::string_view message) {
-  std::string line = FormatLine(level, message);
+  const auto& filter = MessageFilter();
+  std::string line = FormatLine(level, EscapeControlCharacters(filter ? filter(message) : std::string(message),
+                                                               /*keep_line_breaks=*/true));
   if (UseColor()) {
     size_t level_start = line.find("] [", line.find("] [") + 1) + 3;
     size_t level_end = line.find(']', level_start);

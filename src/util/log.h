@@ -1,12 +1,15 @@
 // The launcher's own log, on stderr: "[time] [host] [LEVEL] message".
 // Colour only when stderr is a terminal (and NO_COLOR is unset). --quiet
 // keeps warnings and errors; --debug adds every resolved command and
-// environment change. Each line goes out in one write(2), so lines from
+// environment change. A message never carries a raw control character (ESC,
+// CR, ...: escaped as \x1b, \r; line breaks stay), and the filter the
+// launcher installs removes secrets from it. Each line goes out in one write(2), so lines from
 // several processes sharing a terminal never interleave mid-line.
 #pragma once
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -23,6 +26,10 @@ Level GetLevel();
 bool Enabled(Level level);
 // Overrides terminal detection (tests, or --color=always later).
 void SetColor(bool enabled);
+
+// Applied to every message before it is written; the launcher installs its
+// redaction of secrets here (snapshot/redaction.h). Set it before threads start.
+void SetMessageFilter(std::function<std::string(std::string_view)> filter);
 
 // Formats one line exactly as written (without colour); exposed for tests.
 std::string FormatLine(Level level, std::string_view message);

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <regex>
 
 namespace primus::log {
@@ -27,6 +30,33 @@ TEST(LogTest, ParseLevelAcceptsKnownNamesOnly) {
   EXPECT_TRUE(ParseLevel("warning", &level));
   EXPECT_EQ(level, Level::kWarn);
   EXPECT_FALSE(ParseLevel("verbose", &level));
+}
+
+// What Write puts on stderr, captured through a temporary file.
+std::string Written(Level level, std::string_view message) {
+  char path[] = "/tmp/primus-log-test-XXXXXX";
+  int file = mkstemp(path);
+  int saved = dup(STDERR_FILENO);
+  dup2(file, STDERR_FILENO);
+  SetColor(false);
+  Write(level, message);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  std::string text(4096, '\0');
+  ssize_t n = pread(file, text.data(), text.size(), 0);
+  close(file);
+  unlink(path);
+  text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return text;
+}
+
+TEST(LogTest, MessagesCannotDriveTheTerminalAndPassTheFilter) {
+  std::string line = Written(Level::kError, "unknown task 'x\x1b[2J\rfake'\nsecond line\tkept");
+  EXPECT_NE(line.find("unknown task 'x\\x1b[2J\\rfake'\nsecond line\tkept\n"), std::string::npos) << line;
+  SetMessageFilter([](std::string_view message) { return std::string(message) + " (filtered)"; });
+  line = Written(Level::kError, "hello");
+  SetMessageFilter(nullptr);
+  EXPECT_NE(line.find("hello (filtered)\n"), std::string::npos) << line;
 }
 
 }  // namespace

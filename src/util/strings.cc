@@ -124,12 +124,114 @@ std::string DidYouMean(std::string_view word, const std::vector<std::string>& ca
   return match ? " (did you mean '" + *match + "'?)" : "";
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence starting at text[at] (its
+// code point in *code), or 0 when none starts there.
+size_t Utf8Sequence(std::string_view text, size_t at, uint32_t* code) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  unsigned char lead = byte(at);
+  if (lead < 0x80) {
+    *code = lead;
+    return 1;
+  }
+  size_t length = (lead & 0xE0) == 0xC0 ? 2 : (lead & 0xF0) == 0xE0 ? 3 : (lead & 0xF8) == 0xF0 ? 4 : 0;
+  if (length == 0 || at + length > text.size()) return 0;
+  uint32_t value = lead & (0x7F >> length);
+  for (size_t i = 1; i < length; ++i) {
+    if ((byte(at + i) & 0xC0) != 0x80) return 0;
+    value = (value << 6) | (byte(at + i) & 0x3F);
+  }
+  static constexpr uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (value < kSmallest[length] || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) return 0;
+  *code = value;
+  return length;
+}
+
+// Code points a terminal or an editor acts on instead of showing: C0 and C1
+// controls, DEL, line and paragraph separators, direction marks and overrides.
+bool IsControlCode(uint32_t code) {
+  return code < 0x20 || (code >= 0x7F && code <= 0x9F) || code == 0x2028 || code == 0x2029 || code == 0x200E ||
+         code == 0x200F || (code >= 0x202A && code <= 0x202E) || (code >= 0x2066 && code <= 0x2069);
+}
+
+// Calls unit(bytes, escape) for each UTF-8 sequence of `text` (a lone bad byte
+// is a unit of its own), escape saying whether it is a control or not UTF-8.
+template <typename Unit>
+void ForEachUnit(std::string_view text, Unit unit) {
+  for (size_t at = 0; at < text.size();) {
+    uint32_t code = 0;
+    size_t length = Utf8Sequence(text, at, &code);
+    bool escape = length == 0 || IsControlCode(code);
+    if (length == 0) length = 1;
+    unit(text.substr(at, length), escape);
+    at += length;
+  }
+}
+
+// \n, \r, \t, or \xHH for each byte.
+void AppendEscaped(std::string_view bytes, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (char c : bytes) {
+    if (c == '\n') *out += "\\n";
+    else if (c == '\r') *out += "\\r";
+    else if (c == '\t') *out += "\\t";
+    else {
+      auto byte = static_cast<unsigned char>(c);
+      *out += "\\x";
+      *out += kHex[byte >> 4];
+      *out += kHex[byte & 15];
+    }
+  }
+}
+
+}  // namespace
+
+bool HasControlCharacter(std::string_view text) {
+  bool found = false;
+  ForEachUnit(text, [&](std::string_view, bool escape) { found = found || escape; });
+  return found;
+}
+
+bool IsValidUtf8(std::string_view text) {
+  for (size_t at = 0; at < text.size();) {
+    uint32_t code = 0;
+    size_t length = Utf8Sequence(text, at, &code);
+    if (length == 0) return false;
+    at += length;
+  }
+  return true;
+}
+
+std::string EscapeControlCharacters(std::string_view text, bool keep_line_breaks) {
+  if (!HasControlCharacter(text)) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 16);
+  ForEachUnit(text, [&](std::string_view bytes, bool escape) {
+    if (!escape || (keep_line_breaks && (bytes == "\n" || bytes == "\t"))) out += bytes;
+    else AppendEscaped(bytes, &out);
+  });
+  return out;
+}
+
 std::string ShellQuote(std::string_view arg) {
   if (arg.empty()) return "''";
   bool safe = std::all_of(arg.begin(), arg.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("@%+=:,./_-").find(c) != std::string_view::npos;
   });
   if (safe) return std::string(arg);
+  if (HasControlCharacter(arg)) {
+    // bash's ANSI-C quoting: \xHH is always two digits, so a hex digit after
+    // it stays a character of its own.
+    std::string out = "$'";
+    ForEachUnit(arg, [&](std::string_view bytes, bool escape) {
+      if (escape) AppendEscaped(bytes, &out);
+      else if (bytes == "'") out += "\\'";
+      else if (bytes == "\\") out += "\\\\";
+      else out += bytes;
+    });
+    return out + "'";
+  }
   std::string out = "'";
   for (char c : arg) {
     if (c == '\'') out += "'\\''";

@@ -34,8 +34,24 @@ std::optional<std::string> ClosestMatch(std::string_view word,
 // " (did you mean 'x'?)" or "" when nothing is close.
 std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates);
 
-// Quotes one argument for a POSIX shell only when it needs it.
+// Quotes one argument for bash only when it needs it: a plain word as it
+// is, anything else in single quotes. An argument holding a control
+// character (line break, CR, ESC, ...), a byte that is not UTF-8, or a
+// Unicode line separator or direction override is written as bash's
+// $'...' with every such byte as \n, \r, \t or \xHH: the result is exact
+// (bash reads back the same bytes in any locale), stays on one line, and
+// cannot move the cursor or recolour a terminal it is printed on. Used for
+// the command lines we print and the batch scripts we write.
 std::string ShellQuote(std::string_view arg);
 std::string ShellJoin(const std::vector<std::string>& argv);
+
+// Whether `text` holds something ShellQuote escapes (see above).
+bool HasControlCharacter(std::string_view text);
+// `text` with what ShellQuote escapes written as \n, \r, \t or \xHH, for
+// comments and log lines; `keep_line_breaks` leaves \n and \t as they are
+// (a multi-line message).
+std::string EscapeControlCharacters(std::string_view text, bool keep_line_breaks = false);
+// Whether every byte of `text` belongs to a well-formed UTF-8 sequence.
+bool IsValidUtf8(std::string_view text);
 
 }  // namespace primus

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/subprocess.h"
+
 namespace primus {
 namespace {
 
@@ -43,6 +45,57 @@ TEST(StringsTest, ShellQuoteOnlyWhenNeeded) {
   EXPECT_EQ(ShellQuote("$HOME"), "'$HOME'");
   EXPECT_EQ(ShellQuote(""), "''");
   EXPECT_EQ(ShellJoin({"srun", "-N", "2", "a b"}), "srun -N 2 'a b'");
+}
+
+// The awkward arguments of the argument-integrity tests, quoted by
+// ShellQuote and read back by a real bash: the same bytes, and the quoted
+// text holds no control character (it stays on one line and cannot drive
+// a terminal).
+const std::vector<std::string>& AwkwardArguments() {
+  static const std::vector<std::string> args = {
+      "x\necho INJECTED > injected #", "import sys\nprint(1)", "cr\rhere", "esc\x1b[2Jcls", "$(id)", "`id`",
+      "it's \"q\"", "\xff\xfe", "", "tab\there", "del\x7f", "\xc2\x9b" "31m", "\xe2\x80\xaertl", "ünïcödé",
+      "back\\slash", "\\x41", "$'x'", "\x01\x1f", "new\n", "\x1b" "1"};
+  return args;
+}
+
+TEST(StringsTest, ShellQuoteIsExactForBashAndOneLineOfPrintableText) {
+  for (const std::string& arg : AwkwardArguments()) {
+    std::string quoted = ShellQuote(arg);
+    EXPECT_FALSE(HasControlCharacter(quoted)) << quoted;
+    EXPECT_EQ(quoted.find('\n'), std::string::npos) << quoted;
+  }
+  EXPECT_EQ(ShellQuote("a\nb"), "$'a\\nb'");
+  EXPECT_EQ(ShellQuote("it's\x1b"), "$'it\\'s\\x1b'");
+  EXPECT_EQ(ShellQuote("\xff" "1"), "$'\\xff1'");
+  EXPECT_EQ(ShellQuote("ünï"), "'ünï'") << "printable UTF-8 stays readable";
+
+  std::string script = "printf '%s\\0'";
+  for (const std::string& arg : AwkwardArguments()) script += " " + ShellQuote(arg);
+  CommandOptions options;
+  options.timeout_s = 10;
+  auto run = RunCommand({"bash", "-c", script}, options);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  std::string expected;
+  for (const std::string& arg : AwkwardArguments()) expected += arg + std::string(1, '\0');
+  EXPECT_EQ(run->out, expected);
+  // In the C locale too: \xHH escapes are bytes, not characters.
+  CommandOptions c_locale = options;
+  c_locale.env["LC_ALL"] = "C";
+  auto in_c = RunCommand({"bash", "-c", script}, c_locale);
+  ASSERT_TRUE(in_c.ok());
+  EXPECT_EQ(in_c->out, expected);
+}
+
+TEST(StringsTest, ControlCharactersAreEscapedForCommentsAndLogs) {
+  EXPECT_EQ(EscapeControlCharacters("a\nb\rc\x1b[2J\xff"), "a\\nb\\rc\\x1b[2J\\xff");
+  EXPECT_EQ(EscapeControlCharacters("line1\n\tline2\r", /*keep_line_breaks=*/true), "line1\n\tline2\\r");
+  EXPECT_EQ(EscapeControlCharacters("plain ünï text"), "plain ünï text");
+  EXPECT_TRUE(IsValidUtf8("ünïcödé"));
+  EXPECT_FALSE(IsValidUtf8("\xff"));
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf")) << "overlong";
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80")) << "surrogate";
+  EXPECT_FALSE(IsValidUtf8("\xe2\x82")) << "cut short";
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <nlohmann/json.hpp>
+
 namespace primus::config {
 namespace {
 
@@ -56,6 +59,25 @@ TEST(MergeTest, AMapWithoutAnOriginKeepsTheBaseOrigin) {
   Value base = Map({{"a", Value::Int(1)}}, Origin::File("base.yaml", 1, 1));
   Value merged = Merge(base, Map({{"b", Value::Int(2)}}));
   EXPECT_EQ(merged.origin().Describe(), "base.yaml:1:1");
+}
+
+
+TEST(MergeTest, LargeMapsMergeInLinearTime) {
+  Value base = Value::EmptyMap(), over = Value::EmptyMap();
+  for (int i = 0; i < 100000; ++i) {
+    base.AsMap().emplace_back("k" + std::to_string(i), Value::Int(i));
+    over.AsMap().emplace_back("k" + std::to_string(i + 50000), Value::Int(-i));
+  }
+  auto start = std::chrono::steady_clock::now();
+  Value merged = Merge(base, over);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  ASSERT_EQ(merged.AsMap().size(), 150000u);
+  EXPECT_EQ(merged.AsMap()[0].first, "k0") << "base keys keep their order";
+  EXPECT_EQ(*merged.Get("k50000"), Value::Int(0)) << "over wins";
+  EXPECT_EQ(merged.AsMap().back().first, "k149999") << "new keys follow";
+  auto json_start = std::chrono::steady_clock::now();
+  EXPECT_EQ(merged.ToJson().size(), 150000u);
+  EXPECT_LT(std::chrono::steady_clock::now() - json_start, std::chrono::seconds(1));
 }
 
 }  // namespace

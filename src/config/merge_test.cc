@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
+#include <ctime>
 #include <nlohmann/json.hpp>
 
 namespace primus::config {
@@ -68,16 +68,16 @@ TEST(MergeTest, LargeMapsMergeInLinearTime) {
     base.AsMap().emplace_back("k" + std::to_string(i), Value::Int(i));
     over.AsMap().emplace_back("k" + std::to_string(i + 50000), Value::Int(-i));
   }
-  auto start = std::chrono::steady_clock::now();
+  std::clock_t start = std::clock();  // CPU time: what the merge costs, whatever else runs
   Value merged = Merge(base, over);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_LT(std::clock() - start, CLOCKS_PER_SEC);
   ASSERT_EQ(merged.AsMap().size(), 150000u);
   EXPECT_EQ(merged.AsMap()[0].first, "k0") << "base keys keep their order";
   EXPECT_EQ(*merged.Get("k50000"), Value::Int(0)) << "over wins";
   EXPECT_EQ(merged.AsMap().back().first, "k149999") << "new keys follow";
-  auto json_start = std::chrono::steady_clock::now();
+  std::clock_t json_start = std::clock();
   EXPECT_EQ(merged.ToJson().size(), 150000u);
-  EXPECT_LT(std::chrono::steady_clock::now() - json_start, std::chrono::seconds(1));
+  EXPECT_LT(std::clock() - json_start, CLOCKS_PER_SEC);
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
+#include <ctime>
 #include <map>
 
 #include "config/scheduler_settings.h"
@@ -186,9 +186,9 @@ TEST(SlurmSettingsTest, AHugeNodeListGivesItsFirstHostWithoutBeingExpanded) {
   // 10^8 hosts: expanding them all took 2.4 GB and 19 s; only node 0 is needed.
   Environment::Variables step = Recorded("srun_step_node2_of_2");
   step["SLURM_STEP_NODELIST"] = "a[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]";
-  auto start = std::chrono::steady_clock::now();
+  std::clock_t start = std::clock();  // CPU time, whatever else the machine runs
   SchedulerSettings found = Detect(step);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(100));
+  EXPECT_LT(std::clock() - start, CLOCKS_PER_SEC / 10);
   EXPECT_EQ(Settings(found)["direct.master_addr"], "a00000000 from SLURM_STEP_NODELIST");
 }
 

@@ -4,7 +4,7 @@
 
 #include <unistd.h>
 
-#include <chrono>
+#include <ctime>
 #include <cmath>
 #include <utility>
 
@@ -280,9 +280,9 @@ TEST(YamlLoaderTest, DevicesAndOversizedFilesAreRefusedBeforeReading) {
       {big, big + " is 67108865 bytes, larger than the limit of 67108864 bytes for this input"},
   };
   for (const auto& [path, expected] : cases) {
-    auto start = std::chrono::steady_clock::now();
+    std::clock_t start = std::clock();  // CPU time: nothing is read
     Result<Value> value = LoadYamlFile(path, Environment());
-    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(100)) << path;
+    EXPECT_LT(std::clock() - start, CLOCKS_PER_SEC / 10) << path;
     ASSERT_FALSE(value.ok()) << path;
     EXPECT_EQ(value.error().code, ExitCode::kConfig);
     EXPECT_EQ(value.error().message, expected);

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
+#include <ctime>
 #include <string>
 #include <utility>
 
@@ -137,9 +137,9 @@ TEST(YamlParserTest, TwoMergeKeysInOneMapAreAnError) {
 }
 
 
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+// CPU seconds of this process since `start` (std::clock()): what the work
+// costs, whatever else the machine is running.
+double SecondsSince(std::clock_t start) { return static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC; }
 
 // Nine levels of ten aliases each: 10^9 nodes if expanded.
 std::string BillionLaughs() {
@@ -154,7 +154,7 @@ std::string BillionLaughs() {
 }
 
 TEST(YamlParserTest, ABillionLaughsIsRefusedAtTheAliasThatCrossesTheLimit) {
-  auto start = std::chrono::steady_clock::now();
+  std::clock_t start = std::clock();
   Result<Value> value = Parse(BillionLaughs());
   EXPECT_LT(SecondsSince(start), 1.0);
   ASSERT_FALSE(value.ok());
@@ -178,7 +178,7 @@ TEST(YamlParserTest, AMapOf100000KeysParsesInLinearTime) {
   std::string text = "model:\n";
   for (int i = 0; i < 100000; ++i) text += "  key_" + std::to_string(i) + ": " + std::to_string(i) + "\n";
   text += "merged:\n  <<: &all {}\n";
-  auto start = std::chrono::steady_clock::now();
+  std::clock_t start = std::clock();
   Result<Value> value = Parse(text);
   EXPECT_LT(SecondsSince(start), 1.0) << "69 s before: every key searched every earlier key";
   ASSERT_TRUE(value.ok()) << value.error().message;
@@ -194,7 +194,7 @@ TEST(YamlParserTest, MergingALargeMapIsLinear) {
   std::string text = "big: &big {";
   for (int i = 0; i < 50000; ++i) text += (i ? ", k" : "k") + std::to_string(i) + ": 1";
   text += "}\nover:\n  <<: *big\n  k7: 2\n";
-  auto start = std::chrono::steady_clock::now();
+  std::clock_t start = std::clock();
   Result<Value> value = Parse(text);
   EXPECT_LT(SecondsSince(start), 1.0);
   ASSERT_TRUE(value.ok()) << value.error().message;
@@ -235,7 +235,7 @@ TEST(YamlParserTest, EscapesThatProduceNulOrInvalidUtf8AreRefused) {
 
 TEST(YamlParserTest, DeepNestingIsAnErrorNotACrash) {
   for (const std::string& text : {std::string(100000, '['), "a: " + std::string(100000, '{')}) {
-    auto start = std::chrono::steady_clock::now();
+    std::clock_t start = std::clock();
     Result<Value> value = Parse(text);
     EXPECT_LT(SecondsSince(start), 1.0);
     ASSERT_FALSE(value.ok());
@@ -249,7 +249,7 @@ TEST(YamlParserTest, TwentyThousandNestedDefaultsAreAnError) {
   for (int i = 0; i < 20000; ++i) text += "${X:";
   text += "x" + std::string(20000, '}') + "\n";
   Environment env({});
-  auto start = std::chrono::steady_clock::now();
+  std::clock_t start = std::clock();
   Result<Value> value = Parse(text, &env);
   EXPECT_LT(SecondsSince(start), 1.0);
   ASSERT_FALSE(value.ok());

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
+#include <ctime>
 #include <cstdint>
 #include <random>
 
@@ -41,7 +41,7 @@ TEST(HostlistTest, MalformedExpressionsAreNamed) {
 }
 
 TEST(HostlistTest, HugeListsAreCountedAndIndexedWithoutBeingExpanded) {
-  auto start = std::chrono::steady_clock::now();
+  std::clock_t start = std::clock();  // CPU time, whatever else the machine runs
   Result<Hostlist> list = Hostlist::Parse("a[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]");
   ASSERT_TRUE(list.ok()) << list.error().Format();
   EXPECT_EQ(list->size(), 100000000u);
@@ -54,7 +54,7 @@ TEST(HostlistTest, HugeListsAreCountedAndIndexedWithoutBeingExpanded) {
   ASSERT_TRUE(beyond.ok());
   EXPECT_EQ(beyond->size(), UINT64_MAX);
   EXPECT_EQ(beyond->Host(1000001), "n0011") << "the last group varies fastest";
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(100));
+  EXPECT_LT(std::clock() - start, CLOCKS_PER_SEC / 10);
 }
 
 TEST(HostlistTest, FullExpansionIsCappedWithAClearError) {
@@ -80,10 +80,10 @@ TEST(HostlistTest, LongListsExpandInLinearTime) {
     items += (i ? ",h" : "h") + std::to_string(i);
     numbers += (i ? "," : "") + std::to_string(i);
   }
-  auto start = std::chrono::steady_clock::now();
+  std::clock_t start = std::clock();
   Result<std::vector<std::string>> many_items = ExpandHostlist(items);
   Result<std::vector<std::string>> many_ranges = ExpandHostlist("g[" + numbers + "]");
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_LT(std::clock() - start, CLOCKS_PER_SEC);
   ASSERT_TRUE(many_items.ok() && many_ranges.ok());
   EXPECT_EQ(many_items->back(), "h59999");
   EXPECT_EQ(many_ranges->at(31234), "g31234");

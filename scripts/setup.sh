@@ -30,6 +30,8 @@ PACKAGES=(
   podman crun docker.io
   # `analyze topology --visualize` renders its Graphviz graph with dot
   graphviz
+  # the fuzz targets (tests/fuzz): clang's libFuzzer and sanitizer runtimes
+  clang libclang-rt-14-dev
 )
 
 if [[ "${1:-}" == "--print" ]]; then

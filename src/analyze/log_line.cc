@@ -22,7 +22,7 @@ int Number(std::string_view text, size_t from, size_t count) {
 
 // "YYYY-MM-DD?HH:MM:SS" at the start of `text`, '?' being 'T' or ' '.
 bool LooksLikeDateTime(std::string_view text) {
-  return Digits(text, 0, 4) && text[4] == '-' && Digits(text, 5, 2) && text[7] == '-' && Digits(text, 8, 2) &&
+  return text.size() >= 19 && Digits(text, 0, 4) && text[4] == '-' && Digits(text, 5, 2) && text[7] == '-' && Digits(text, 8, 2) &&
          (text[10] == 'T' || text[10] == ' ') && Digits(text, 11, 2) && text[13] == ':' && Digits(text, 14, 2) &&
          text[16] == ':' && Digits(text, 17, 2);
 }

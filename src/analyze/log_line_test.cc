@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <ctime>
+#include <string>
+#include <string_view>
 
 namespace primus::analyze {
 namespace {
@@ -25,6 +27,18 @@ TEST(LogLineTest, RankLogStampAndStream) {
   EXPECT_NEAR(line.time, Local(2026, 11, 24, 9, 19, 28) + 0.495496, 1e-6);
   EXPECT_EQ(line.text, "Traceback (most recent call last):");
   EXPECT_EQ(line.rank, -1);
+}
+
+// Found by the log_scan fuzz target: a line holding only the start of a
+// stamp ("2026") was read past its end. Here the bytes after the line would
+// complete a stamp, so reading them would show.
+TEST(LogLineTest, AShortLineIsNeverReadPastItsEnd) {
+  const std::string buffer = "2026-11-24T09:19:28 E rest";
+  for (size_t length : {4, 10, 13, 18}) {
+    LogLine line = LogLineParser().Parse(std::string_view(buffer).substr(0, length));
+    EXPECT_EQ(line.time, 0) << length;
+    EXPECT_EQ(line.text, buffer.substr(0, length));
+  }
 }
 
 TEST(LogLineTest, ConsoleStampsPythonLoggingAndRankPrefixes) {

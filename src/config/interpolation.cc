@@ -30,9 +30,21 @@ size_t FindClosingBrace(std::string_view text, size_t open) {
   return std::string_view::npos;
 }
 
-}  // namespace
+// The text for a message: long scalars are cut.
+std::string Excerpt(std::string_view text) {
+  constexpr size_t kShown = 80;
+  if (text.size() <= kShown) return std::string(text);
+  return std::string(text.substr(0, kShown)) + "... (" + std::to_string(text.size()) + " bytes)";
+}
 
-Result<std::string> Interpolate(std::string_view text, const Environment& env, const Origin& where) {
+Result<std::string> InterpolateAt(std::string_view text, const Environment& env, const Origin& where, int depth) {
+  if (depth > kMaxInterpolationDepth) {
+    return ConfigErrorAt(where,
+                         "${...} defaults are nested more than " + std::to_string(kMaxInterpolationDepth) +
+                             " deep in '" + Excerpt(text) + "'",
+                         "nest at most " + std::to_string(kMaxInterpolationDepth) +
+                             " levels of ${NAME:default}; set the variables instead");
+  }
   std::string out;
   size_t i = 0;
   while (i < text.size()) {
@@ -54,7 +66,7 @@ Result<std::string> Interpolate(std::string_view text, const Environment& env, c
     }
     size_t close = FindClosingBrace(text, i);
     if (close == std::string_view::npos) {
-      return ConfigErrorAt(where, "'${' is never closed in '" + std::string(text) + "'",
+      return ConfigErrorAt(where, "'${' is never closed in '" + Excerpt(text) + "'",
                            "write ${NAME} or ${NAME:default}, or '$$' for a literal '$'");
     }
     std::string_view inside = text.substr(i + 2, close - i - 2);
@@ -62,15 +74,14 @@ Result<std::string> Interpolate(std::string_view text, const Environment& env, c
     std::string_view name = inside.substr(0, colon);
     if (!IsValidVariableName(name)) {
       return ConfigErrorAt(where,
-                           "invalid variable name '" + std::string(name) + "' in '${" +
-                               std::string(inside) + "}'",
+                           "invalid variable name '" + Excerpt(name) + "' in '${" + Excerpt(inside) + "}'",
                            "names are letters, digits and '_', not starting with a digit; "
                            "write '$$' for a literal '$'");
     }
     if (std::optional<std::string> value = env.Get(name)) {
       out += *value;
     } else if (colon != std::string_view::npos) {
-      Result<std::string> fallback = Interpolate(inside.substr(colon + 1), env, where);
+      Result<std::string> fallback = InterpolateAt(inside.substr(colon + 1), env, where, depth + 1);
       if (!fallback.ok()) return fallback.error();
       out += *fallback;
     } else {
@@ -83,6 +94,12 @@ Result<std::string> Interpolate(std::string_view text, const Environment& env, c
     i = close + 1;
   }
   return out;
+}
+
+}  // namespace
+
+Result<std::string> Interpolate(std::string_view text, const Environment& env, const Origin& where) {
+  return InterpolateAt(text, env, where, 0);
 }
 
 }  // namespace primus::config

@@ -6,8 +6,10 @@
 //   $$              a literal '$'
 // A '$' followed by anything else is kept as is. A variable that is set but
 // empty gives "" (the default applies only when it is unset).
+// Defaults nest at most kMaxInterpolationDepth deep (`${A:${B:x}}` is 2).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -16,6 +18,8 @@
 #include "util/error.h"
 
 namespace primus::config {
+
+inline constexpr int kMaxInterpolationDepth = 16;
 
 // `where` locates the string in errors (the scalar's file:line:column).
 Result<std::string> Interpolate(std::string_view text, const Environment& env, const Origin& where);

@@ -56,5 +56,19 @@ TEST(InterpolationTest, MalformedReferencesAreErrors) {
   EXPECT_EQ(Expand("${}", Environment()), "ERROR: exp.yaml:4:7: invalid variable name '' in '${}'");
 }
 
+
+TEST(InterpolationTest, DefaultsNestAtMostSixteenDeep) {
+  Environment env({{"SET", "v"}});
+  auto nested = [](int depth) {
+    std::string text;
+    for (int i = 0; i < depth; ++i) text += "${UNSET:";
+    return text + "x" + std::string(depth, '}');
+  };
+  EXPECT_EQ(Expand(nested(16), env), "x");
+  EXPECT_EQ(Expand(nested(17), env).rfind("ERROR: exp.yaml:4:7: ${...} defaults are nested more than 16 deep", 0), 0u);
+  // A set variable ends the nesting where it stands.
+  EXPECT_EQ(Expand("${SET:" + nested(20000) + "}", env), "v");
+}
+
 }  // namespace
 }  // namespace primus::config

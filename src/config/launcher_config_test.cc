@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "config/testdata_path.h"
+#include "util/files.h"
+#include "util/scoped_temp_dir.h"
 
 namespace primus::config {
 namespace {
@@ -288,6 +290,28 @@ TEST(LauncherConfigTest, KubeflowElasticNodeCounts) {
   Error error = LoadError(sources);
   EXPECT_EQ(error.code, ExitCode::kEnvironment) << error.message;
   EXPECT_NE(error.message.find("PET_NNODES=1:4 is an elastic range"), std::string::npos) << error.message;
+}
+
+
+TEST(LauncherConfigTest, HostileConfigFilesAreRefusedWithTheirLocation) {
+  ScopedTempDir dir("launcher");
+  LauncherSources sources;
+  sources.explicit_file = "/dev/zero";
+  Error device = LoadError(sources);
+  EXPECT_EQ(device.code, ExitCode::kConfig);
+  EXPECT_EQ(device.message, "/dev/zero is a character device, not a regular file");
+  const std::pair<std::string, std::string> cases[] = {
+      {"\"direct.nnodes\": 4\n", ":1:1: the key 'direct.nnodes' contains a dot"},
+      {"direct:\n  nnodes: -3\n", ":2:11: direct.nnodes: -3 is out of range; expected from 1 to 262144"},
+      {"direct:\n  node_rank: 4611686018427387904\n", ":2:14: direct.node_rank: 4611686018427387904 is out of range"},
+  };
+  for (const auto& [text, expected] : cases) {
+    sources.explicit_file = dir.path() + "/c.yaml";
+    ASSERT_TRUE(WriteFileAtomic(sources.explicit_file, text).ok());
+    Error error = LoadError(sources);
+    EXPECT_EQ(error.code, ExitCode::kConfig);
+    EXPECT_EQ(error.message.rfind(sources.explicit_file + expected, 0), 0u) << error.message;
+  }
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include "config/launcher_schema.h"
 
+#include <cstdint>
+#include <string_view>
+
 namespace primus::config {
 namespace {
 
@@ -87,10 +90,41 @@ std::vector<SchemaKey> LauncherKeys() {
   };
 }
 
+// The accepted range of each integer key (docs/configuration.md, "Limits"):
+// wide enough for any cluster, narrow enough that no count, port or product
+// of them overflows where it is used.
+struct IntRange {
+  std::string_view path;
+  int64_t min, max;
+};
+constexpr int64_t kMaxNodes = 1 << 18;  // x 4096 workers per node still fits in an int
+constexpr int64_t kMaxGpusPerNode = 1024;
+constexpr IntRange kIntRanges[] = {
+    {"direct.nnodes", 1, kMaxNodes},        {"direct.node_rank", 0, kMaxNodes - 1},
+    {"direct.master_port", 0, 65535},       {"direct.control_port", 0, 65535},
+    {"direct.max_restarts", 0, 1000000},    {"slurm.nodes", 0, kMaxNodes},
+    {"slurm.gpus_per_node", 0, kMaxGpusPerNode}, {"k8s.gpus_per_node", 0, kMaxGpusPerNode},
+    {"k8s.nodes", 0, kMaxNodes},            {"k8s.master_port", 1, 65534},
+    {"k8s.backoff_limit", 0, 1000000},
+};
+
+std::vector<SchemaKey> RangedLauncherKeys() {
+  std::vector<SchemaKey> keys = LauncherKeys();
+  for (SchemaKey& key : keys) {
+    for (const IntRange& range : kIntRanges) {
+      if (key.path == range.path) {
+        key.min = range.min;
+        key.max = range.max;
+      }
+    }
+  }
+  return keys;
+}
+
 }  // namespace
 
 const Schema& LauncherSchema() {
-  static const Schema schema(LauncherKeys());
+  static const Schema schema(RangedLauncherKeys());
   return schema;
 }
 

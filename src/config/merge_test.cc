@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <ctime>
+#include <nlohmann/json.hpp>
+
 namespace primus::config {
 namespace {
 
@@ -56,6 +59,25 @@ TEST(MergeTest, AMapWithoutAnOriginKeepsTheBaseOrigin) {
   Value base = Map({{"a", Value::Int(1)}}, Origin::File("base.yaml", 1, 1));
   Value merged = Merge(base, Map({{"b", Value::Int(2)}}));
   EXPECT_EQ(merged.origin().Describe(), "base.yaml:1:1");
+}
+
+
+TEST(MergeTest, LargeMapsMergeInLinearTime) {
+  Value base = Value::EmptyMap(), over = Value::EmptyMap();
+  for (int i = 0; i < 100000; ++i) {
+    base.AsMap().emplace_back("k" + std::to_string(i), Value::Int(i));
+    over.AsMap().emplace_back("k" + std::to_string(i + 50000), Value::Int(-i));
+  }
+  std::clock_t start = std::clock();  // CPU time: what the merge costs, whatever else runs
+  Value merged = Merge(base, over);
+  EXPECT_LT(std::clock() - start, CLOCKS_PER_SEC);
+  ASSERT_EQ(merged.AsMap().size(), 150000u);
+  EXPECT_EQ(merged.AsMap()[0].first, "k0") << "base keys keep their order";
+  EXPECT_EQ(*merged.Get("k50000"), Value::Int(0)) << "over wins";
+  EXPECT_EQ(merged.AsMap().back().first, "k149999") << "new keys follow";
+  std::clock_t json_start = std::clock();
+  EXPECT_EQ(merged.ToJson().size(), 150000u);
+  EXPECT_LT(std::clock() - json_start, CLOCKS_PER_SEC);
 }
 
 }  // namespace

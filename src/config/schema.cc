@@ -41,10 +41,11 @@ std::string_view TypeName(ValueType type) {
 
 Schema::Schema(std::vector<SchemaKey> keys) : keys_(std::move(keys)) {
   for (const SchemaKey& key : keys_) {
-    Result<Value> value = ConvertText(key, key.default_text, Origin::Default());
-    if (!value.ok()) {
+    Value value = Value::String(key.default_text, Origin::Default());
+    Status status = CheckValue(key, &value, ScalarSource::kText);
+    if (!status.ok()) {
       std::fprintf(stderr, "internal error: schema default of %s: %s\n", key.path.c_str(),
-                   value.error().message.c_str());
+                   status.error().message.c_str());
       std::abort();
     }
   }
@@ -138,6 +139,20 @@ Result<Value> Schema::ConvertText(const SchemaKey& key, std::string_view text,
 }
 
 Status Schema::CheckValue(const SchemaKey& key, Value* value, ScalarSource source) const {
+  Status typed = CheckType(key, value, source);
+  if (!typed.ok() || !value->IsInt()) return typed;
+  int64_t number = value->AsInt();
+  if (number < key.min || number > key.max) {
+    std::string range = key.max == INT64_MAX   ? "at least " + std::to_string(key.min)
+                        : key.min == INT64_MIN ? "at most " + std::to_string(key.max)
+                                               : "from " + std::to_string(key.min) + " to " + std::to_string(key.max);
+    return ConfigErrorAt(value->origin(), key.path + ": " + std::to_string(number) + " is out of range; expected " + range,
+                         key.path + ": " + key.description);
+  }
+  return Status::Ok();
+}
+
+Status Schema::CheckType(const SchemaKey& key, Value* value, ScalarSource source) const {
   if (source == ScalarSource::kText && value->IsString()) {
     Result<Value> converted = ConvertText(key, value->AsString(), value->origin());
     if (!converted.ok()) return converted.error();
@@ -225,6 +240,19 @@ Error Schema::UnknownKey(const std::string& path, const Value& value) const {
 Status Schema::ValidateMap(Value* map, const std::string& prefix, ScalarSource source) const {
   for (auto& [name, item] : map->AsMap()) {
     std::string path = JoinKey(prefix, name);
+    if (name.find('.') != std::string::npos) {
+      // Find("training.steps") would match, but the tree has no 'training'
+      // map holding 'steps': the value would be validated, then ignored.
+      std::vector<std::string> parts = Split(name, '.');
+      std::string nested;
+      for (size_t i = 1; i < parts.size(); ++i) nested += "{" + parts[i] + ": ";
+      nested += item.IsScalar() ? ScalarToYaml(item) : "...";
+      for (size_t i = 1; i < parts.size(); ++i) nested += "}";
+      return ConfigErrorAt(item.key_origin(),
+                           "the key '" + name + "' contains a dot; a key in a file names one level, so '" + path +
+                               "' is no setting",
+                           "nest the keys instead: " + parts[0] + ": " + nested);
+    }
     if (const SchemaKey* key = Find(path)) {
       Status status = CheckValue(*key, &item, source);
       if (!status.ok()) return status;

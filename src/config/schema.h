@@ -4,6 +4,7 @@
 // instead of a value that is silently ignored.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,10 @@ struct SchemaKey {
   ValueType type;
   std::string default_text;  // read like an environment variable: "1", "auto", "" (empty list)
   std::string description;   // one line
+  // kInt only: the accepted range, so that a sum or product of settings
+  // can never overflow where it is used (TP x PP x CP, micro batch x DP).
+  int64_t min = INT64_MIN;
+  int64_t max = INT64_MAX;
 };
 
 // How the scalars of a layer were written.
@@ -46,8 +51,9 @@ class Schema {
   Value Defaults() const;
 
   // Checks one layer (a map) and converts its values to the schema types in
-  // place. Unknown keys, and values of the wrong type, are ConfigErrors at
-  // their origin. Conversions that never lose meaning are done:
+  // place. Unknown keys, keys containing a dot ("training.steps": 3 would
+  // name no setting), values of the wrong type and integers outside their
+  // key's range are ConfigErrors at their origin. Conversions that never lose meaning are done:
   //   int -> double; int or number -> string ("user: 1000" is "1000");
   //   scalars in a string list or string map -> their text;
   //   null -> "" / [] / {} for string / list / map keys, {} for a section.
@@ -61,6 +67,7 @@ class Schema {
  private:
   Status ValidateMap(Value* map, const std::string& prefix, ScalarSource source) const;
   Status CheckValue(const SchemaKey& key, Value* value, ScalarSource source) const;
+  Status CheckType(const SchemaKey& key, Value* value, ScalarSource source) const;
   Error UnknownKey(const std::string& path, const Value& value) const;
   std::vector<std::string> ChildNames(std::string_view prefix) const;
 

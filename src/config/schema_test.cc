@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "config/launcher_schema.h"
 #include "config/yaml_parser.h"
 
@@ -165,6 +167,50 @@ TEST(LauncherSchemaTest, EveryKeyHasADescriptionAndADefaultOfItsType) {
   EXPECT_EQ(*defaults.Find("container.pull"), Value::String("missing"));
   EXPECT_EQ(*defaults.Find("k8s.namespace"), Value::String("default"));
   EXPECT_EQ(*defaults.Find("slurm.requeue"), Value::Bool(false));
+}
+
+
+TEST(SchemaTest, AQuotedDottedKeyIsRefusedNotIgnored) {
+  // Find("run.nodes") matched it, but the tree has no 'run' map: the value
+  // was validated, then never read.
+  EXPECT_EQ(CheckError("\"run.nodes\": 3\n"),
+            "layer.yaml:1:1: the key 'run.nodes' contains a dot; a key in a file names one level, so 'run.nodes' "
+            "is no setting");
+  EXPECT_EQ(CheckError("run:\n  \"env.x\": 3\n"),
+            "layer.yaml:2:3: the key 'env.x' contains a dot; a key in a file names one level, so 'run.env.x' is "
+            "no setting");
+  Value layer = Yaml("\"run.nodes\": 3\n");
+  EXPECT_EQ(Check(&layer).error().hint, "nest the keys instead: run: {nodes: 3}");
+  // Inside free-form maps, dots are data.
+  EXPECT_EQ(CheckError("run:\n  env: {a.b: 1}\n  extra: {x.y: 2}\n"), "valid");
+}
+
+TEST(SchemaTest, IntegersOutsideTheirKeysRangeAreLocated) {
+  static const Schema schema({{"p.size", ValueType::kInt, "1", "a size", 1, 1024},
+                              {"p.rank", ValueType::kInt, "0", "a rank", 0, INT64_MAX}});
+  Value layer = Yaml("p:\n  size: 4611686018427387904\n");
+  Status status = schema.Validate(&layer, ScalarSource::kTyped);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().message, "layer.yaml:2:9: p.size: 4611686018427387904 is out of range; expected from 1 to 1024");
+  Value negative = Yaml("p: {rank: -3}\n");
+  EXPECT_EQ(schema.Validate(&negative, ScalarSource::kTyped).error().message,
+            "layer.yaml:1:11: p.rank: -3 is out of range; expected at least 0");
+  // Text (a variable, a flag) is checked after conversion.
+  Value text = Value::EmptyMap();
+  ASSERT_TRUE(text.Set("p.size", Value::String("0", Origin::Env("PRIMUS_P_SIZE"))).ok());
+  EXPECT_EQ(schema.Validate(&text, ScalarSource::kText).error().message,
+            "env PRIMUS_P_SIZE: p.size: 0 is out of range; expected from 1 to 1024");
+  Value fine = Yaml("p: {size: 1024, rank: 0}\n");
+  EXPECT_TRUE(schema.Validate(&fine, ScalarSource::kTyped).ok());
+}
+
+TEST(LauncherSchemaTest, NodeCountsAndPortsHaveRanges) {
+  Value layer = Yaml("direct: {nnodes: -3}\n");
+  EXPECT_EQ(LauncherSchema().Validate(&layer, ScalarSource::kTyped).error().message,
+            "layer.yaml:1:18: direct.nnodes: -3 is out of range; expected from 1 to 262144");
+  Value port = Yaml("direct: {master_port: 70000}\n");
+  EXPECT_EQ(LauncherSchema().Validate(&port, ScalarSource::kTyped).error().message,
+            "layer.yaml:1:23: direct.master_port: 70000 is out of range; expected from 0 to 65535");
 }
 
 }  // namespace

@@ -86,7 +86,7 @@ Result<SchedulerSettings> DetectSlurm(const Environment& env) {
   }
   Result<int64_t> nnodes = Count(*nodes);
   if (!nnodes.ok()) return nnodes.error();
-  if (*nnodes < 1) return BadVariable(*nodes, "a positive number of nodes");
+  if (*nnodes < 1 || *nnodes > (1 << 18)) return BadVariable(*nodes, "a number of nodes from 1 to 262144");
 
   if (step) {
     // One agent per node: several tasks on a node would start several agents
@@ -123,16 +123,17 @@ Result<SchedulerSettings> DetectSlurm(const Environment& env) {
     return Error{ExitCode::kEnvironment, "this Slurm job step sets neither SLURM_STEP_NODELIST nor SLURM_JOB_NODELIST",
                  "pass --master-addr (node 0's address) yourself"};
   }
-  Result<std::vector<std::string>> hosts = ExpandHostlist(node_list->value);
-  if (!hosts.ok()) {
-    return Error{ExitCode::kEnvironment, node_list->name + ": " + hosts.error().message,
+  // Only the first host is needed: never expand the whole list (a short
+  // expression can name 10^8 hosts).
+  Result<std::string> first_host = FirstHost(node_list->value);
+  if (!first_host.ok()) {
+    return Error{ExitCode::kEnvironment, node_list->name + ": " + first_host.error().message,
                  "pass --master-addr (node 0's address) yourself"};
   }
-  if (hosts->empty()) return BadVariable(*node_list, "a list of hosts");
 
   found.settings.push_back({"direct.nnodes", std::to_string(*nnodes), nodes->name});
   found.settings.push_back({"direct.node_rank", std::to_string(*node_rank), node_id->name});
-  found.settings.push_back({"direct.master_addr", hosts->front(), node_list->name});
+  found.settings.push_back({"direct.master_addr", *first_host, node_list->name});
   found.settings.push_back({"direct.master_port", std::to_string(SlurmMasterPort(*job_number)), job_id->name});
   if (std::optional<Found> gpus = FirstSet(env, {"SLURM_GPUS_ON_NODE"})) {
     Result<int64_t> count = Count(*gpus);

@@ -250,8 +250,13 @@ nlohmann::ordered_json Value::ToJson() const {
       return array;
     }
     case Kind::kMap: {
+      // Keys are distinct: append to the ordered map's vector directly, since
+      // its operator[] searches linearly (quadratic for a map of 100,000 keys).
       nlohmann::ordered_json object = nlohmann::ordered_json::object();
-      for (const auto& [key, item] : AsMap()) object[key] = item.ToJson();
+      auto& entries = object.get_ref<nlohmann::ordered_json::object_t&>();
+      using Entries = nlohmann::ordered_json::object_t::Container;
+      static_cast<Entries&>(entries).reserve(AsMap().size());
+      for (const auto& [key, item] : AsMap()) static_cast<Entries&>(entries).emplace_back(key, item.ToJson());
       return object;
     }
   }

@@ -121,8 +121,12 @@ class ExtendsLoader {
                            "paths in extends: are relative to the directory of the file naming "
                            "them (" + DirName(including_file) + ")");
     }
-    Result<std::string> text = ReadFile(path);
-    if (!text.ok()) return ConfigErrorAt(entry.origin(), "extends: " + text.error().message);
+    Result<std::string> text = ReadRegularFile(path, kMaxConfigFileBytes);
+    if (!text.ok()) {
+      return ConfigErrorAt(entry.origin(), "extends: " + text.error().message,
+                           text.error().hint.empty() ? "a configuration file is a regular file of at most 64 MiB"
+                                                     : text.error().hint);
+    }
     return LoadText(*text, path, identity);
   }
 
@@ -133,10 +137,12 @@ class ExtendsLoader {
 }  // namespace
 
 Result<Value> LoadYamlFile(const std::string& path, const Environment& env) {
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadRegularFile(path, kMaxConfigFileBytes);
   if (!text.ok()) {
+    if (!text.error().hint.empty()) return ConfigError(text.error().message, text.error().hint);
     return ConfigError(text.error().message, "check the path; relative paths start at the current "
-                                             "directory (" + CurrentDir() + ")");
+                                             "directory (" + CurrentDir() + "); a configuration file "
+                                             "is a regular file of at most 64 MiB");
   }
   return ExtendsLoader(env).LoadText(*text, path, FileIdentity(path));
 }

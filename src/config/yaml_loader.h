@@ -10,8 +10,13 @@
 // itself is merged last, so it wins. The `extends` key is removed. A cycle is
 // an error naming the whole cycle; a missing base is an error at the entry
 // that named it. Nodes from a base remember the chain of files that led there.
+//
+// A file is read only when it is a regular file of at most
+// kMaxConfigFileBytes (/dev/zero, a directory or a FIFO is refused before a
+// byte is read); see yaml_parser.h for the limits on what the text may expand to.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -20,6 +25,9 @@
 #include "util/error.h"
 
 namespace primus::config {
+
+// 64 MiB: far above any real configuration, far below what would strain a node.
+inline constexpr size_t kMaxConfigFileBytes = size_t{64} << 20;
 
 // The top level of a file must be a map; an empty file gives an empty map.
 Result<Value> LoadYamlFile(const std::string& path, const Environment& env);

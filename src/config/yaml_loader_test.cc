@@ -2,9 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <ctime>
 #include <cmath>
+#include <utility>
 
 #include "config/testdata_path.h"
+#include "util/files.h"
+#include "util/scoped_temp_dir.h"
 
 namespace primus::config {
 namespace {
@@ -258,6 +264,39 @@ TEST(YamlLoaderTest, ExtendsMustBePaths) {
   EXPECT_EQ(LoadError("extends/bad_extends.yaml"),
             "testdata/extends/bad_extends.yaml:1:10: extends: expected a file path or a list of "
             "paths, found a map");
+}
+
+
+TEST(YamlLoaderTest, DevicesAndOversizedFilesAreRefusedBeforeReading) {
+  ScopedTempDir dir("loader");
+  // Sparse: 64 MiB and one byte, nothing written.
+  std::string big = dir.path() + "/big.yaml";
+  ASSERT_TRUE(WriteFileAtomic(big, "").ok());
+  ASSERT_EQ(::truncate(big.c_str(), static_cast<off_t>(kMaxConfigFileBytes) + 1), 0);
+  const std::pair<std::string, std::string> cases[] = {
+      {"/dev/zero", "/dev/zero is a character device, not a regular file"},
+      {"/dev/urandom", "/dev/urandom is a character device, not a regular file"},
+      {dir.path(), dir.path() + " is a directory, not a regular file"},
+      {big, big + " is 67108865 bytes, larger than the limit of 67108864 bytes for this input"},
+  };
+  for (const auto& [path, expected] : cases) {
+    std::clock_t start = std::clock();  // CPU time: nothing is read
+    Result<Value> value = LoadYamlFile(path, Environment());
+    EXPECT_LT(std::clock() - start, CLOCKS_PER_SEC / 10) << path;
+    ASSERT_FALSE(value.ok()) << path;
+    EXPECT_EQ(value.error().code, ExitCode::kConfig);
+    EXPECT_EQ(value.error().message, expected);
+  }
+}
+
+TEST(YamlLoaderTest, ADeviceAsAnExtendsTargetIsLocatedAtItsEntry) {
+  ScopedTempDir dir("loader");
+  std::string file = dir.path() + "/exp.yaml";
+  ASSERT_TRUE(WriteFileAtomic(file, "a: 1\nextends: [/dev/zero]\n").ok());
+  Result<Value> value = LoadYamlFile(file, Environment());
+  ASSERT_FALSE(value.ok());
+  EXPECT_EQ(value.error().code, ExitCode::kConfig);
+  EXPECT_EQ(value.error().message, file + ":2:11: extends: /dev/zero is a character device, not a regular file");
 }
 
 }  // namespace

@@ -5,13 +5,20 @@
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
 
 #include "config/interpolation.h"
 #include "config/scalar_types.h"
 #include "util/strings.h"
+#include "util/utf8.h"
 
 namespace primus::config {
 namespace {
@@ -72,7 +79,7 @@ class TreeBuilder : public YAML::EventHandler {
                          "write a name before the ':' (quote it, \"null\", to use that word)"));
       return;
     }
-    Complete(Value::Null(At(mark)), anchor, /*is_alias=*/false);
+    Complete(Value::Null(At(mark)), 1, anchor, /*is_alias=*/false);
   }
 
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
@@ -87,7 +94,17 @@ class TreeBuilder : public YAML::EventHandler {
       Fail(ConfigErrorAt(At(mark), "the alias refers to an anchor that is not defined"));
       return;
     }
-    Complete(it->second, 0, /*is_alias=*/true);
+    // Checked before the copy: a "billion laughs" document doubles with every alias.
+    alias_nodes_ += it->second.nodes;
+    if (alias_nodes_ > kMaxAliasNodes) {
+      return Fail(ConfigErrorAt(
+          At(mark),
+          "the alias " + AliasText(mark) + " expands the document past " + std::to_string(kMaxAliasNodes) +
+              " nodes copied by aliases (it copies " + std::to_string(it->second.nodes) + " nodes)",
+          "aliases here repeat anchors that themselves repeat anchors; write the values out, or use "
+          "extends: to share settings between files"));
+    }
+    Complete(it->second.value, it->second.nodes, 0, /*is_alias=*/true);
   }
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
@@ -97,14 +114,18 @@ class TreeBuilder : public YAML::EventHandler {
       return Fail(ConfigErrorAt(At(mark), "invalid YAML: this quoted string is never closed",
                                 "add the closing quote"));
     }
+    Origin origin = At(mark);
+    if (Status status = CheckScalarText(origin, text, AwaitingKey()); !status.ok()) {
+      return Fail(status.error());
+    }
     if (AwaitingKey()) {
-      AcceptKey(At(mark), tag, text);
-      if (anchor != 0) anchors_[anchor] = Value::String(text, At(mark));
+      if (anchor != 0) anchors_[anchor] = {Value::String(text, origin), 1};
+      AcceptKey(std::move(origin), tag, text);
       return;
     }
-    Result<Value> value = ResolveScalar(At(mark), tag, text);
+    Result<Value> value = ResolveScalar(origin, tag, text);
     if (!value.ok()) return Fail(value.error());
-    Complete(std::move(*value), anchor, /*is_alias=*/false);
+    Complete(std::move(*value), 1, anchor, /*is_alias=*/false);
   }
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
@@ -123,13 +144,16 @@ class TreeBuilder : public YAML::EventHandler {
   // A list or map under construction.
   struct Frame {
     Value node;
+    size_t nodes = 1;  // this collection and everything in it so far
     YAML::anchor_t anchor = 0;
     bool flow = false;
     // Maps only: the key waiting for its value, and every key seen so far.
     std::optional<std::string> pending_key;
     Origin pending_key_origin;
     bool pending_key_is_merge = false;
-    std::map<std::string, Origin, std::less<>> key_origins;
+    // Line and column of each key (the file is the frame's): cheap to keep
+    // for a map of 100,000 keys.
+    std::unordered_map<std::string, std::pair<int, int>> key_origins;
     // `<<: ...` sources (earlier wins), and how many explicit keys preceded
     // it, so that merged keys appear where the `<<` line was.
     std::optional<std::vector<Value>> merge_sources;
@@ -162,6 +186,35 @@ class TreeBuilder : public YAML::EventHandler {
     return false;
   }
 
+  // "*name" as written at an alias's mark, for messages.
+  std::string AliasText(const YAML::Mark& mark) const {
+    if (mark.line < 0 || mark.line >= static_cast<int>(line_starts_.size())) return "here";
+    size_t at = line_starts_[mark.line] + mark.column;
+    if (mark.line == 0 && text_.starts_with("\xEF\xBB\xBF")) at += 3;
+    if (at >= text_.size() || text_[at] != '*') return "here";
+    size_t end = text_.find_first_of(" \t\r\n,[]{}", at);
+    return "'" + std::string(text_.substr(at, std::min<size_t>(end, at + 80) - at)) + "'";
+  }
+
+  // A NUL cuts every C string the value will become (an argument, a
+  // variable); escapes such as "\0" or "\uD800" can still produce one, or
+  // bytes that are not UTF-8, after the text itself was checked.
+  static Status CheckScalarText(const Origin& origin, std::string_view text, bool key) {
+    std::string_view what = key ? "a map key" : "a value";
+    if (text.find('\0') != std::string_view::npos) {
+      return ConfigErrorAt(origin, "a NUL character (\\0) in " + std::string(what) +
+                                       "; it would cut the text short where it is used",
+                           "remove the \\0 (or \\x00, \\u0000) escape");
+    }
+    if (size_t bad = FindInvalidUtf8(text); bad != std::string_view::npos) {
+      return ConfigErrorAt(origin,
+                           std::string(what) + " that is not valid UTF-8 (byte " + std::to_string(bad + 1) +
+                               " of it)",
+                           "remove the escape that produces it (\\uD800 to \\uDFFF are not characters)");
+    }
+    return Status::Ok();
+  }
+
   Origin At(const YAML::Mark& mark) const {
     return Origin::File(options_.source, mark.line + 1, mark.column + 1, options_.extends_chain);
   }
@@ -174,7 +227,7 @@ class TreeBuilder : public YAML::EventHandler {
     return !frames_.empty() && frames_.back().node.IsMap() && !frames_.back().pending_key;
   }
 
-  void AcceptKey(const Origin& origin, const std::string& tag, const std::string& key) {
+  void AcceptKey(Origin origin, const std::string& tag, const std::string& key) {
     Frame& frame = frames_.back();
     bool is_merge = tag == kPlainTag && key == "<<";
     if (is_merge && frame.merge_sources) {
@@ -184,16 +237,19 @@ class TreeBuilder : public YAML::EventHandler {
     }
     if (!is_merge) {
       if (auto first = frame.key_origins.find(key); first != frame.key_origins.end()) {
+        Origin first_origin = origin;
+        first_origin.line = first->second.first;
+        first_origin.column = first->second.second;
         return Fail(ConfigErrorAt(
             origin,
-            "duplicate key '" + key + "' in the same map (first at " + first->second.Describe() + ")",
+            "duplicate key '" + key + "' in the same map (first at " + first_origin.Describe() + ")",
             "remove one of them: within one file a later key does not override an earlier one "
             "(use extends: or --set for that)"));
       }
-      frame.key_origins.emplace(key, origin);
+      frame.key_origins.emplace(key, std::pair{origin.line, origin.column});
     }
     frame.pending_key = key;
-    frame.pending_key_origin = origin;
+    frame.pending_key_origin = std::move(origin);
     frame.pending_key_is_merge = is_merge;
   }
 
@@ -249,7 +305,7 @@ class TreeBuilder : public YAML::EventHandler {
     Frame frame = std::move(frames_.back());
     frames_.pop_back();
     if (frame.node.IsMap() && frame.merge_sources) ApplyMergeKey(&frame);
-    Complete(std::move(frame.node), frame.anchor, /*is_alias=*/false);
+    Complete(std::move(frame.node), frame.nodes, frame.anchor, /*is_alias=*/false);
   }
 
   // Merge-key semantics (yaml.org/type/merge): a key of the map itself wins
@@ -258,34 +314,38 @@ class TreeBuilder : public YAML::EventHandler {
   static void ApplyMergeKey(Frame* frame) {
     Value::Map explicit_entries = std::move(frame->node.AsMap());
     Value merged = Value::EmptyMap(frame->node.origin());
+    Value::Map& entries = merged.AsMap();
+    std::unordered_set<std::string_view> merged_keys;  // views into the sources, which outlive this
     auto add_merged_keys = [&] {
       for (const Value& source : *frame->merge_sources) {
         for (const auto& [key, item] : source.AsMap()) {
-          if (frame->key_origins.count(key) == 0 && merged.Get(key) == nullptr) {
-            merged.Put(key, item);
+          if (frame->key_origins.count(key) == 0 && merged_keys.insert(key).second) {
+            entries.emplace_back(key, item);
           }
         }
       }
     };
+    // Explicit keys are distinct, and distinct from every merged one.
     for (size_t i = 0; i < explicit_entries.size(); ++i) {
       if (i == frame->merge_position) add_merged_keys();
-      merged.Put(std::move(explicit_entries[i].first), std::move(explicit_entries[i].second));
+      entries.emplace_back(std::move(explicit_entries[i].first), std::move(explicit_entries[i].second));
     }
     if (frame->merge_position >= explicit_entries.size()) add_merged_keys();
     frame->node = std::move(merged);
   }
 
-  // A finished node goes to its parent (or becomes the root).
-  void Complete(Value value, YAML::anchor_t anchor, bool is_alias) {
+  // A finished node of `nodes` nodes goes to its parent (or becomes the root).
+  void Complete(Value value, size_t nodes, YAML::anchor_t anchor, bool is_alias) {
     if (failed()) return;
     if (frames_.empty()) {
-      if (anchor != 0) anchors_[anchor] = value;
+      if (anchor != 0) anchors_[anchor] = {value, nodes};
       root_ = std::move(value);
       return;
     }
     Frame& parent = frames_.back();
+    parent.nodes += nodes;
     if (parent.node.IsList()) {
-      if (anchor != 0) anchors_[anchor] = value;
+      if (anchor != 0) anchors_[anchor] = {value, nodes};
       parent.node.Append(std::move(value));
       return;
     }
@@ -296,13 +356,14 @@ class TreeBuilder : public YAML::EventHandler {
       value.set_origin(parent.pending_key_origin);
     }
     value.set_key_origin(parent.pending_key_origin);
-    if (anchor != 0) anchors_[anchor] = value;
+    if (anchor != 0) anchors_[anchor] = {value, nodes};
     std::string key = std::move(*parent.pending_key);
     parent.pending_key.reset();
     if (parent.pending_key_is_merge) {
       AcceptMergeSources(&parent, std::move(value));
     } else {
-      parent.node.Put(std::move(key), std::move(value));
+      // AcceptKey refused duplicates already: append, without Put's linear search.
+      parent.node.AsMap().emplace_back(std::move(key), std::move(value));
     }
   }
 
@@ -335,7 +396,12 @@ class TreeBuilder : public YAML::EventHandler {
   std::vector<size_t> line_starts_;  // byte offset of each line
   const YamlParseOptions& options_;
   std::vector<Frame> frames_;
-  std::map<YAML::anchor_t, Value> anchors_;
+  struct Anchored {
+    Value value;
+    size_t nodes = 0;
+  };
+  std::map<YAML::anchor_t, Anchored> anchors_;
+  size_t alias_nodes_ = 0;  // nodes copied by aliases so far
   std::optional<Value> root_;
   std::optional<Error> error_;
   int documents_ = 0;
@@ -360,9 +426,40 @@ std::string SyntaxHint(std::string_view text, const Origin& where, const std::st
   return "check the indentation and quoting on this line and the one before it";
 }
 
+// NUL, control characters and invalid UTF-8 in the text itself, at their
+// line and column (counted in bytes, as yaml-cpp counts them).
+Status CheckText(std::string_view text, const YamlParseOptions& options) {
+  size_t bad = FindInvalidUtf8(text);
+  size_t control = std::string_view::npos;
+  for (size_t i = 0; i < std::min(bad, text.size()); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+      control = i;
+      break;
+    }
+  }
+  size_t at = std::min(bad, control);
+  if (at == std::string_view::npos) return Status::Ok();
+  size_t line_start = text.rfind('\n', at == 0 ? 0 : at - 1);
+  line_start = (line_start == std::string_view::npos || at == 0) ? 0 : line_start + 1;
+  int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(line_start), '\n'));
+  Origin where = Origin::File(options.source, line, static_cast<int>(at - line_start) + 1, options.extends_chain);
+  unsigned char byte = static_cast<unsigned char>(text[at]);
+  if (at == bad) {
+    return ConfigErrorAt(where, fmt::format("the text is not valid UTF-8 (byte 0x{:02x})", byte),
+                         "save the file as UTF-8");
+  }
+  if (byte == 0) {
+    return ConfigErrorAt(where, "a NUL byte in the text", "remove it: a configuration file is UTF-8 text");
+  }
+  return ConfigErrorAt(where, fmt::format("a control character (0x{:02x}) in the text", byte),
+                       "remove it, or write it as an escape inside double quotes (e.g. \"\\e\" for ESC)");
+}
+
 }  // namespace
 
 Result<Value> ParseYaml(std::string_view text, const YamlParseOptions& options) {
+  if (Status status = CheckText(text, options); !status.ok()) return status.error();
   std::istringstream input{std::string(text)};
   TreeBuilder builder(text, options);
   try {

@@ -7,8 +7,17 @@
 // ConfigError with the file name and line:column from the exception's mark.
 //
 // This is one document of text; files and `extends:` are yaml_loader.h.
+//
+// Hostile text gets a located error, never unbounded work: the text must be
+// UTF-8 without NUL bytes or other control characters (tab, LF and CR
+// aside); a scalar may not hold a NUL (from an escape such as "\0"), since
+// every value ends up in a C string (an argument, a variable) that would cut
+// it there; aliases may produce at most kMaxAliasNodes nodes in all (a
+// "billion laughs" document is refused at the alias that crosses the limit);
+// nesting is bounded by yaml-cpp (2000 levels).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +27,10 @@
 #include "util/error.h"
 
 namespace primus::config {
+
+// Nodes that `*alias` references may copy into one document, counted with
+// everything under each referenced anchor.
+inline constexpr size_t kMaxAliasNodes = 100000;
 
 struct YamlParseOptions {
   // Names the text in every origin and error: a file path, or e.g. "value of a.b".

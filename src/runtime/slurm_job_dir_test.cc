@@ -56,12 +56,16 @@ TEST_F(SlurmJobDirTest, TrainUsesTheExperimentsWorkspaceAndName) {
 
 TEST_F(SlurmJobDirTest, NamesAreSafeAndTheLogPatternNamesTheSameDirectory) {
   Result<JobDirPlan> plan = PlanJobDir(TaskLaunch("train", {"pretrain", "--config", dir_.path() + "/exp.yaml",
-                                                            "exp_name=gpt small/v2", "workspace=" + dir_.path() + "/100%"}),
+                                                            "exp_name=gpt-small.v2", "workspace=" + dir_.path() + "/100%"}),
                                        {}, "/");
   ASSERT_TRUE(plan.ok()) << plan.error().Format();
-  EXPECT_EQ(plan->name, "gpt_small_v2");
-  EXPECT_EQ(plan->DirFor("42"), dir_.path() + "/100%/gpt_small_v2_42");
-  EXPECT_EQ(plan->LogPattern(), dir_.path() + "/100%%/gpt_small_v2_%j/logs/slurm-%j.out") << "% is Slurm's escape";
+  EXPECT_EQ(plan->name, "gpt-small.v2");
+  EXPECT_EQ(plan->DirFor("42"), dir_.path() + "/100%/gpt-small.v2_42");
+  EXPECT_EQ(plan->LogPattern(), dir_.path() + "/100%%/gpt-small.v2_%j/logs/slurm-%j.out") << "% is Slurm's escape";
+  // An exp_name that is no safe directory name is refused where the experiment is read.
+  EXPECT_FALSE(PlanJobDir(TaskLaunch("train", {"pretrain", "--config", dir_.path() + "/exp.yaml", "exp_name=gpt small/v2"}),
+                          {}, "/")
+                   .ok());
 }
 
 TEST_F(SlurmJobDirTest, WritesTheScriptWhereTrainsNodesWillLook) {

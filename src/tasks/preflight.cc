@@ -141,7 +141,12 @@ class PreflightTask : public Task {
     }
     std::map<std::string, std::string> env = ProcessEnvironment();
     if (auto nodelist = env.find("SLURM_JOB_NODELIST"); nodelist != env.end()) {
-      if (auto hosts = ExpandHostlist(nodelist->second); hosts.ok()) placement.hosts = *hosts;
+      auto hosts = ExpandHostlist(nodelist->second);
+      if (!hosts.ok()) {
+        return Error{ExitCode::kEnvironment, "SLURM_JOB_NODELIST: " + hosts.error().message,
+                     "this variable comes from Slurm; run preflight inside the job, or unset it"};
+      }
+      placement.hosts = *hosts;
     }
     if (context.dry_run) {
       std::cout << "preflight would run on node " << placement.node_rank << " of " << placement.nnodes

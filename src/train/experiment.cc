@@ -1,6 +1,10 @@
 #include "train/experiment.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 
 #include "config/merge.h"
 #include "config/overrides.h"
@@ -17,6 +21,14 @@ using config::Schema;
 using config::SchemaKey;
 using config::Value;
 using config::ValueType;
+
+// Ranges (docs/experiment.md): beyond any real job, and small enough that
+// TP x PP x CP and micro batch x DP x accumulation never overflow.
+// nodes x workers per node (4096, as the launcher allows) fits in an int.
+constexpr int64_t kMaxParallel = 1 << 20;
+constexpr int64_t kMaxBatch = 1 << 30;
+constexpr int64_t kMaxNodes = 1 << 18;
+constexpr int64_t kMaxProcsPerNode = 4096;
 
 const Schema& ExperimentSchema() {
   static const Schema schema({
@@ -37,28 +49,28 @@ const Schema& ExperimentSchema() {
       {"torchtitan.toml", ValueType::kAny, "", "extra TOML sections merged into the generated job config"},
       {"command.argv", ValueType::kStringList, "", "command backend: the worker argv"},
       {"model", ValueType::kAny, "", "model settings passed to the backend (name, layers, hidden size, ...)"},
-      {"training.steps", ValueType::kInt, "100", "optimizer steps"},
-      {"training.grad_accum", ValueType::kInt, "0", "micro batches per step (0: derived from global_batch)"},
-      {"training.seq_len", ValueType::kInt, "0", "sequence length in tokens (0: the backend's default)"},
+      {"training.steps", ValueType::kInt, "100", "optimizer steps", 1, INT64_MAX},
+      {"training.grad_accum", ValueType::kInt, "0", "micro batches per step (0: derived from global_batch)", 0, kMaxParallel},
+      {"training.seq_len", ValueType::kInt, "0", "sequence length in tokens (0: the backend's default)", 0, INT64_MAX},
       {"training.lr", ValueType::kDouble, "0.0003", "peak learning rate"},
-      {"training.warmup", ValueType::kInt, "0", "warm-up steps"},
+      {"training.warmup", ValueType::kInt, "0", "warm-up steps", 0, INT64_MAX},
       {"training.seed", ValueType::kInt, "1234", "random seed"},
-      {"training.log_interval", ValueType::kInt, "10", "steps between log lines"},
+      {"training.log_interval", ValueType::kInt, "10", "steps between log lines", 1, INT64_MAX},
       {"training.dtype", ValueType::kString, "", "fp32 | bf16 | fp16 (empty: the backend's default)"},
       {"training.device", ValueType::kString, "auto", "auto | cpu | cuda"},
-      {"parallelism.tensor", ValueType::kInt, "1", "tensor-parallel size"},
-      {"parallelism.pipeline", ValueType::kInt, "1", "pipeline-parallel size"},
-      {"parallelism.context", ValueType::kInt, "1", "context-parallel size"},
-      {"parallelism.expert", ValueType::kInt, "1", "expert-parallel size"},
-      {"parallelism.micro_batch", ValueType::kInt, "1", "sequences per micro batch per data-parallel rank"},
-      {"parallelism.global_batch", ValueType::kInt, "0", "sequences per step (0: micro_batch x DP x grad_accum)"},
+      {"parallelism.tensor", ValueType::kInt, "1", "tensor-parallel size", 1, kMaxParallel},
+      {"parallelism.pipeline", ValueType::kInt, "1", "pipeline-parallel size", 1, kMaxParallel},
+      {"parallelism.context", ValueType::kInt, "1", "context-parallel size", 1, kMaxParallel},
+      {"parallelism.expert", ValueType::kInt, "1", "expert-parallel size", 1, kMaxParallel},
+      {"parallelism.micro_batch", ValueType::kInt, "1", "sequences per micro batch per data-parallel rank", 1, kMaxParallel},
+      {"parallelism.global_batch", ValueType::kInt, "0", "sequences per step (0: micro_batch x DP x grad_accum)", 0, kMaxBatch},
       {"distributed.nproc_per_node", ValueType::kString, "", "workers per node (default: the launcher's, auto = GPUs)"},
-      {"distributed.nnodes", ValueType::kInt, "0", "nodes (default: the launcher's)"},
+      {"distributed.nnodes", ValueType::kInt, "0", "nodes (default: the launcher's)", 0, kMaxNodes},
       {"checkpoint.dir", ValueType::kString, "", "checkpoint directory (default: <experiment dir>/checkpoints)"},
-      {"checkpoint.interval", ValueType::kInt, "0", "steps between checkpoints (0: none)"},
-      {"checkpoint.keep_last", ValueType::kInt, "2", "checkpoints kept"},
+      {"checkpoint.interval", ValueType::kInt, "0", "steps between checkpoints (0: none)", 0, INT64_MAX},
+      {"checkpoint.keep_last", ValueType::kInt, "2", "checkpoints kept", 0, INT64_MAX},
       {"checkpoint.resume", ValueType::kString, "auto", "auto | none | PATH"},
-      {"fault_tolerance.max_restarts", ValueType::kInt, "-1", "restarts of all workers on failure (-1: the launcher's)"},
+      {"fault_tolerance.max_restarts", ValueType::kInt, "-1", "restarts of all workers on failure (-1: the launcher's)", -1, 1000000},
       {"fault_tolerance.hang_timeout", ValueType::kDouble, "-1", "seconds of silence that count as a hang (-1: the launcher's)"},
       {"env", ValueType::kStringMap, "", "variables for the workers (over profiles, under --env)"},
       {"hooks.dirs", ValueType::kStringList, "", "extra hook directories, relative to the experiment file"},
@@ -147,13 +159,56 @@ Status ApplyOverrides(const ExperimentRequest& request, Value* merged) {
   return Status::Ok();
 }
 
+bool IsExpNameCharacter(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+         c == '-';
+}
+
+// exp_name becomes a directory name (<workspace>/<exp_name>_<time>): no path
+// separators, no "..", no control characters, nothing a shell or a log line
+// would misread.
+Status CheckExpName(const Value& resolved) {
+  const Value* value = resolved.Find("exp_name");
+  const std::string& name = value->AsString();
+  if (name.empty()) return Status::Ok();
+  constexpr size_t kMaxLength = 128;
+  std::string problem;
+  if (name.size() > kMaxLength) {
+    problem = "is " + std::to_string(name.size()) + " characters long (at most " + std::to_string(kMaxLength) + ")";
+  } else if (name.front() == '.' || name.front() == '-') {
+    problem = std::string("starts with '") + name.front() + "'";
+  } else {
+    for (char c : name) {
+      if (IsExpNameCharacter(c)) continue;
+      unsigned char byte = static_cast<unsigned char>(c);
+      problem = byte < 0x20 || byte >= 0x7f ? fmt::format("contains the byte 0x{:02x}", byte)
+                                            : fmt::format("contains '{}'", c);
+      break;
+    }
+  }
+  if (problem.empty()) return Status::Ok();
+  std::string shown = name.size() > 40 ? name.substr(0, 40) + "..." : name;
+  for (char& c : shown) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return config::ConfigErrorAt(value->origin(), "exp_name '" + shown + "' " + problem + "; it names a directory",
+                               "use letters, digits, '.', '_' and '-' (not first: '.' or '-'), at most 128 characters");
+}
+
 // Reads the typed fields out of the validated tree.
 void FillFields(ExperimentConfig* experiment) {
   const Value& r = experiment->resolved;
   experiment->exp_name = r.Find("exp_name")->AsString();
   if (experiment->exp_name.empty()) {
+    // From the file name, which the user did not choose as a directory name: made safe.
     std::string base = Split(experiment->file, '/').back();
-    experiment->exp_name = base.substr(0, base.rfind('.'));
+    experiment->exp_name = base.substr(0, std::min<size_t>(base.rfind('.'), 128));
+    for (char& c : experiment->exp_name) {
+      if (!IsExpNameCharacter(c)) c = '_';
+    }
+    if (!experiment->exp_name.empty() && (experiment->exp_name.front() == '.' || experiment->exp_name.front() == '-')) {
+      experiment->exp_name.front() = '_';
+    }
   }
   experiment->workspace = r.Find("workspace")->AsString();
   experiment->backend = r.Find("backend")->AsString();
@@ -194,14 +249,16 @@ Status CheckBackend(const ExperimentConfig& experiment) {
   if (experiment.backend == "command" && experiment.resolved.Find("command.argv")->AsList().empty()) {
     return ConfigError(experiment.file + ": the command backend needs 'command.argv'", "add command: {argv: [prog, arg]}");
   }
-  for (const char* key : {"parallelism.tensor", "parallelism.pipeline", "parallelism.context", "parallelism.expert",
-                          "parallelism.micro_batch", "training.steps"}) {
-    const Value* value = experiment.resolved.Find(key);
-    if (value->AsInt() < 1) {
-      return config::ConfigErrorAt(value->origin(), std::string(key) + " must be at least 1, not " + value->ScalarText());
+  const std::string& nproc = experiment.nproc_per_node;
+  if (!nproc.empty() && nproc != "auto" && nproc != "gpu" && nproc != "cpu") {
+    std::optional<int64_t> number = ParseInt(nproc);
+    if (!number || *number < 1 || *number > kMaxProcsPerNode) {
+      return config::ConfigErrorAt(experiment.resolved.Find("distributed.nproc_per_node")->origin(),
+                                   "distributed.nproc_per_node must be auto, gpu, cpu or a number from 1 to " +
+                                       std::to_string(kMaxProcsPerNode) + ", not '" + nproc + "'");
     }
   }
-  return Status::Ok();
+  return CheckExpName(experiment.resolved);
 }
 
 }  // namespace
@@ -270,9 +327,12 @@ Status ResolveForWorldSize(const ExperimentRequest& request, int world_size, Exp
     }
   }
 
+  if (Status status = CheckExpName(experiment->resolved); !status.ok()) return status;
   const Parallelism& p = experiment->parallelism;
   const Value& r = experiment->resolved;
-  int model_parallel = p.tensor * p.pipeline * p.context;
+  if (world_size < 1) return ConfigError("the world size must be at least 1, not " + std::to_string(world_size));
+  // The schema bounds every size by 2^20, so these products fit in 64 bits.
+  int64_t model_parallel = int64_t{p.tensor} * p.pipeline * p.context;
   if (world_size % model_parallel != 0) {
     return config::ConfigErrorAt(
         r.Find("parallelism.tensor")->origin(),
@@ -282,13 +342,13 @@ Status ResolveForWorldSize(const ExperimentRequest& request, int world_size, Exp
         "choose parallel sizes whose product divides nnodes x nproc_per_node, or add a 'variants:' entry for " +
             std::to_string(world_size) + " workers");
   }
-  int data_parallel = world_size / model_parallel;
+  int64_t data_parallel = world_size / model_parallel;
   if (p.expert > 1 && data_parallel % p.expert != 0) {
     return config::ConfigErrorAt(r.Find("parallelism.expert")->origin(),
                                  "expert-parallel size " + std::to_string(p.expert) +
                                      " does not divide the data-parallel size " + std::to_string(data_parallel));
   }
-  int per_step = p.micro_batch * data_parallel;
+  int64_t per_step = p.micro_batch * data_parallel;
   if (p.global_batch > 0) {
     if (p.global_batch % per_step != 0) {
       return config::ConfigErrorAt(
@@ -297,7 +357,7 @@ Status ResolveForWorldSize(const ExperimentRequest& request, int world_size, Exp
               std::to_string(p.micro_batch) + " x " + std::to_string(data_parallel) + " = " + std::to_string(per_step),
           "global_batch = micro_batch x data-parallel size x grad_accum");
     }
-    int derived = p.global_batch / per_step;
+    int64_t derived = p.global_batch / per_step;
     if (experiment->grad_accum > 0 && experiment->grad_accum != derived) {
       return config::ConfigErrorAt(
           r.Find("training.grad_accum")->origin(),
@@ -306,10 +366,19 @@ Status ResolveForWorldSize(const ExperimentRequest& request, int world_size, Exp
               std::to_string(data_parallel) + " x " + std::to_string(derived),
           "set grad_accum to " + std::to_string(derived) + " or remove it (it is derived from global_batch)");
     }
-    experiment->grad_accum = derived;
+    experiment->grad_accum = static_cast<int>(derived);  // at most global_batch, an int
   } else {
     if (experiment->grad_accum < 1) experiment->grad_accum = 1;
-    experiment->parallelism.global_batch = per_step * experiment->grad_accum;
+    int64_t global_batch = per_step * experiment->grad_accum;
+    if (global_batch > kMaxBatch) {
+      return config::ConfigErrorAt(
+          r.Find("parallelism.micro_batch")->origin(),
+          "the global batch micro batch x data-parallel size x grad_accum = " + std::to_string(p.micro_batch) + " x " +
+              std::to_string(data_parallel) + " x " + std::to_string(experiment->grad_accum) + " = " +
+              std::to_string(global_batch) + " is above " + std::to_string(kMaxBatch),
+          "lower parallelism.micro_batch or training.grad_accum");
+    }
+    experiment->parallelism.global_batch = static_cast<int>(global_batch);
   }
   return Status::Ok();
 }

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 namespace primus::train {
 namespace {
@@ -29,6 +30,13 @@ class ExperimentTest : public ::testing::Test {
     request.overrides = std::move(overrides);
     request.environment = config::Environment({{"HOME", "/root"}});
     return request;
+  }
+
+ public:
+  // For helpers outside the fixture.
+  std::string WriteFile(const std::string& name, const std::string& body) { return Write(name, body); }
+  ExperimentRequest MakeRequest(const std::string& file, std::vector<std::string> overrides = {}) {
+    return Request(file, std::move(overrides));
   }
   std::string Torch() const { return "backend: torch\ntorch: {script: " + dir_ + "/train.py}\n"; }
   std::string dir_;
@@ -147,6 +155,76 @@ TEST_F(ExperimentTest, MissingFileAndMissingFlag) {
   auto missing = LoadExperiment(Request(dir_ + "/nope.yaml"));
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("nope.yaml does not exist"), std::string::npos);
+}
+
+
+// The error of loading and resolving `body` for 8 workers, without the file's directory.
+std::string ExperimentError(ExperimentTest* test, const std::string& body) {
+  std::string file = test->WriteFile("exp.yaml", body);
+  auto request = test->MakeRequest(file);
+  auto experiment = LoadExperiment(request);
+  Status status = experiment.ok() ? ResolveForWorldSize(request, 8, &*experiment) : experiment.status();
+  if (status.ok()) return "valid";
+  EXPECT_EQ(status.error().code, ExitCode::kConfig) << status.error().message;
+  std::string message = status.error().message;
+  if (message.starts_with(file)) message = "exp.yaml" + message.substr(file.size());
+  return message;
+}
+
+TEST_F(ExperimentTest, HugeParallelSizesAreRangeErrorsNotCrashes) {
+  // tensor 2^62 x pipeline 4 overflowed to 0 and divided by it (SIGFPE).
+  EXPECT_EQ(ExperimentError(this, Torch() + "parallelism: {tensor: 4611686018427387904, pipeline: 4}\n"),
+            "exp.yaml:3:23: parallelism.tensor: 4611686018427387904 is out of range; expected from 1 to 1048576");
+  EXPECT_EQ(ExperimentError(this, Torch() + "parallelism: {micro_batch: 4611686018427387904}\n"),
+            "exp.yaml:3:28: parallelism.micro_batch: 4611686018427387904 is out of range; expected from 1 to 1048576");
+  EXPECT_EQ(ExperimentError(this, Torch() + "parallelism: {tensor: 0}\n"),
+            "exp.yaml:3:23: parallelism.tensor: 0 is out of range; expected from 1 to 1048576");
+  // The largest sizes multiply without overflow: a plain "does not divide".
+  EXPECT_NE(ExperimentError(this, Torch() + "parallelism: {tensor: 1048576, pipeline: 1048576, context: 1048576}\n")
+                .find("= 1152921504606846976 does not divide the world size 8"),
+            std::string::npos);
+  EXPECT_NE(ExperimentError(this, Torch() + "parallelism: {micro_batch: 1048576}\ntraining: {grad_accum: 1048576}\n")
+                .find("is above 1073741824"),
+            std::string::npos);
+}
+
+TEST_F(ExperimentTest, NegativeNodeCountsAreRefused) {
+  EXPECT_EQ(ExperimentError(this, Torch() + "distributed:\n  nnodes: -3\n"),
+            "exp.yaml:4:11: distributed.nnodes: -3 is out of range; expected from 0 to 262144");
+  EXPECT_EQ(ExperimentError(this, Torch() + "distributed: {nproc_per_node: \"4611686018427387904\"}\n"),
+            "exp.yaml:3:31: distributed.nproc_per_node must be auto, gpu, cpu or a number from 1 to 4096, not "
+            "'4611686018427387904'");
+}
+
+TEST_F(ExperimentTest, AQuotedDottedKeyIsRefusedNotIgnored) {
+  EXPECT_EQ(ExperimentError(this, Torch() + "\"training.steps\": 3\n"),
+            "exp.yaml:3:1: the key 'training.steps' contains a dot; a key in a file names one level, so "
+            "'training.steps' is no setting");
+}
+
+TEST_F(ExperimentTest, ExpNameIsASafeDirectoryName) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"exp_name: ../../etc\n", "exp.yaml:3:11: exp_name '../../etc' starts with '.'; it names a directory"},
+      {"exp_name: a/b\n", "exp.yaml:3:11: exp_name 'a/b' contains '/'; it names a directory"},
+      {"exp_name: \"a\\nb\"\n", "exp.yaml:3:11: exp_name 'a?b' contains the byte 0x0a; it names a directory"},
+      {"exp_name: \"red\\e[31m\"\n", "exp.yaml:3:11: exp_name 'red?[31m' contains the byte 0x1b; it names a directory"},
+      {"exp_name: " + std::string(129, 'x') + "\n",
+       "exp.yaml:3:11: exp_name '" + std::string(40, 'x') + "...' is 129 characters long (at most 128); it names a "
+       "directory"},
+  };
+  for (const auto& [line, expected] : cases) EXPECT_EQ(ExperimentError(this, Torch() + line), expected) << line;
+  EXPECT_EQ(ExperimentError(this, Torch() + "exp_name: gpt2-124m_v1.2\n"), "valid");
+  // From an override, the flag is named.
+  std::string file = WriteFile("exp.yaml", Torch());
+  auto experiment = LoadExperiment(MakeRequest(file, {"exp_name=x y"}));
+  ASSERT_FALSE(experiment.ok());
+  EXPECT_EQ(experiment.error().message, "flag exp_name=x y: exp_name 'x y' contains ' '; it names a directory");
+  EXPECT_EQ(experiment.error().hint,
+            "use letters, digits, '.', '_' and '-' (not first: '.' or '-'), at most 128 characters");
+  // A name taken from the file name is made safe instead.
+  auto from_file = LoadExperiment(MakeRequest(WriteFile("my exp.v2.yaml", Torch())));
+  ASSERT_TRUE(from_file.ok()) << from_file.error().Format();
+  EXPECT_EQ(from_file->exp_name, "my_exp.v2");
 }
 
 }  // namespace

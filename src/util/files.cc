@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -30,6 +32,57 @@ Result<std::string> ReadFile(const std::string& path) {
     }
     if (n == 0) break;
     content.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return content;
+}
+
+Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO with no writer must not wait; it is refused below.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return EnvironmentError("cannot read " + path + ": " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int saved = errno;
+    ::close(fd);
+    return EnvironmentError("cannot read " + path + ": " + std::strerror(saved));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    const char* kind = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISFIFO(st.st_mode) ? "a pipe (FIFO)"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    return EnvironmentError(path + " is " + std::string(kind) + ", not a regular file",
+                            "name a file; to use generated text, write it to a file first");
+  }
+  const std::string limit = "the limit of " + std::to_string(max_bytes) + " bytes for this input";
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return EnvironmentError(path + " is " + std::to_string(static_cast<uint64_t>(st.st_size)) +
+                            " bytes, larger than " + limit);
+  }
+  std::string content;
+  content.reserve(static_cast<size_t>(st.st_size));
+  char buffer[65536];
+  while (true) {
+    // One byte beyond the limit tells a file that grew past it.
+    size_t want = std::min(sizeof(buffer), max_bytes + 1 - content.size());
+    ssize_t n = ::read(fd, buffer, want);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int saved = errno;
+      ::close(fd);
+      return EnvironmentError("cannot read " + path + ": " + std::strerror(saved));
+    }
+    if (n == 0) break;
+    content.append(buffer, static_cast<size_t>(n));
+    if (content.size() > max_bytes) {
+      ::close(fd);
+      return EnvironmentError(path + " grew past " + limit + " while being read");
+    }
   }
   ::close(fd);
   return content;

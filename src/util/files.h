@@ -3,6 +3,7 @@
 // PATH lookup. Failures come back as errors naming the path.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,13 @@
 namespace primus {
 
 Result<std::string> ReadFile(const std::string& path);
+
+// For input a user names (configuration files): refuses, before reading a
+// byte, anything that is not a regular file (a directory, /dev/zero, a FIFO
+// that may never end) and a file larger than `max_bytes`, and never reads
+// more than that even when the file grows meanwhile. Errors name the path
+// (EnvironmentError; callers give it their own exit code and hint).
+Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes);
 Status WriteFileAtomic(const std::string& path, std::string_view content, int mode = 0644);
 Status MakeDirs(const std::string& path, int mode = 0755);
 bool PathExists(const std::string& path);

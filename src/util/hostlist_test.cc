@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <ctime>
+#include <cstdint>
 #include <random>
 
 #include "util/files.h"
@@ -35,6 +37,69 @@ TEST(HostlistTest, MalformedExpressionsAreNamed) {
     auto hosts = ExpandHostlist(bad);
     ASSERT_FALSE(hosts.ok()) << bad;
     EXPECT_NE(hosts.error().message.find(bad), std::string::npos) << hosts.error().message;
+  }
+}
+
+TEST(HostlistTest, HugeListsAreCountedAndIndexedWithoutBeingExpanded) {
+  std::clock_t start = std::clock();  // CPU time, whatever else the machine runs
+  Result<Hostlist> list = Hostlist::Parse("a[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]");
+  ASSERT_TRUE(list.ok()) << list.error().Format();
+  EXPECT_EQ(list->size(), 100000000u);
+  EXPECT_EQ(list->Host(0), "a00000000");
+  EXPECT_EQ(list->Host(12345678), "a12345678");
+  EXPECT_EQ(list->Host(99999999), "a99999999");
+  EXPECT_EQ(*FirstHost(" a[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9] "), "a00000000");
+  // Past 2^64 the count saturates; the first host is still right.
+  Result<Hostlist> beyond = Hostlist::Parse("n[0-999999][0-999999][0-999999][0-999999]");
+  ASSERT_TRUE(beyond.ok());
+  EXPECT_EQ(beyond->size(), UINT64_MAX);
+  EXPECT_EQ(beyond->Host(1000001), "n0011") << "the last group varies fastest";
+  EXPECT_LT(std::clock() - start, CLOCKS_PER_SEC / 10);
+}
+
+TEST(HostlistTest, FullExpansionIsCappedWithAClearError) {
+  Result<std::vector<std::string>> hosts = ExpandHostlist("a[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]");
+  ASSERT_FALSE(hosts.ok());
+  EXPECT_EQ(hosts.error().code, ExitCode::kUsage);
+  EXPECT_EQ(hosts.error().message,
+            "host list 'a[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]' names 100000000 hosts, more than the 100000 that "
+            "can be listed");
+  EXPECT_NE(ExpandHostlist("n[0-999999][0-999999][0-999999][0-999999]").error().message.find("more than 2^64 hosts"),
+            std::string::npos);
+  EXPECT_EQ(ExpandHostlist("n[1-100000]")->size(), 100000u) << "the cap itself is allowed";
+  EXPECT_FALSE(ExpandHostlist("n[1-100000],m").ok());
+  ASSERT_FALSE(FirstHost(",,").ok());
+  EXPECT_NE(FirstHost(",,").error().message.find("names no host"), std::string::npos);
+}
+
+TEST(HostlistTest, LongListsExpandInLinearTime) {
+  // 60,000 items, and one group of 60,000 single numbers: each host is found
+  // without walking the items or ranges before it.
+  std::string items, numbers;
+  for (int i = 0; i < 60000; ++i) {
+    items += (i ? ",h" : "h") + std::to_string(i);
+    numbers += (i ? "," : "") + std::to_string(i);
+  }
+  std::clock_t start = std::clock();
+  Result<std::vector<std::string>> many_items = ExpandHostlist(items);
+  Result<std::vector<std::string>> many_ranges = ExpandHostlist("g[" + numbers + "]");
+  EXPECT_LT(std::clock() - start, CLOCKS_PER_SEC);
+  ASSERT_TRUE(many_items.ok() && many_ranges.ok());
+  EXPECT_EQ(many_items->back(), "h59999");
+  EXPECT_EQ(many_ranges->at(31234), "g31234");
+  // Messages about a long expression show its start only.
+  Result<std::vector<std::string>> bad = ExpandHostlist(items + ",x[");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_LT(bad.error().message.size(), 300u) << bad.error().message;
+}
+
+TEST(HostlistTest, EveryIndexAgreesWithTheExpansion) {
+  for (const char* expression : {"node[01-04,07],gpu-a[1-2]", "x[1-2]-y[3-4,9]z[7,05-06]", "a,b[1-3],c"}) {
+    Result<Hostlist> list = Hostlist::Parse(expression);
+    ASSERT_TRUE(list.ok()) << expression;
+    std::vector<std::string> expanded = Expand(expression);
+    ASSERT_EQ(list->size(), expanded.size()) << expression;
+    for (size_t i = 0; i < expanded.size(); ++i) EXPECT_EQ(list->Host(i), expanded[i]) << expression << " " << i;
   }
 }
 

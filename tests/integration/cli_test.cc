@@ -3,7 +3,9 @@
 // and the "only glibc at load time" property.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <utility>
 
 #include "run_process.h"
 #include "util/files.h"
@@ -138,6 +140,127 @@ TEST_F(CliTest, AnalyzeWithoutSubtaskIsAUsageErrorNamingThem) {
   ProcessResult result = Run("direct -- analyze");
   EXPECT_EQ(result.exit_code, 2) << result.all();
   EXPECT_NE(result.err.find("logs, run or topology"), std::string::npos) << result.err;
+}
+
+// Hostile configuration and environment (issue 16): each is a clear error
+// naming the input, within a second, in 512 MB of address space.
+struct Bounded {
+  ProcessResult result;
+  double seconds = 0;
+};
+
+Bounded RunBounded(const std::vector<std::string>& args, const ProcessOptions& options) {
+  std::vector<std::string> argv = {"prlimit", "--as=536870912", "--", PRIMUS_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto start = std::chrono::steady_clock::now();
+  Bounded bounded{RunProcess(argv, options)};
+  bounded.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return bounded;
+}
+
+std::string BillionLaughs() {
+  std::string text = "l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (int level = 1; level <= 9; ++level) {
+    text += "l" + std::to_string(level) + ": &l" + std::to_string(level) + " [";
+    for (int i = 0; i < 10; ++i) text += (i ? ", *l" : "*l") + std::to_string(level - 1);
+    text += "]\n";
+  }
+  return text;
+}
+
+TEST_F(CliTest, HostileExperimentFilesFailFastInBoundedMemory) {
+  WriteSeedFiles();
+  std::string torch = "backend: torch\ntorch: {script: train.py}\n";
+  std::string nested = "exp_name: ";
+  for (int i = 0; i < 20000; ++i) nested += "${X:";
+  nested += "x" + std::string(20000, '}') + "\n";
+  struct Case {
+    std::string name;  // the file, or a path such as /dev/zero
+    std::string text;  // written when not empty
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"laughs.yaml", torch + BillionLaughs(), "laughs.yaml:7:45: the alias '*l3' expands the document past 100000 nodes"},
+      {"overflow.yaml", torch + "parallelism: {tensor: 4611686018427387904, pipeline: 4}\n",
+       "overflow.yaml:3:23: parallelism.tensor: 4611686018427387904 is out of range; expected from 1 to 1048576"},
+      {"micro.yaml", torch + "parallelism: {micro_batch: 99999999999}\n",
+       "micro.yaml:3:28: parallelism.micro_batch: 99999999999 is out of range"},
+      {"nested.yaml", torch + nested, "nested.yaml:3:11: ${...} defaults are nested more than 16 deep"},
+      {"/dev/zero", "", "/dev/zero is a character device, not a regular file"},
+      {"/dev/urandom", "", "/dev/urandom is a character device, not a regular file"},
+      {"extends-zero.yaml", torch + "extends: /dev/zero\n",
+       "extends-zero.yaml:3:10: extends: /dev/zero is a character device, not a regular file"},
+      {"dotted.yaml", torch + "\"training.steps\": 3\n", "dotted.yaml:3:1: the key 'training.steps' contains a dot"},
+      {"nnodes.yaml", torch + "distributed: {nnodes: -3}\n",
+       "nnodes.yaml:3:23: distributed.nnodes: -3 is out of range; expected from 0 to 262144"},
+      {"nul.yaml", torch + std::string("exp_name: a\0b\n", 14), "nul.yaml:3:12: a NUL byte in the text"},
+      {"latin1.yaml", torch + "exp_name: caf\xE9\n", "latin1.yaml:3:14: the text is not valid UTF-8 (byte 0xe9)"},
+      {"dotdot.yaml", torch + "exp_name: ../../etc\n", "dotdot.yaml:3:11: exp_name '../../etc' starts with '.'"},
+      {"esc.yaml", torch + "exp_name: \"run\\e[2J\"\n", "esc.yaml:3:11: exp_name 'run?[2J' contains the byte 0x1b"},
+  };
+  for (const Case& c : cases) {
+    if (!c.text.empty()) dir_.Write(c.name, c.text);
+    Bounded run = RunBounded({"--dry-run", "direct", "--", "train", "pretrain", "--config", c.name}, Isolated());
+    EXPECT_EQ(run.result.exit_code, 3) << c.name << "\n" << run.result.all().substr(0, 2000);
+    EXPECT_NE(run.result.err.find(c.expected), std::string::npos) << c.name << "\n" << run.result.err.substr(0, 2000);
+    EXPECT_LT(run.seconds, 1.0) << c.name;
+  }
+}
+
+TEST_F(CliTest, AHundredThousandKeysLoadInUnderASecond) {
+  WriteSeedFiles();
+  std::string text = "backend: torch\ntorch: {script: train.py}\nmodel:\n";
+  for (int i = 0; i < 100000; ++i) text += "  key_" + std::to_string(i) + ": " + std::to_string(i) + "\n";
+  dir_.Write("wide.yaml", text);
+  Bounded run = RunBounded({"--dry-run", "direct", "--", "train", "pretrain", "--config", "wide.yaml"}, Isolated());
+  EXPECT_EQ(run.result.exit_code, 0) << run.result.err.substr(0, 2000);
+  // Linear now (69 s before): about 0.5 s of CPU, mostly yaml-cpp's scanner;
+  // the bound leaves room for a busy machine.
+  EXPECT_LT(run.seconds, 2.0) << "69 s before";
+}
+
+TEST_F(CliTest, HostileLauncherConfigFilesFailFast) {
+  dir_.Write("dotted.yaml", "\"direct.nnodes\": 4\n");
+  dir_.Write("laughs.yaml", BillionLaughs());
+  for (const auto& [file, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"/dev/zero", "/dev/zero is a character device, not a regular file"},
+           {"dotted.yaml", "dotted.yaml:1:1: the key 'direct.nnodes' contains a dot"},
+           {"laughs.yaml", "laughs.yaml:5:45: the alias '*l3' expands the document past 100000 nodes"}}) {
+    Bounded run = RunBounded({"--config", file, "--dry-run", "direct", "--", "run", "/bin/true"}, Isolated());
+    EXPECT_EQ(run.result.exit_code, 3) << file << "\n" << run.result.all();
+    EXPECT_NE(run.result.err.find(expected), std::string::npos) << file << "\n" << run.result.err;
+    EXPECT_LT(run.seconds, 1.0) << file;
+  }
+}
+
+TEST_F(CliTest, AHugeSlurmNodeListNeedsOnlyItsFirstHost) {
+  ProcessOptions step = Isolated();
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"SLURM_JOB_ID", "42"}, {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_NODES", "2"}, {"SLURM_NODEID", "1"},
+           {"SLURM_STEP_NODELIST", "a[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]"}}) {
+    step.env[name] = value;
+  }
+  Bounded run = RunBounded({"--dry-run", "direct", "--", "run", "/bin/true"}, step);
+  EXPECT_EQ(run.result.exit_code, 0) << run.result.all();
+  EXPECT_NE(run.result.out.find("a00000000"), std::string::npos) << run.result.out;
+  EXPECT_LT(run.seconds, 1.0) << "19 s and 2.4 GB before";
+
+  step.env["SLURM_STEP_NODELIST"] = "a[0-9";
+  Bounded malformed = RunBounded({"--dry-run", "direct", "--", "run", "/bin/true"}, step);
+  EXPECT_EQ(malformed.result.exit_code, 4) << malformed.result.all();
+  EXPECT_NE(malformed.result.err.find("SLURM_STEP_NODELIST: host list 'a[0-9': unclosed '['"), std::string::npos)
+      << malformed.result.err;
+
+  // preflight names every node: a full expansion, refused past its cap.
+  ProcessOptions allocation = Isolated();
+  allocation.env["SLURM_JOB_NODELIST"] = "a[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]";
+  Bounded preflight = RunBounded({"--dry-run", "direct", "--platform", "none", "--", "preflight", "check"}, allocation);
+  EXPECT_EQ(preflight.result.exit_code, 4) << preflight.result.all();
+  EXPECT_NE(preflight.result.err.find("SLURM_JOB_NODELIST: host list 'a[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]' names "
+                                      "100000000 hosts, more than the 100000 that can be listed"),
+            std::string::npos)
+      << preflight.result.err;
+  EXPECT_LT(preflight.seconds, 1.0);
 }
 
 TEST_F(CliTest, TrainWithoutConfigTakesExpLikePrimusScripts) {

@@ -63,6 +63,23 @@ std::vector<pid_t> ProcessesWithMarker(const std::string& marker, const std::str
   return found;
 }
 
+// Live slurmstepd processes of job `id` (their command line reads
+// "slurmstepd: [<id>.<step>]"): the nodes are still tearing its steps down.
+std::vector<pid_t> StepDaemonsOf(const std::string& id) {
+  std::vector<pid_t> found;
+  DIR* proc = opendir("/proc");
+  while (dirent* entry = readdir(proc)) {
+    auto pid = ParseInt(entry->d_name);
+    if (!pid) continue;
+    auto cmdline = ReadFile(std::string("/proc/") + entry->d_name + "/cmdline");
+    if (cmdline.ok() && cmdline->starts_with("slurmstepd") && cmdline->find("[" + id + ".") != std::string::npos) {
+      found.push_back(static_cast<pid_t>(*pid));
+    }
+  }
+  closedir(proc);
+  return found;
+}
+
 std::string ReadOrEmpty(const std::string& path) {
   Result<std::string> text = ReadFile(path);
   return text.ok() ? *text : std::string();
@@ -337,37 +354,58 @@ TEST_F(SlurmTest, CtrlCWhileWaitingCancelsTheJob) {
 
 TEST_F(SlurmTest, RequeuedJobRunsAgainWithItsRestartCount) {
   // The first run waits to be requeued; the second (SLURM_RESTART_COUNT=1) ends.
-  ProcessOptions options = UserOptions();
-  pid_t pid = testing::StartProcess(
-      {PRIMUS_BINARY, "slurm", "sbatch", "-N", "2", "--requeue", "--wait", "--", "direct", "--", "run", "sh", "-c",
-       "echo \"run with restart count ${SLURM_RESTART_COUNT:-0}\"; [ \"${SLURM_RESTART_COUNT:-0}\" -ge 1 ] || exec sleep 60"},
-      dir_.path() + "/out.txt", dir_.path() + "/err.txt", options);
-  ASSERT_GT(pid, 0);
-  ASSERT_TRUE(WaitFor(20, [&] { return ProcessesWithMarker(marker_, "sleep").size() == 2; }));
-  std::string id = JobIdFrom(ReadOrEmpty(dir_.path() + "/out.txt"));
-  ASSERT_FALSE(id.empty());
-  auto requeued = Clock::now();
-  ProcessResult requeue = cluster_->Client({"scontrol", "requeue", id});
-  ASSERT_EQ(requeue.exit_code, 0) << requeue.all();
-  // Slurm holds a requeued job back for two minutes (Reason=BeginTime); let it start now.
-  ASSERT_TRUE(WaitFor(10, [&] {
-    return cluster_->Client({"squeue", "-h", "-j", id, "-o", "%T"}).out.find("PENDING") != std::string::npos;
-  }));
-  // As after Slurm's own two minutes: the first run's step is gone from both
-  // nodes (only our --wait remains) before the second starts. On a loaded
-  // machine an early start can fail while slurmd still tears the step down.
-  EXPECT_TRUE(WaitFor(30, [&] {
-    return ProcessesWithMarker(marker_, "sleep").empty() && ProcessesWithMarker(marker_, "primus-cli").size() == 1;
-  }));
-  ProcessResult update = cluster_->Client({"scontrol", "update", "JobId=" + id, "StartTime=now"});
-  ASSERT_EQ(update.exit_code, 0) << update.all();
-  int status = testing::WaitForExit(pid, 60);
-  double seconds = SecondsSince(requeued);
-  std::string out = ReadOrEmpty(dir_.path() + "/out.txt");
-  EXPECT_EQ(status, 0) << out << ReadOrEmpty(dir_.path() + "/err.txt");
-  EXPECT_NE(out.find("run with restart count 0"), std::string::npos) << out;
-  EXPECT_NE(out.find("run with restart count 1"), std::string::npos) << "--wait follows the job through its requeue\n" << out;
-  std::cerr << "[requeue to the end of the second run: " << seconds << " s]\n";
+  // On a loaded machine Slurm 22.05 itself can lose the requeue: the first
+  // run's batch script exits (1, its srun step was cancelled) after the job
+  // is PENDING again, and slurmctld then ends the requeued job as FAILED
+  // (Reason=NonZeroExitCode, Restarts=1, RunTime 0) without a second run. That
+  // race is Slurm's, not ours, so the scenario runs again (at most 3 times)
+  // when exactly that happened; every other outcome is judged at once.
+  for (int attempt = 1;; ++attempt) {
+    std::string out_path = dir_.path() + "/out" + std::to_string(attempt) + ".txt";
+    std::string err_path = dir_.path() + "/err" + std::to_string(attempt) + ".txt";
+    pid_t pid = testing::StartProcess(
+        {PRIMUS_BINARY, "slurm", "sbatch", "-N", "2", "--requeue", "--wait", "--", "direct", "--", "run", "sh", "-c",
+         "echo \"run with restart count ${SLURM_RESTART_COUNT:-0}\"; [ \"${SLURM_RESTART_COUNT:-0}\" -ge 1 ] || exec sleep 60"},
+        out_path, err_path, UserOptions());
+    ASSERT_GT(pid, 0);
+    ASSERT_TRUE(WaitFor(20, [&] { return ProcessesWithMarker(marker_, "sleep").size() == 2; }));
+    std::string id = JobIdFrom(ReadOrEmpty(out_path));
+    ASSERT_FALSE(id.empty());
+    auto requeued = Clock::now();
+    ProcessResult requeue = cluster_->Client({"scontrol", "requeue", id});
+    ASSERT_EQ(requeue.exit_code, 0) << requeue.all();
+    // Slurm holds a requeued job back for two minutes (Reason=BeginTime); let
+    // it start once the first run's step is gone from both nodes (only our
+    // --wait remains): an earlier start can fail while slurmd tears it down.
+    WaitFor(10, [&] {
+      return cluster_->Client({"squeue", "-h", "-j", id, "-o", "%T"}).out.find("PENDING") != std::string::npos;
+    });
+    EXPECT_TRUE(WaitFor(30, [&] {
+      return ProcessesWithMarker(marker_, "sleep").empty() && ProcessesWithMarker(marker_, "primus-cli").size() <= 1 &&
+             StepDaemonsOf(id).empty();
+    }));
+    cluster_->Client({"scontrol", "update", "JobId=" + id, "StartTime=now"});
+    int status = testing::WaitForExit(pid, 60);
+    double seconds = SecondsSince(requeued);
+    std::string out = ReadOrEmpty(out_path);
+    std::string job = cluster_->Client({"scontrol", "show", "job", id}).out;
+    bool slurm_lost_the_requeue = status == 1 && job.find("JobState=FAILED") != std::string::npos &&
+                                  job.find("Restarts=1") != std::string::npos &&
+                                  job.find("RunTime=00:00:00") != std::string::npos &&
+                                  out.find("run with restart count 1") == std::string::npos;
+    if (slurm_lost_the_requeue && attempt < 3) {
+      std::cerr << "[attempt " << attempt << ": Slurm ended the requeued job as FAILED before a second run; again]\n";
+      continue;
+    }
+    std::string job_log;
+    if (size_t at = out.find("log:    "); at != std::string::npos) job_log = out.substr(at + 8, out.find('\n', at) - at - 8);
+    EXPECT_EQ(status, 0) << out << ReadOrEmpty(err_path) << "\n==== the job's log\n" << ReadOrEmpty(job_log)
+                         << "\n==== scontrol\n" << job;
+    EXPECT_NE(out.find("run with restart count 0"), std::string::npos) << out;
+    EXPECT_NE(out.find("run with restart count 1"), std::string::npos) << "--wait follows the job through its requeue\n" << out;
+    std::cerr << "[requeue to the end of the second run: " << seconds << " s]\n";
+    return;
+  }
 }
 
 TEST_F(SlurmTest, DirectRefusesAMultiNodeBatchScript) {

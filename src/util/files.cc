@@ -15,25 +15,41 @@
 
 namespace primus {
 
+namespace {
+
+// Reads `fd` to its end, or until it holds more than `max_bytes` (then
+// *over_limit is set and reading stops). Closes nothing.
+Status ReadAll(int fd, const std::string& path, size_t max_bytes, std::string* content, bool* over_limit) {
+  char buffer[65536];
+  while (true) {
+    // One byte beyond the limit tells a file that is larger than it.
+    size_t want = std::min(sizeof(buffer), max_bytes - std::min(max_bytes, content->size()) + 1);
+    ssize_t n = ::read(fd, buffer, want);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return EnvironmentError("cannot read " + path + ": " + std::strerror(errno));
+    }
+    if (n == 0) return Status::Ok();
+    content->append(buffer, static_cast<size_t>(n));
+    if (content->size() > max_bytes) {
+      *over_limit = true;
+      return Status::Ok();
+    }
+  }
+}
+
+}  // namespace
+
 Result<std::string> ReadFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return EnvironmentError("cannot read " + path + ": " + std::strerror(errno));
   }
   std::string content;
-  char buffer[65536];
-  while (true) {
-    ssize_t n = ::read(fd, buffer, sizeof(buffer));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int saved = errno;
-      ::close(fd);
-      return EnvironmentError("cannot read " + path + ": " + std::strerror(saved));
-    }
-    if (n == 0) break;
-    content.append(buffer, static_cast<size_t>(n));
-  }
+  bool over_limit = false;
+  Status read = ReadAll(fd, path, SIZE_MAX - 1, &content, &over_limit);
   ::close(fd);
+  if (!read) return read.error();
   return content;
 }
 
@@ -66,25 +82,11 @@ Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes) {
   }
   std::string content;
   content.reserve(static_cast<size_t>(st.st_size));
-  char buffer[65536];
-  while (true) {
-    // One byte beyond the limit tells a file that grew past it.
-    size_t want = std::min(sizeof(buffer), max_bytes + 1 - content.size());
-    ssize_t n = ::read(fd, buffer, want);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int saved = errno;
-      ::close(fd);
-      return EnvironmentError("cannot read " + path + ": " + std::strerror(saved));
-    }
-    if (n == 0) break;
-    content.append(buffer, static_cast<size_t>(n));
-    if (content.size() > max_bytes) {
-      ::close(fd);
-      return EnvironmentError(path + " grew past " + limit + " while being read");
-    }
-  }
+  bool over_limit = false;
+  Status read = ReadAll(fd, path, max_bytes, &content, &over_limit);
   ::close(fd);
+  if (!read) return read.error();
+  if (over_limit) return EnvironmentError(path + " grew past " + limit + " while being read");
   return content;
 }
 

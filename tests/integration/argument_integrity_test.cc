@@ -56,18 +56,6 @@ std::vector<std::string> AwkwardArguments(const std::string& dir, bool utf8_only
   return args;
 }
 
-std::vector<std::string> SplitNul(const std::string& text) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\0') {
-      parts.push_back(text.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  return parts;
-}
-
 std::string ReadOr(const std::string& path, const std::string& fallback = "(missing)") {
   auto text = ReadFile(path);
   return text.ok() ? *text : fallback;

@@ -53,18 +53,6 @@ const char kArgsScript[] = "for a in \"$@\"; do printf '%s\\0' \"$a\"; done > ar
 const std::vector<std::string> kAwkwardArgs = {"two words", "it's", "say \"hi\"", "$HOME", "`id`", "$(id)",
                                                "line1\nline2", "back\\slash", "*", "", "--", "-x"};
 
-std::vector<std::string> SplitNul(const std::string& text) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\0') {
-      parts.push_back(text.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  return parts;
-}
-
 class PodmanTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

@@ -53,4 +53,16 @@ std::string TempDir::Write(const std::string& relative, const std::string& conte
   return full.string();
 }
 
+std::vector<std::string> SplitNul(const std::string& text) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\0') {
+      parts.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return parts;
+}
+
 }  // namespace primus::testing

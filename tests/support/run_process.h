@@ -29,6 +29,10 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOpti
 // The binary under test (PRIMUS_BINARY from CMake).
 ProcessResult RunPrimus(const std::vector<std::string>& args, const ProcessOptions& options = {});
 
+// The NUL-terminated strings in `text` (an argv a worker wrote out with
+// printf '%s\0'); bytes after the last NUL are not a part.
+std::vector<std::string> SplitNul(const std::string& text);
+
 // A fresh directory under /tmp, removed by the destructor.
 class TempDir {
  public:

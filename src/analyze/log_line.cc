@@ -14,6 +14,9 @@ bool Digits(std::string_view text, size_t from, size_t count) {
   return true;
 }
 
+// Callers pass at most kMaxRankDigits digits, so the value fits an int.
+constexpr size_t kMaxRankDigits = 9;
+
 int Number(std::string_view text, size_t from, size_t count) {
   int value = 0;
   for (size_t i = from; i < from + count; ++i) value = value * 10 + (text[i] - '0');
@@ -83,7 +86,7 @@ LogLine LogLineParser::Parse(std::string_view raw) {
     size_t close = text.find(']');
     size_t colon = text.find(':');
     // A host name has no spaces: torch's own "[W socket.cpp:601]" is not a prefix.
-    if (close != std::string_view::npos && colon < close && colon > 1 && close > colon + 1 &&
+    if (close != std::string_view::npos && colon < close && colon > 1 && close > colon + 1 && close - colon - 1 <= kMaxRankDigits &&
         Digits(text, colon + 1, close - colon - 1) && text.substr(1, colon - 1).find(' ') == std::string_view::npos) {
       line.host = text.substr(1, colon - 1);
       line.rank = Number(text, colon + 1, close - colon - 1);
@@ -94,7 +97,7 @@ LogLine LogLineParser::Parse(std::string_view raw) {
   if (line.rank < 0 && text.starts_with("rank ")) {
     size_t digits = 5;
     while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-    if (digits > 5 && digits < text.size() && text[digits] == ':') {
+    if (digits > 5 && digits - 5 <= kMaxRankDigits && digits < text.size() && text[digits] == ':') {
       line.rank = Number(text, 5, digits - 5);
       text = SkipSpaces(text.substr(digits + 1));
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tasks/task.h"
+#include "train/primus_install.h"
 #include "util/strings.h"
 
 namespace primus::cli {
@@ -55,6 +56,13 @@ std::vector<std::string> ModesAndTasks() {
 }
 
 std::string TaskList() { return Join(TaskRegistry::Global().Names(), ", "); }
+
+// A subcommand of Primus's own CLI that we have no task for: the `primus`
+// task runs it through the Primus installation (tasks/primus.cc), which is
+// looked for where the task runs (inside the container, on the nodes).
+bool IsPrimusSubcommand(const std::string& word) {
+  return Contains(train::PrimusOnlySubcommands(), word) && !TaskRegistry::Global().Find(word);
+}
 
 Error UnknownTask(const std::string& word, const std::string& where) {
   return UsageError("unknown task '" + word + "'" + where + DidYouMean(word, TaskRegistry::Global().Names()),
@@ -119,6 +127,12 @@ Status ParseMode(const std::vector<std::string>& args, size_t i, CommandLine* co
     }
     return ParseMode(args, next, command);
   }
+  if (!TaskRegistry::Global().Find(word) && IsPrimusSubcommand(word) && parsed->stopped_at_separator) {
+    command->launch.task = "primus";
+    command->launch.task_args.assign(args.begin() + static_cast<long>(next), args.end());
+    command->kind = CommandLine::Kind::kLaunch;
+    return Status::Ok();
+  }
   if (!TaskRegistry::Global().Find(word)) {
     if (!parsed->stopped_at_separator) {
       return UsageError("unexpected argument '" + word + "' for " + context + DidYouMean(word, ModesAndTasks()),
@@ -175,13 +189,14 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
     if (!status.ok()) return status.error();
     return command;
   }
-  if (TaskRegistry::Global().Find(word)) {
+  if (TaskRegistry::Global().Find(word) || IsPrimusSubcommand(word)) {
     runtime::ModeInvocation direct;
     direct.mode = "direct";
     command.launch.chain.push_back(direct);
     command.launch.implicit_direct = true;
-    command.launch.task = word;
-    command.launch.task_args.assign(args.begin() + static_cast<long>(i) + 1, args.end());
+    bool primus_subcommand = !TaskRegistry::Global().Find(word);
+    command.launch.task = primus_subcommand ? "primus" : word;
+    command.launch.task_args.assign(args.begin() + static_cast<long>(primus_subcommand ? i : i + 1), args.end());
     command.kind = CommandLine::Kind::kLaunch;
     return command;
   }

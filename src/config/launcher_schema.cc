@@ -22,6 +22,7 @@ std::vector<SchemaKey> LauncherKeys() {
       {"main.quiet", kBool, "false", "only warnings and errors"},
 
       {"train.preflight", kBool, "true", "run the fast preflight checks before every train launch (train --no-preflight)"},
+      {"train.primus_path", kString, "", "the Primus installation that runs Primus-format experiments (default: $PRIMUS_PATH, the current directory, /workspace/Primus)"},
       {"train.hang_timeout", kDouble, "1800.0", "train's hang watchdog when neither --hang-timeout nor the experiment's fault_tolerance.hang_timeout sets one; 0 is off"},
 
       {"direct.nproc_per_node", kString, "auto", "workers per node: a number, or auto (one per GPU)"},

@@ -12,6 +12,8 @@
 #include "platform/vendor_runtime.h"
 #include "platform/visible_devices.h"
 #include "tasks/task.h"
+#include "train/primus_install.h"
+#include "util/files.h"
 
 namespace primus::tasks {
 namespace {
@@ -29,7 +31,7 @@ class InfoTask : public Task {
            "user environment, network auto-config, --env). Reads sysfs and procfs only.\n"
            "\n"
            "  --json   machine-readable; keys: host, drivers, gpus, nics, profile_chain, env,\n"
-           "           notes, warnings, visible_gpus\n"
+           "           notes, warnings, visible_gpus, primus\n"
            "  --live   add memory in use, utilisation, ECC and GPU processes (NVML / amd-smi\n"
            "           when installed, KFD sysfs on AMD)\n"
            "\n"
@@ -54,10 +56,19 @@ class InfoTask : public Task {
     if (!plan.ok()) return plan.error();
 
     int visible = platform::CountVisibleGpus(host, request.current_environment);
+    train::PrimusSearch primus = train::FindPrimus(config::Environment::FromProcess(),
+                                                   context.launcher->GetString("train.primus_path"), CurrentDir(),
+                                                   train::UsualPrimusPlaces());
     if (as_json) {
       nlohmann::ordered_json info = platform::InfoJson(host, *plan);
       info["version"] = PRIMUS_VERSION;
       info["visible_gpus"] = visible;
+      if (primus.install) {
+        info["primus"] = {{"root", primus.install->root}, {"found_by", primus.install->found_by},
+                          {"version", primus.install->version}};
+      } else {
+        info["primus"] = nullptr;
+      }
       if (live) {
         nlohmann::ordered_json statuses = nlohmann::ordered_json::array();
         for (const platform::GpuRuntimeStatus& status : platform::QueryRuntimeStatus(host, roots)) {
@@ -78,6 +89,14 @@ class InfoTask : public Task {
       return 0;
     }
     std::cout << "primus-cli " << PRIMUS_VERSION << "\n" << platform::InfoText(host, *plan);
+    // Which Primus runs Primus-format experiments and Primus's own subcommands.
+    if (primus.install) {
+      std::cout << "primus    " << primus.install->version << " at " << primus.install->root << " (found by "
+                << primus.install->found_by << ")\n";
+    } else {
+      std::cout << "primus    none: " << (primus.broken_setting.empty() ? "not found" : primus.broken_setting)
+                << " (Primus-format experiments need one: export PRIMUS_PATH)\n";
+    }
     if (visible != static_cast<int>(host.gpus.size())) {
       std::cout << "visible   " << visible << " of " << host.gpus.size()
                 << " GPUs (CUDA/HIP/ROCR_VISIBLE_DEVICES)\n";

@@ -30,6 +30,8 @@
 #include "tasks/task.h"
 #include "train/backends.h"
 #include "train/experiment.h"
+#include "train/primus_experiment.h"
+#include "train/primus_install.h"
 #include "train/progress.h"
 #include "train/replay.h"
 #include "train/system_info.h"
@@ -47,7 +49,7 @@ using K = OptionSpec::Kind;
 
 const std::vector<OptionSpec>& TrainOptions() {
   static const std::vector<OptionSpec> table = {
-      {{"--config"}, K::kValue, "FILE", "", "the experiment file"},
+      {{"--config", "--exp"}, K::kValue, "FILE", "", "the experiment file"},
       {{"--backend"}, K::kValue, "NAME", "", "override the experiment's backend: torch|megatron|torchtitan|command"},
       {{"--replay"}, K::kValue, "DIR", "", "re-run a recorded experiment directory"},
       {{"--resume"}, K::kValue, "auto|none|PATH", "", "where to resume from (default: the experiment's checkpoint.resume)"},
@@ -67,6 +69,7 @@ struct TrainArgs {
   bool no_preflight = false;
   std::vector<std::string> overrides;   // a.b=c
   std::vector<std::string> extra_args;  // everything else, for the backend
+  std::vector<std::string> rest;        // both, in order: a Primus-format experiment's overrides, verbatim
 };
 
 Result<TrainArgs> ParseTrainArgs(const std::vector<std::string>& args) {
@@ -92,6 +95,7 @@ Result<TrainArgs> ParseTrainArgs(const std::vector<std::string>& args) {
   }
   std::vector<std::string> rest = options->passthrough;
   rest.insert(rest.end(), args.begin() + static_cast<long>(options->next), args.end());
+  parsed.rest = rest;
   for (const std::string& arg : rest) {
     // key=value (no leading dash, a dotted or plain key) overrides the experiment.
     size_t equals = arg.find('=');
@@ -168,6 +172,25 @@ class TrainTask : public Task {
     snapshot::Redactor& redactor = snapshot::ProcessRedactor();
     LearnSecrets(experiment->resolved, &redactor);
 
+    // A Primus-format experiment runs through a Primus installation, with
+    // everything after --config handed to it verbatim; never half-translated.
+    std::optional<train::PrimusInstall> primus;
+    std::optional<train::PrimusExperiment> primus_experiment;
+    if (experiment->primus_style) {
+      LearnSecrets(experiment->primus_file, &redactor);
+      if (!args->backend.empty()) {
+        return UsageError("--backend " + args->backend + " does not apply to " + experiment->file +
+                              ": a Primus-format experiment (modules:) runs through Primus, with each module's framework",
+                          "change modules.<name>.framework in the file, or drop --backend");
+      }
+      auto found = train::PrimusInstallFor(request.environment, launcher);
+      if (!found.ok()) return Error{found.error().code, experiment->file + " is a Primus-format experiment (modules:), which runs through Primus; " + found.error().message, found.error().hint};
+      primus = *found;
+      auto read = train::ReadPrimusExperiment(experiment->primus_file, args->subtask, *primus, args->rest, request.environment);
+      if (!read.ok()) return read.error();
+      primus_experiment = *read;
+    }
+
     // The world: launcher flags/env > the experiment > launcher files and defaults.
     auto spec = agent::LaunchSpecFromConfig(launcher, {"placeholder"});
     if (!spec.ok()) return spec.error();
@@ -216,7 +239,19 @@ class TrainTask : public Task {
     }
     for (const auto& [name, entry] : setup->plan.variables) redactor.Learn(name, entry.value);
     int world_size = spec->nnodes * spec->nproc_per_node;
-    if (Status status = train::ResolveForWorldSize(request, world_size, &*experiment); !status.ok()) return status.error();
+    train::PrimusLayout primus_layout;
+    if (primus_experiment) {
+      auto layout = train::CheckPrimusLayout(*primus_experiment, world_size);
+      if (!layout.ok()) {
+        return Error{layout.error().code, experiment->file + ", module " + primus_experiment->module_name + ": " + layout.error().message,
+                     layout.error().hint};
+      }
+      primus_layout = *layout;
+    } else if (Status status = train::ResolveForWorldSize(request, world_size, &*experiment); !status.ok()) {
+      return status.error();
+    }
+    // What the backend gets after --config: ours minus overrides, or Primus's everything.
+    std::vector<std::string> backend_args = primus ? args->rest : args->extra_args;
 
     // Hooks and patches (found now, so that a bad one fails before anything is created).
     std::vector<std::string> hook_dirs;
@@ -234,17 +269,25 @@ class TrainTask : public Task {
     bool run_preflight = !args->no_preflight && launcher.GetBool("train.preflight");
     std::string job_id = process_env.count("PRIMUS_JOB_ID") ? process_env.at("PRIMUS_JOB_ID") : launcher.scheduler().job_id;
     if (context.dry_run) {
-      train::BackendInputs inputs{&*experiment, "<experiment dir>", args->extra_args, args->resume, process_env};
+      train::BackendInputs inputs{&*experiment, "<experiment dir>", backend_args, args->resume, process_env,
+                                  args->subtask, primus ? &*primus : nullptr};
       auto command = train::BuildBackendCommand(inputs);
       if (!command.ok()) return command.error();
-      std::cout << "experiment: " << Join(experiment->files, " <- ") << "\n"
-                << "  name " << experiment->exp_name << ", backend " << experiment->backend << ", world size "
+      std::cout << "experiment: " << Join(experiment->files, " <- ") << "\n";
+      if (primus) {
+        std::cout << "  name " << experiment->exp_name << ", through Primus " << primus->version << " at " << primus->root
+                  << " (found by " << primus->found_by << "), world size " << world_size << " (" << spec->nnodes << " x "
+                  << spec->nproc_per_node << ")\n"
+                  << "  " << train::DescribePrimusPlan(*primus_experiment, primus_layout, world_size) << "\n";
+      } else {
+        std::cout << "  name " << experiment->exp_name << ", backend " << experiment->backend << ", world size "
                 << world_size << " (" << spec->nnodes << " x " << spec->nproc_per_node << "), TP " << experiment->parallelism.tensor
                 << " PP " << experiment->parallelism.pipeline << " CP " << experiment->parallelism.context << ", global batch "
                 << experiment->parallelism.global_batch << " = " << experiment->parallelism.micro_batch << " x "
                 << world_size / (experiment->parallelism.tensor * experiment->parallelism.pipeline * experiment->parallelism.context)
-                << " x " << experiment->grad_accum << "\n"
-                << "  experiment directory: " << experiment->workspace << "/" << experiment->exp_name << "_"
+                << " x " << experiment->grad_accum << "\n";
+      }
+      std::cout << "  experiment directory: " << experiment->workspace << "/" << experiment->exp_name << "_"
                 << (job_id.empty() ? std::string("<time>") : job_id) << "/\n"
                 << "  hang watchdog: "
                 << (spec->hang_timeout_s > 0 ? fmt::format("{:g} s", spec->hang_timeout_s) : std::string("off")) << " ("
@@ -336,6 +379,7 @@ class TrainTask : public Task {
 
     nlohmann::ordered_json system = train::DescribeSystem(setup->host);
     train::AddPythonVersions(experiment->interpreter, &system);
+    if (primus) system["primus_backend"] = primus->version + " at " + primus->root;
     if (replay) {
       auto differences = train::CompareSystems(replay->system, system);
       bool incompatible = std::any_of(differences.begin(), differences.end(), [](const auto& d) { return d.incompatible; });
@@ -348,7 +392,9 @@ class TrainTask : public Task {
     }
     if (Status written = snapshot::WriteSystemInfo(*dir, system, redactor); !written.ok()) return fail(written.error());
     auto copied = snapshot::WriteConfigFiles(*dir, replay ? std::vector<std::string>{} : experiment->files,
-                                             experiment->resolved.ToYaml(/*escape_dollars_for_reload=*/true), redactor);
+                                             (primus ? experiment->primus_file : experiment->resolved)
+                                                 .ToYaml(/*escape_dollars_for_reload=*/true),
+                                             redactor);
     if (!copied.ok()) return fail(copied.error());
 
     // Worker environment: experiment env over launcher config env, hooks over both;
@@ -384,8 +430,13 @@ class TrainTask : public Task {
     }
 
     std::vector<std::string> extra = hook_outcome->extra_args;
-    extra.insert(extra.end(), args->extra_args.begin(), args->extra_args.end());
-    train::BackendInputs inputs{&*experiment, shared_root, extra, args->resume, process_env};
+    extra.insert(extra.end(), backend_args.begin(), backend_args.end());
+    train::BackendInputs inputs{&*experiment, shared_root, extra, args->resume, process_env,
+                                args->subtask, primus ? &*primus : nullptr};
+    if (primus) {
+      log::Info("through Primus {} at {} ({}): {}", primus->version, primus->root, primus->found_by,
+                train::DescribePrimusPlan(*primus_experiment, primus_layout, world_size));
+    }
     auto command = train::BuildBackendCommand(inputs);
     if (!command.ok()) return fail(command.error());
     for (const auto& [path, content] : command->files) {

@@ -209,6 +209,23 @@ Result<BackendCommand> TorchTitanCommand(const BackendInputs& inputs) {
   return command;
 }
 
+// A Primus-format experiment runs through Primus's own CLI, as the public
+// Primus launcher runs it in each worker; what followed --config is appended
+// verbatim by the caller (BuildBackendCommand's extra arguments).
+Result<BackendCommand> PrimusCommand(const BackendInputs& inputs) {
+  if (!inputs.primus) {
+    return EnvironmentError(inputs.experiment->file + " is a Primus-format experiment and no Primus installation was given",
+                            "export PRIMUS_PATH=/path/to/Primus");
+  }
+  const ExperimentConfig& e = *inputs.experiment;
+  BackendCommand command;
+  command.argv = PythonPrefix(e);
+  std::string file = e.file.starts_with("/") ? e.file : JoinPath(CurrentDir(), e.file);
+  command.argv.insert(command.argv.end(), {inputs.primus->main_py(), "train", inputs.subtask, "--config", file});
+  command.env["PRIMUS_PATH"] = inputs.primus->root;
+  return command;
+}
+
 }  // namespace
 
 Result<BackendCommand> BuildBackendCommand(const BackendInputs& inputs) {
@@ -217,6 +234,7 @@ Result<BackendCommand> BuildBackendCommand(const BackendInputs& inputs) {
   if (backend == "torch") command = TorchCommand(inputs);
   else if (backend == "megatron") command = MegatronCommand(inputs);
   else if (backend == "torchtitan") command = TorchTitanCommand(inputs);
+  else if (backend == "primus") command = PrimusCommand(inputs);
   else if (backend == "command") {
     BackendCommand plain;
     for (const Value& arg : inputs.experiment->resolved.Find("command.argv")->AsList()) plain.argv.push_back(arg.ScalarText());

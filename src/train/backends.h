@@ -4,6 +4,7 @@
 //   megatron    <python> $MEGATRON_PATH/pretrain_gpt.py --tensor-model-parallel-size ... [extra]
 //   torchtitan  <python> -m torchtitan.train --job.config_file <exp>/config/torchtitan.toml [extra]
 //   command     command.argv [extra]
+//   primus      <python> <primus>/primus/cli/main.py train pretrain|posttrain --config <exp> [extra, verbatim]
 // where <python> is python.interpreter, the venv's bin/python, or
 // `conda run --no-capture-output -n ENV python`. Megatron and TorchTitan
 // cannot run on our CPU machines: their command lines are checked against
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "train/experiment.h"
+#include "train/primus_install.h"
 #include "util/error.h"
 
 namespace primus::train {
@@ -25,6 +27,8 @@ struct BackendInputs {
   std::vector<std::string> extra_args;           // hooks' extra.k=v, then the command line's --k v
   std::string resume;                            // --resume from the command line ("" = the file's)
   std::map<std::string, std::string> environment;  // the launcher's environment (MEGATRON_PATH)
+  std::string subtask = "pretrain";              // pretrain | posttrain
+  const PrimusInstall* primus = nullptr;         // the primus backend's installation
 };
 
 struct BackendCommand {

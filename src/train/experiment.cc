@@ -79,19 +79,6 @@ const Schema& ExperimentSchema() {
   return schema;
 }
 
-// Primus-style experiment files: module settings in modules.<name>.
-const Schema& PrimusSchema() {
-  static const Schema schema({
-      {"work_group", ValueType::kString, "", "Primus: team"},
-      {"user_name", ValueType::kString, "", "Primus: user"},
-      {"exp_name", ValueType::kString, "", "experiment name"},
-      {"workspace", ValueType::kString, "output", "where experiment directories are created"},
-      {"modules", ValueType::kAny, "", "Primus: modules.<name>.{framework, config, model, overrides}"},
-      {"env", ValueType::kStringMap, "", "variables for the workers"},
-  });
-  return schema;
-}
-
 // Every file that contributed a value, in first-seen order.
 void CollectFiles(const Value& value, std::vector<std::string>* files) {
   auto add = [&](const Origin& origin) {
@@ -106,40 +93,21 @@ void CollectFiles(const Value& value, std::vector<std::string>* files) {
   if (value.IsMap()) for (const auto& [key, item] : value.AsMap()) CollectFiles(item, files);
 }
 
-// Maps a Primus-style file onto our schema: framework -> backend, the
-// module's model and overrides -> model / backend arguments.
-Result<Value> FromPrimusStyle(const Value& file) {
+// The launcher's part of a Primus-format file: where outputs go and the
+// workers' variables. The rest (modules, platform, ...) is Primus's to read
+// (train/primus_experiment.h), and the file reaches Primus as it is.
+Result<Value> PrimusLauncherKeys(const Value& file) {
   Value out = Value::EmptyMap();
-  for (const char* key : {"exp_name", "workspace", "env"}) {
-    if (const Value* value = file.Get(key)) out.Put(key, *value);
-  }
-  const Value* modules = file.Get("modules");
-  if (!modules || !modules->IsMap() || modules->AsMap().empty()) {
-    return ConfigError("a Primus-style experiment needs at least one entry under 'modules:'",
-                       "write modules: {pre_trainer: {framework: megatron, overrides: {...}}}");
-  }
-  const auto& [module_name, module] = modules->AsMap().front();
-  const Value* framework = module.Get("framework");
-  if (!framework || !framework->IsString()) {
-    return config::ConfigErrorAt(module.origin(), "modules." + module_name + " needs a 'framework:' (megatron, torchtitan, ...)");
-  }
-  out.Put("backend", *framework);
-  if (const Value* model = module.Get("model")) {
-    Value model_map = Value::EmptyMap(model->origin());
-    model_map.Put("name", *model);
-    out.Put("model", model_map);
-  }
-  if (const Value* overrides = module.Get("overrides"); overrides && overrides->IsMap()) {
-    Value args = Value::EmptyMap(overrides->origin());
-    for (const auto& [key, value] : overrides->AsMap()) {
-      if (value.IsScalar()) args.Put(key, Value::String(value.ScalarText(), value.origin()));
+  for (const char* key : {"exp_name", "workspace"}) {
+    const Value* value = file.Get(key);
+    if (!value || value->IsNull()) continue;
+    if (!value->IsScalar()) {
+      return config::ConfigErrorAt(value->origin(), std::string(key) + " must be a string, not " + value->DescribeForMessage());
     }
-    std::string section = framework->AsString() == "torchtitan" ? "torchtitan" : "megatron";
-    Value backend = Value::EmptyMap();
-    if (section == "megatron") backend.Put("args", args);
-    else backend.Put("toml", *overrides);
-    out.Put(section, backend);
+    out.Put(key, Value::String(value->ScalarText(), value->origin()));
   }
+  if (const Value* env = file.Get("env"); env && !env->IsNull()) out.Put("env", *env);
+  out.Put("backend", Value::String("primus", file.origin()));
   return out;
 }
 
@@ -230,6 +198,12 @@ void FillFields(ExperimentConfig* experiment) {
 Status CheckBackend(const ExperimentConfig& experiment) {
   static const std::vector<std::string> backends = {"torch", "megatron", "torchtitan", "command"};
   const Value* backend = experiment.resolved.Find("backend");
+  if (experiment.primus_style) return CheckExpName(experiment.resolved);
+  if (experiment.backend == "primus") {
+    return config::ConfigErrorAt(backend->origin(), "backend 'primus' is how Primus-format experiments run",
+                                 "write the experiment in Primus's format (work_group, user_name, exp_name, workspace, "
+                                 "modules:), or choose torch, megatron, torchtitan or command");
+  }
   if (std::find(backends.begin(), backends.end(), experiment.backend) == backends.end()) {
     return config::ConfigErrorAt(backend->origin(), "unknown backend '" + experiment.backend + "'" +
                                                         DidYouMean(experiment.backend, backends),
@@ -289,17 +263,37 @@ Result<ExperimentConfig> LoadExperiment(const ExperimentRequest& request) {
   if (self != experiment.files.end()) std::rotate(self, self + 1, experiment.files.end());
   Value layer = *file;
   if (layer.Get("modules") || layer.Get("work_group")) {
+    // Primus format: it runs through Primus, never half-translated into ours.
     experiment.primus_style = true;
-    if (Status status = PrimusSchema().Validate(&layer, config::ScalarSource::kTyped); !status.ok()) return status.error();
-    auto converted = FromPrimusStyle(layer);
-    if (!converted.ok()) return converted.error();
-    layer = *converted;
+    experiment.primus_file = layer;
+    auto launcher_keys = PrimusLauncherKeys(layer);
+    if (!launcher_keys.ok()) return launcher_keys.error();
+    layer = *launcher_keys;
+  }
+  if (!experiment.primus_style && !layer.AsMap().empty()) {
+    // Not one key of ours and no modules: some other kind of file.
+    std::vector<std::string> tops;
+    for (const std::string& key : ExperimentKeys()) tops.push_back(key.substr(0, key.find('.')));
+    bool any_known = std::any_of(layer.AsMap().begin(), layer.AsMap().end(), [&](const auto& entry) {
+      return std::find(tops.begin(), tops.end(), entry.first) != tops.end();
+    });
+    if (!any_known) {
+      std::vector<std::string> keys;
+      for (const auto& [key, value] : layer.AsMap()) keys.push_back(key);
+      if (keys.size() > 4) keys.resize(4), keys.push_back("...");
+      return ConfigError(request.file + " is not an experiment file: its keys (" + Join(keys, ", ") +
+                             ") are neither Primus's format (work_group, user_name, exp_name, workspace, modules:) nor ours",
+                         "train --config takes an experiment; docs/experiment.md shows both formats");
+    }
   }
   if (Status status = ExperimentSchema().Validate(&layer, config::ScalarSource::kTyped); !status.ok()) {
     return status.error();
   }
   Value merged = config::Merge(ExperimentSchema().Defaults(), layer);
-  if (Status status = ApplyOverrides(request, &merged); !status.ok()) return status.error();
+  // A Primus-format experiment's overrides are Primus's (they follow --config verbatim).
+  if (!experiment.primus_style) {
+    if (Status status = ApplyOverrides(request, &merged); !status.ok()) return status.error();
+  }
   if (Status status = ExperimentSchema().Validate(&merged, config::ScalarSource::kTyped); !status.ok()) {
     return status.error();
   }

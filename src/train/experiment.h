@@ -4,9 +4,9 @@
 // (docs/experiment.md), then checked against the job's world size before
 // anything starts: TP x PP x CP must divide it, and the global batch must be
 // micro batch x data-parallel size x accumulation. `variants:` keyed by world
-// size pick settings by total GPU count. Primus-style files (work_group,
-// user_name, exp_name, workspace, modules.<name>.framework/overrides) are
-// read too.
+// size pick settings by total GPU count. Primus-format files (work_group,
+// user_name, exp_name, workspace, modules:) are recognised and left to
+// Primus (train/primus_experiment.h); only their launcher keys are read here.
 #pragma once
 
 #include <map>
@@ -29,11 +29,15 @@ struct ExperimentConfig {
   std::string file;                   // as given on the command line
   std::vector<std::string> files;     // every file that contributed (the extends chain)
   config::Value resolved;             // defaults + files + variant + overrides
+  // A Primus-format file (modules:, work_group): it runs through Primus
+  // (backend "primus"); primus_file is the file as loaded (extends and
+  // ${VAR} resolved), and `resolved` holds only the launcher's keys.
   bool primus_style = false;
+  config::Value primus_file;
 
   std::string exp_name;
   std::string workspace;
-  std::string backend;                // torch | megatron | torchtitan | command
+  std::string backend;                // torch | megatron | torchtitan | command | primus
   std::string interpreter;            // python.interpreter, or the venv's / conda env's python
   std::string conda_env;
   Parallelism parallelism;

@@ -135,19 +135,29 @@ TEST_F(ExperimentTest, VariantsPickSettingsByWorldSizeButOverridesWin) {
   EXPECT_EQ(sixteen->parallelism.micro_batch, 2) << "command-line overrides win over the variant";
 }
 
-TEST_F(ExperimentTest, PrimusStyleFile) {
+TEST_F(ExperimentTest, PrimusFormatFileIsLeftWholeForPrimus) {
   std::string file = Write("primus.yaml",
                            "work_group: amd\nuser_name: alice\nexp_name: llama_pretrain\nworkspace: ./out\n"
                            "modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
-                           "    model: llama3_8B.yaml\n    overrides:\n      micro_batch_size: 2\n      train_iters: 50\n");
-  auto experiment = LoadExperiment(Request(file));
+                           "    model: llama3_8B.yaml\n    overrides:\n      micro_batch_size: 2\n      train_iters: 50\n"
+                           "      stderr_sink_level: DEBUG\n");
+  // key=value arguments are Primus's overrides: not applied to our schema (which would refuse them).
+  auto experiment = LoadExperiment(Request(file, {"train_iters=5"}));
   ASSERT_TRUE(experiment.ok()) << experiment.error().Format();
   EXPECT_TRUE(experiment->primus_style);
-  EXPECT_EQ(experiment->backend, "megatron");
+  EXPECT_EQ(experiment->backend, "primus");
   EXPECT_EQ(experiment->exp_name, "llama_pretrain");
   EXPECT_EQ(experiment->workspace, "./out");
-  EXPECT_EQ(experiment->resolved.Find("megatron.args.train_iters")->AsString(), "50");
-  EXPECT_EQ(experiment->resolved.Find("model.name")->AsString(), "llama3_8B.yaml");
+  // Nothing is translated into our keys: Primus reads the file as it is.
+  EXPECT_EQ(experiment->resolved.Find("megatron.args")->AsMap().size(), 0u);
+  EXPECT_EQ(experiment->primus_file.Find("modules.pre_trainer.overrides.stderr_sink_level")->AsString(), "DEBUG");
+}
+
+TEST_F(ExperimentTest, BackendPrimusIsOnlyForPrimusFormat) {
+  std::string file = Write("ours.yaml", "backend: primus\n");
+  auto experiment = LoadExperiment(Request(file));
+  ASSERT_FALSE(experiment.ok());
+  EXPECT_NE(experiment.error().message.find("backend 'primus' is how Primus-format experiments run"), std::string::npos);
 }
 
 TEST_F(ExperimentTest, MissingFileAndMissingFlag) {

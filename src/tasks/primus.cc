@@ -1,0 +1,88 @@
+// The `primus` task: a subcommand of Primus's own CLI (projection, data,
+// node_smoke, and any other its installation has), run by that
+// installation's primus/cli/main.py as the job's workers, under the node
+// agent, as the public Primus launcher runs it. The command line parser
+// sends Primus-only subcommands here (`direct -- projection ...` is
+// `direct -- primus projection ...`); our own train, benchmark and
+// preflight stay ours. node_smoke runs one process per node, as in Primus.
+#include <iostream>
+
+#include "agent/launch_spec_from_config.h"
+#include "agent/launch_summary.h"
+#include "agent/platform_setup.h"
+#include "agent/run_workers.h"
+#include "config/environment.h"
+#include "config/launcher_config.h"
+#include "platform/launcher_request.h"
+#include "tasks/task.h"
+#include "train/primus_install.h"
+#include "util/strings.h"
+
+#include <algorithm>
+
+namespace primus::tasks {
+namespace {
+
+class PrimusTask : public Task {
+ public:
+  std::string name() const override { return "primus"; }
+  std::string summary() const override { return "run a subcommand of Primus's own CLI (projection, data, node_smoke, ...)"; }
+  std::string help() const override {
+    return "usage: primus-cli <mode> ... -- primus SUBCOMMAND [ARGS...]\n"
+           "       primus-cli <mode> ... -- projection|data|node_smoke|deps [ARGS...]\n"
+           "\n"
+           "Runs <python> <primus>/primus/cli/main.py SUBCOMMAND ARGS as the job's workers (one per\n"
+           "local rank; node_smoke: one per node), with the arguments passed verbatim. The Primus\n"
+           "installation comes from PRIMUS_PATH, train.primus_path, the current directory, or\n"
+           "/workspace/Primus (`info` and --dry-run say which). Subcommands that are ours too\n"
+           "(train, benchmark, preflight) run ours; `primus train ...` runs Primus's.\n";
+  }
+  bool IsHelpRequest(const std::vector<std::string>& args) const override {
+    return !args.empty() && (args[0] == "--help" || args[0] == "-h");
+  }
+
+  Result<int> Run(const TaskContext& context) override {
+    if (context.args.empty()) {
+      return UsageError("task 'primus' needs a subcommand of Primus's CLI", "write: primus-cli direct -- primus projection ...");
+    }
+    const std::string& subcommand = context.args.front();
+    auto install = train::PrimusInstallFor(config::Environment::FromProcess(), *context.launcher);
+    if (!install.ok()) {
+      return Error{install.error().code,
+                   "'" + subcommand + "' is a subcommand of Primus's own CLI, which runs from a Primus installation; " +
+                       install.error().message,
+                   install.error().hint};
+    }
+    std::vector<std::string> known = train::PrimusSubcommands(*install);
+    if (std::find(known.begin(), known.end(), subcommand) == known.end()) {
+      return UsageError("Primus " + install->version + " at " + install->root + " has no subcommand '" + subcommand + "'" +
+                            DidYouMean(subcommand, known),
+                        "its subcommands: " + Join(known, ", "));
+    }
+    std::vector<std::string> argv = {"python3", install->main_py()};
+    argv.insert(argv.end(), context.args.begin(), context.args.end());
+    auto spec = agent::LaunchSpecFromConfig(*context.launcher, argv);
+    if (!spec) return spec.error();
+    if (subcommand == "node_smoke" && !platform::SetExplicitly(context.launcher->OriginOf("direct.nproc_per_node"))) {
+      spec->nproc_per_node = 1;  // one per node by design, as Primus runs it
+      spec->nproc_per_node_auto = false;
+    }
+    if (!spec->env.count("PRIMUS_PATH")) spec->env["PRIMUS_PATH"] = install->root;
+    auto setup = agent::ApplyPlatform(*context.launcher, {}, &*spec);
+    if (!setup) return setup.error();
+    std::cerr << "through Primus " << install->version << " at " << install->root << " (found by " << install->found_by
+              << "): " << subcommand << "\n";
+    if (context.dry_run) {
+      std::cout << agent::DescribeLaunch(*spec) << agent::DescribeWorkerEnvironment(*setup);
+      return 0;
+    }
+    auto result = agent::RunWorkers(*spec);
+    if (!result) return result.error();
+    return result->exit_code;
+  }
+};
+
+TaskRegistration<PrimusTask> registration;
+
+}  // namespace
+}  // namespace primus::tasks

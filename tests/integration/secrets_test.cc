@@ -36,13 +36,6 @@ const std::vector<std::string> kSecretValues = {"hf-env-secret-1", "s3-file-secr
                                                 "key-flag-secret-4", "job-token-secret-5", "url-pw-secret-6",
                                                 "data-pw-secret-8"};
 
-std::string Slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 class SecretsTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "util/subprocess.h"
 
@@ -51,6 +52,13 @@ std::string TempDir::Write(const std::string& relative, const std::string& conte
   std::filesystem::create_directories(full.parent_path());
   std::ofstream(full) << content;
   return full.string();
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
 }
 
 std::vector<std::string> SplitNul(const std::string& text) {

@@ -33,6 +33,9 @@ ProcessResult RunPrimus(const std::vector<std::string>& args, const ProcessOptio
 // printf '%s\0'); bytes after the last NUL are not a part.
 std::vector<std::string> SplitNul(const std::string& text);
 
+// A file's whole content ("" when it cannot be read: the test's assertion says what was missing).
+std::string Slurp(const std::string& path);
+
 // A fresh directory under /tmp, removed by the destructor.
 class TempDir {
  public:

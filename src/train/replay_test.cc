@@ -24,6 +24,17 @@ TEST(ReplayTest, GpuChangesAreIncompatibleVersionsAreWarnings) {
   EXPECT_NE(table.find("INCOMPATIBLE"), std::string::npos);
 }
 
+TEST(ReplayTest, ADifferentPrimusIsListed) {
+  nlohmann::json then = {{"gpu_model", "MI300X"}, {"primus_backend", "26.5, git fd1eeabbad15 at /workspace/Primus"}};
+  nlohmann::json now = then;
+  now["primus_backend"] = "26.6, git 0123456789ab at /workspace/Primus";
+  auto differences = CompareSystems(then, now);
+  ASSERT_EQ(differences.size(), 1u);
+  EXPECT_EQ(differences[0].what, "Primus");
+  EXPECT_FALSE(differences[0].incompatible);
+  EXPECT_NE(FormatDifferences(differences).find("26.6, git 0123456789ab"), std::string::npos);
+}
+
 TEST(ReplayTest, RestoresTrainingVariablesNotSessionOrAgentOnes) {
   for (const char* name : {"NCCL_DEBUG", "HSA_NO_SCRATCH_RECLAIM", "OMP_NUM_THREADS", "MY_SETTING"}) {
     EXPECT_TRUE(IsReplayedVariable(name)) << name;

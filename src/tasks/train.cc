@@ -217,6 +217,7 @@ class TrainTask : public Task {
     for (const auto& [name, entry] : setup->plan.variables) redactor.Learn(name, entry.value);
     int world_size = spec->nnodes * spec->nproc_per_node;
     if (Status status = train::ResolveForWorldSize(request, world_size, &*experiment); !status.ok()) return status.error();
+    if (Status status = train::CheckBackendSubtask(*experiment, args->subtask); !status.ok()) return status.error();
 
     // Hooks and patches (found now, so that a bad one fails before anything is created).
     std::vector<std::string> hook_dirs;
@@ -234,16 +235,20 @@ class TrainTask : public Task {
     bool run_preflight = !args->no_preflight && launcher.GetBool("train.preflight");
     std::string job_id = process_env.count("PRIMUS_JOB_ID") ? process_env.at("PRIMUS_JOB_ID") : launcher.scheduler().job_id;
     if (context.dry_run) {
-      train::BackendInputs inputs{&*experiment, "<experiment dir>", args->extra_args, args->resume, process_env};
+      train::BackendInputs inputs{&*experiment, "<experiment dir>", args->extra_args, args->resume, process_env,
+                                  args->subtask};
       auto command = train::BuildBackendCommand(inputs);
       if (!command.ok()) return command.error();
+      // The effective layout: after the variant for this world size and every key=value override.
+      const train::Parallelism& layout = experiment->parallelism;
       std::cout << "experiment: " << Join(experiment->files, " <- ") << "\n"
                 << "  name " << experiment->exp_name << ", backend " << experiment->backend << ", world size "
-                << world_size << " (" << spec->nnodes << " x " << spec->nproc_per_node << "), TP " << experiment->parallelism.tensor
-                << " PP " << experiment->parallelism.pipeline << " CP " << experiment->parallelism.context << ", global batch "
-                << experiment->parallelism.global_batch << " = " << experiment->parallelism.micro_batch << " x "
-                << world_size / (experiment->parallelism.tensor * experiment->parallelism.pipeline * experiment->parallelism.context)
-                << " x " << experiment->grad_accum << "\n"
+                << world_size << " (" << spec->nnodes << " x " << spec->nproc_per_node << "), TP " << layout.tensor
+                << " PP " << layout.pipeline << " CP " << layout.context << " EP " << layout.expert << " DP "
+                << world_size / (layout.tensor * layout.pipeline * layout.context) << ", global batch "
+                << layout.global_batch << " = " << layout.micro_batch << " x "
+                << world_size / (layout.tensor * layout.pipeline * layout.context) << " x " << experiment->grad_accum
+                << " (micro batch x DP x accumulation)\n"
                 << "  experiment directory: " << experiment->workspace << "/" << experiment->exp_name << "_"
                 << (job_id.empty() ? std::string("<time>") : job_id) << "/\n"
                 << "  hang watchdog: "
@@ -385,7 +390,7 @@ class TrainTask : public Task {
 
     std::vector<std::string> extra = hook_outcome->extra_args;
     extra.insert(extra.end(), args->extra_args.begin(), args->extra_args.end());
-    train::BackendInputs inputs{&*experiment, shared_root, extra, args->resume, process_env};
+    train::BackendInputs inputs{&*experiment, shared_root, extra, args->resume, process_env, args->subtask};
     auto command = train::BuildBackendCommand(inputs);
     if (!command.ok()) return fail(command.error());
     for (const auto& [path, content] : command->files) {

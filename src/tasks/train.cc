@@ -247,8 +247,9 @@ class TrainTask : public Task {
                      layout.error().hint};
       }
       primus_layout = *layout;
-    } else if (Status status = train::ResolveForWorldSize(request, world_size, &*experiment); !status.ok()) {
-      return status.error();
+    } else {
+      if (Status status = train::ResolveForWorldSize(request, world_size, &*experiment); !status.ok()) return status.error();
+      if (Status status = train::CheckBackendSubtask(*experiment, args->subtask); !status.ok()) return status.error();
     }
     // What the backend gets after --config: ours minus overrides, or Primus's everything.
     std::vector<std::string> backend_args = primus ? args->rest : args->extra_args;
@@ -280,12 +281,15 @@ class TrainTask : public Task {
                   << spec->nproc_per_node << ")\n"
                   << "  " << train::DescribePrimusPlan(*primus_experiment, primus_layout, world_size) << "\n";
       } else {
+        // The effective layout: after the variant for this world size and every key=value override.
+        const train::Parallelism& layout = experiment->parallelism;
         std::cout << "  name " << experiment->exp_name << ", backend " << experiment->backend << ", world size "
-                << world_size << " (" << spec->nnodes << " x " << spec->nproc_per_node << "), TP " << experiment->parallelism.tensor
-                << " PP " << experiment->parallelism.pipeline << " CP " << experiment->parallelism.context << ", global batch "
-                << experiment->parallelism.global_batch << " = " << experiment->parallelism.micro_batch << " x "
-                << world_size / (experiment->parallelism.tensor * experiment->parallelism.pipeline * experiment->parallelism.context)
-                << " x " << experiment->grad_accum << "\n";
+                  << world_size << " (" << spec->nnodes << " x " << spec->nproc_per_node << "), TP " << layout.tensor
+                  << " PP " << layout.pipeline << " CP " << layout.context << " EP " << layout.expert << " DP "
+                  << world_size / (layout.tensor * layout.pipeline * layout.context) << ", global batch "
+                  << layout.global_batch << " = " << layout.micro_batch << " x "
+                  << world_size / (layout.tensor * layout.pipeline * layout.context) << " x " << experiment->grad_accum
+                  << " (micro batch x DP x accumulation)\n";
       }
       std::cout << "  experiment directory: " << experiment->workspace << "/" << experiment->exp_name << "_"
                 << (job_id.empty() ? std::string("<time>") : job_id) << "/\n"

@@ -1,6 +1,12 @@
 #include "train/backends.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
+
 #include "config/scalar_types.h"
+#include "train/megatron_flags.h"
+#include "train/torchtitan_keys.h"
 #include "util/files.h"
 #include "util/strings.h"
 
@@ -71,7 +77,44 @@ Result<BackendCommand> TorchCommand(const BackendInputs& inputs) {
   return command;
 }
 
-// Megatron-LM's pretrain_gpt.py flags (megatron/training/arguments.py).
+// Primus-style files keep their overrides as text ("true", "2"): the
+// Primus layout's own rules (true: the bare switch, false: omitted).
+void PrimusStyleArguments(const Value& r, std::vector<std::string>* argv) {
+  if (const Value* model = r.Find("model"); model && model->IsMap()) {
+    for (const auto& [key, value] : model->AsMap()) {
+      if (key == "name" || !value.IsScalar()) continue;
+      if (value.IsBool()) {
+        if (value.AsBool()) argv->push_back("--" + ReplaceAll(key, "_", "-"));
+        continue;
+      }
+      Flag(argv, "--" + ReplaceAll(key, "_", "-"), value.ScalarText());
+    }
+  }
+  if (const Value* args = r.Find("megatron.args"); args && args->IsMap()) {
+    for (const auto& [key, value] : args->AsMap()) {
+      std::string flag = "--" + ReplaceAll(key, "_", "-");
+      std::string text = value.ScalarText();
+      if (text == "true") argv->push_back(flag);
+      else if (text != "false") Flag(argv, flag, text);
+    }
+  }
+}
+
+// Whether model: or megatron.args give this Megatron dest (not null).
+bool GivesMegatronDest(const Value& r, std::string_view dest) {
+  const MegatronFlags& table = MegatronFlags::Builtin();
+  for (const char* section : {"model", "megatron.args"}) {
+    const Value* map = r.Find(section);
+    if (!map || !map->IsMap()) continue;
+    for (const auto& [key, value] : map->AsMap()) {
+      if (!value.IsNull() && table.DestOf(key) == dest) return true;
+    }
+  }
+  return false;
+}
+
+// Megatron-LM's command line (megatron/training/arguments.py at the pinned
+// release): our keys first, then model: and megatron.args by its parser's rules.
 Result<BackendCommand> MegatronCommand(const BackendInputs& inputs) {
   const ExperimentConfig& e = *inputs.experiment;
   const Value& r = e.resolved;
@@ -81,9 +124,10 @@ Result<BackendCommand> MegatronCommand(const BackendInputs& inputs) {
     return EnvironmentError("the megatron backend needs a Megatron-LM checkout",
                             "set megatron.path in the experiment, or export MEGATRON_PATH=/path/to/Megatron-LM");
   }
+  bool posttrain = inputs.subtask == "posttrain";
   BackendCommand command;
   command.argv = PythonPrefix(e);
-  command.argv.push_back(JoinPath(path, Text(r, "megatron.script")));
+  command.argv.push_back(JoinPath(path, Text(r, posttrain ? "megatron.posttrain_script" : "megatron.script")));
   Flag(&command.argv, "--tensor-model-parallel-size", std::to_string(e.parallelism.tensor));
   Flag(&command.argv, "--pipeline-model-parallel-size", std::to_string(e.parallelism.pipeline));
   Flag(&command.argv, "--context-parallel-size", std::to_string(e.parallelism.context));
@@ -92,7 +136,10 @@ Result<BackendCommand> MegatronCommand(const BackendInputs& inputs) {
   Flag(&command.argv, "--global-batch-size", std::to_string(e.parallelism.global_batch));
   if (Int(r, "training.seq_len") > 0) {
     Flag(&command.argv, "--seq-length", Text(r, "training.seq_len"));
-    Flag(&command.argv, "--max-position-embeddings", Text(r, "training.seq_len"));
+    // The model's own limit when given (it may be longer than the training sequences).
+    if (!GivesMegatronDest(r, "max_position_embeddings")) {
+      Flag(&command.argv, "--max-position-embeddings", Text(r, "training.seq_len"));
+    }
   }
   Flag(&command.argv, "--train-iters", Text(r, "training.steps"));
   Flag(&command.argv, "--lr", Text(r, "training.lr"));
@@ -102,17 +149,6 @@ Result<BackendCommand> MegatronCommand(const BackendInputs& inputs) {
   std::string dtype = Text(r, "training.dtype");
   if (dtype == "bf16") command.argv.push_back("--bf16");
   if (dtype == "fp16") command.argv.push_back("--fp16");
-  // model.<key> -> --<key-with-dashes> (num_layers -> --num-layers); name is ours.
-  if (const Value* model = r.Find("model"); model && model->IsMap()) {
-    for (const auto& [key, value] : model->AsMap()) {
-      if (key == "name" || !value.IsScalar()) continue;
-      if (value.IsBool()) {
-        if (value.AsBool()) command.argv.push_back("--" + ReplaceAll(key, "_", "-"));
-        continue;
-      }
-      Flag(&command.argv, "--" + ReplaceAll(key, "_", "-"), value.ScalarText());
-    }
-  }
   if (Int(r, "checkpoint.interval") > 0) {
     command.checkpoint_dir = CheckpointDir(inputs);
     Flag(&command.argv, "--save", command.checkpoint_dir);
@@ -121,90 +157,135 @@ Result<BackendCommand> MegatronCommand(const BackendInputs& inputs) {
       Flag(&command.argv, "--load", Resume(inputs) == "auto" ? command.checkpoint_dir : Resume(inputs));
     }
   }
-  // megatron.args: --key value; true -> the bare switch, false -> omitted.
-  for (const auto& [key, value] : r.Find("megatron.args")->AsMap()) {
-    std::string flag = "--" + ReplaceAll(key, "_", "-");
-    std::string text = value.ScalarText();
-    if (text == "true") command.argv.push_back(flag);
-    else if (text != "false") Flag(&command.argv, flag, text);
+  if (e.primus_style) {
+    PrimusStyleArguments(r, &command.argv);
+  } else {
+    auto arguments = MegatronKeyArguments(r);
+    if (!arguments.ok()) return arguments.error();
+    command.argv.insert(command.argv.end(), arguments->begin(), arguments->end());
+    // Post-training is pretrain_gpt.py's SFT mode; megatron.args.sft: false leaves it out.
+    if (posttrain && !r.Find("megatron.args.sft") && !r.Find("model.sft")) command.argv.push_back("--sft");
   }
   command.env["CUDA_DEVICE_MAX_CONNECTIONS"] = "1";  // Megatron requires it for TP/SP overlap
   return command;
 }
 
-void TomlValue(std::string* out, const std::string& key, const Value& value) {
-  if (value.IsString()) *out += key + " = \"" + ReplaceAll(ReplaceAll(value.AsString(), "\\", "\\\\"), "\"", "\\\"") + "\"\n";
-  else if (value.IsBool()) *out += key + " = " + (value.AsBool() ? "true" : "false") + "\n";
-  else if (value.IsScalar()) *out += key + " = " + value.ScalarText() + "\n";
-  else if (value.IsList()) {
+// A TOML basic string: quotes, backslashes and control characters escaped.
+std::string TomlString(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    unsigned char byte = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (byte < 0x20 || byte == 0x7f) out += fmt::format("\\u{:04x}", byte);
+        else out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string TomlValue(const Value& value) {
+  if (value.IsString()) return TomlString(value.AsString());
+  if (value.IsBool()) return value.AsBool() ? "true" : "false";
+  if (value.IsDouble() && !std::isfinite(value.AsDouble())) {
+    return std::isnan(value.AsDouble()) ? "nan" : value.AsDouble() < 0 ? "-inf" : "inf";
+  }
+  if (value.IsList()) {
     std::vector<std::string> items;
-    for (const Value& item : value.AsList()) items.push_back(item.IsString() ? "\"" + item.AsString() + "\"" : item.ScalarText());
-    *out += key + " = [" + Join(items, ", ") + "]\n";
+    for (const Value& item : value.AsList()) items.push_back(TomlValue(item));
+    return "[" + Join(items, ", ") + "]";
+  }
+  return value.ScalarText();
+}
+
+// One table: its keys, then its sub-tables as [name.sub].
+void EmitToml(const std::string& name, const Value& table, std::string* out) {
+  std::string body;
+  bool has_tables = false;
+  for (const auto& [key, value] : table.AsMap()) {
+    if (value.IsMap()) has_tables = true;
+    else if (!value.IsNull()) body += key + " = " + TomlValue(value) + "\n";
+  }
+  if (!body.empty() || !has_tables) *out += "\n[" + name + "]\n" + body;
+  for (const auto& [key, value] : table.AsMap()) {
+    if (value.IsMap()) EmitToml(name + "." + key, value, out);
   }
 }
 
-// TorchTitan's job config (torchtitan/config/job_config.py, 2025 layout).
+// The user's torchtitan.toml over ours: null leaves a key out, tables merge.
+void MergeToml(Value* into, const Value& over) {
+  for (const auto& [key, value] : over.AsMap()) {
+    if (value.IsNull()) continue;
+    Value* existing = into->Get(key);
+    if (value.IsMap() && existing && existing->IsMap()) {
+      MergeToml(existing, value);
+    } else if (value.IsMap()) {
+      Value table = Value::EmptyMap();
+      MergeToml(&table, value);
+      into->Put(key, table);
+    } else {
+      into->Put(key, value);
+    }
+  }
+}
+
+// TorchTitan's job config (torchtitan/config/job_config.py at the pinned release).
 Result<BackendCommand> TorchTitanCommand(const BackendInputs& inputs) {
   const ExperimentConfig& e = *inputs.experiment;
   const Value& r = e.resolved;
-  // Sections in TorchTitan's order; torchtitan.toml entries override ours.
-  std::vector<std::pair<std::string, Value>> sections;
-  auto set = [&](const std::string& section, const std::string& key, Value value) {
-    for (auto& [name, table] : sections) {
-      if (name == section) {
-        table.Put(key, std::move(value));
-        return;
-      }
+  if (Status status = CheckBackendSubtask(e, inputs.subtask); !status.ok()) return status.error();
+  auto extra = CheckedTorchTitanToml(r);
+  if (!extra.ok()) return extra.error();
+  // Sections in TorchTitan's order; torchtitan.toml adds keys we do not own.
+  Value doc = Value::EmptyMap();
+  auto set = [&](const std::string& key, Value value) { (void)doc.Set(key, std::move(value)); };
+  set("job.dump_folder", Value::String(inputs.experiment_dir + "/torchtitan"));
+  set("job.description", Value::String(e.exp_name));
+  if (const Value* model = r.Find("model"); model && model->IsMap()) {
+    for (const auto& [key, value] : model->AsMap()) {
+      if (!value.IsNull()) set("model." + key, value);
     }
-    Value table = Value::EmptyMap();
-    table.Put(key, std::move(value));
-    sections.emplace_back(section, std::move(table));
-  };
-  set("job", "dump_folder", Value::String(inputs.experiment_dir + "/torchtitan"));
-  set("job", "description", Value::String(e.exp_name));
-  if (std::string name = Text(r, "model.name"); !name.empty()) set("model", "name", Value::String(name));
-  if (std::string flavor = Text(r, "model.flavor"); !flavor.empty()) set("model", "flavor", Value::String(flavor));
-  set("optimizer", "lr", *r.Find("training.lr"));
-  set("lr_scheduler", "warmup_steps", *r.Find("training.warmup"));
-  set("training", "local_batch_size", Value::Int(e.parallelism.micro_batch));
-  set("training", "global_batch_size", Value::Int(e.parallelism.global_batch));
-  if (Int(r, "training.seq_len") > 0) set("training", "seq_len", *r.Find("training.seq_len"));
-  set("training", "steps", *r.Find("training.steps"));
-  if (Text(r, "training.dtype") == "bf16") set("training", "mixed_precision_param", Value::String("bfloat16"));
-  set("parallelism", "data_parallel_shard_degree", Value::Int(-1));
-  set("parallelism", "tensor_parallel_degree", Value::Int(e.parallelism.tensor));
-  set("parallelism", "pipeline_parallel_degree", Value::Int(e.parallelism.pipeline));
-  set("parallelism", "context_parallel_degree", Value::Int(e.parallelism.context));
-  set("parallelism", "expert_parallel_degree", Value::Int(e.parallelism.expert));
-  set("metrics", "log_freq", *r.Find("training.log_interval"));
-  set("debug", "seed", *r.Find("training.seed"));
+  }
+  set("optimizer.lr", *r.Find("training.lr"));
+  set("lr_scheduler.warmup_steps", *r.Find("training.warmup"));
+  // The same arithmetic as the layout check: global = micro x DP x accumulation.
+  set("training.local_batch_size", Value::Int(e.parallelism.micro_batch));
+  set("training.global_batch_size", Value::Int(e.parallelism.global_batch));
+  if (Int(r, "training.seq_len") > 0) set("training.seq_len", *r.Find("training.seq_len"));
+  set("training.steps", *r.Find("training.steps"));
+  std::string dtype = Text(r, "training.dtype");
+  if (dtype == "bf16") set("training.mixed_precision_param", Value::String("bfloat16"));
+  if (dtype == "fp32") set("training.mixed_precision_param", Value::String("float32"));
+  set("parallelism.data_parallel_shard_degree", Value::Int(-1));
+  set("parallelism.tensor_parallel_degree", Value::Int(e.parallelism.tensor));
+  set("parallelism.pipeline_parallel_degree", Value::Int(e.parallelism.pipeline));
+  set("parallelism.context_parallel_degree", Value::Int(e.parallelism.context));
+  set("parallelism.expert_parallel_degree", Value::Int(e.parallelism.expert));
+  set("metrics.log_freq", *r.Find("training.log_interval"));
+  set("debug.seed", *r.Find("training.seed"));
   std::string checkpoint_dir;
   if (Int(r, "checkpoint.interval") > 0) {
     checkpoint_dir = CheckpointDir(inputs);
-    set("checkpoint", "enable", Value::Bool(true));
-    set("checkpoint", "folder", Value::String(checkpoint_dir));
-    set("checkpoint", "interval", *r.Find("checkpoint.interval"));
-    set("checkpoint", "keep_latest_k", *r.Find("checkpoint.keep_last"));
+    set("checkpoint.enable", Value::Bool(true));
+    set("checkpoint.folder", Value::String(checkpoint_dir));
+    set("checkpoint.interval", *r.Find("checkpoint.interval"));
+    set("checkpoint.keep_latest_k", *r.Find("checkpoint.keep_last"));
   }
-  if (const Value* extra = r.Find("torchtitan.toml"); extra && extra->IsMap()) {
-    for (const auto& [section, table] : extra->AsMap()) {
-      if (!table.IsMap()) {
-        return config::ConfigErrorAt(table.origin(), "torchtitan.toml." + section + " must be a table of keys",
-                                     "write torchtitan: {toml: {training: {compile: true}}}");
-      }
-      for (const auto& [key, value] : table.AsMap()) set(section, key, value);
-    }
-  }
-  std::string toml = "# Generated by primus-cli from " + e.file + "\n";
-  for (const auto& [section, table] : sections) {
-    toml += "\n[" + section + "]\n";
-    for (const auto& [key, value] : table.AsMap()) TomlValue(&toml, key, value);
-  }
+  MergeToml(&doc, *extra);
+  std::string toml = "# Generated by primus-cli from " + e.file + " for TorchTitan " +
+                     TorchTitanKeys::Builtin().release() + "\n";
+  for (const auto& [section, table] : doc.AsMap()) EmitToml(section, table, &toml);
   BackendCommand command;
   std::string toml_path = inputs.experiment_dir + "/config/torchtitan.toml";
   command.files[toml_path] = toml;
   command.argv = PythonPrefix(e);
-  command.argv.insert(command.argv.end(), {"-m", Text(r, "torchtitan.module"), "--job.config_file", toml_path});
+  std::string module = Text(r, inputs.subtask == "posttrain" ? "torchtitan.posttrain_module" : "torchtitan.module");
+  command.argv.insert(command.argv.end(), {"-m", module, "--job.config_file", toml_path});
   command.checkpoint_dir = checkpoint_dir;
   return command;
 }
@@ -227,6 +308,16 @@ Result<BackendCommand> PrimusCommand(const BackendInputs& inputs) {
 }
 
 }  // namespace
+
+Status CheckBackendSubtask(const ExperimentConfig& experiment, std::string_view subtask) {
+  if (subtask != "posttrain" || experiment.backend != "torchtitan") return Status::Ok();
+  const Value* module = experiment.resolved.Find("torchtitan.posttrain_module");
+  if (module && !module->ScalarText().empty()) return Status::Ok();
+  return ConfigError("train posttrain with the torchtitan backend needs torchtitan.posttrain_module: TorchTitan " +
+                         TorchTitanKeys::Builtin().release() + " has no post-training entry",
+                     "set torchtitan: {posttrain_module: your.module}; it runs as python -m MODULE --job.config_file "
+                     "<the generated job TOML>");
+}
 
 Result<BackendCommand> BuildBackendCommand(const BackendInputs& inputs) {
   const std::string& backend = inputs.experiment->backend;

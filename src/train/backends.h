@@ -6,9 +6,10 @@
 //   command     command.argv [extra]
 //   primus      <python> <primus>/primus/cli/main.py train pretrain|posttrain --config <exp> [extra, verbatim]
 // where <python> is python.interpreter, the venv's bin/python, or
-// `conda run --no-capture-output -n ENV python`. Megatron and TorchTitan
-// cannot run on our CPU machines: their command lines are checked against
-// their documented flags by golden-file tests (docs/experiment.md says so).
+// `conda run --no-capture-output -n ENV python`. Megatron's arguments follow
+// its own parser at the pinned release (train/megatron_flags.h), TorchTitan's
+// job file its job config (train/torchtitan_keys.h); `train posttrain` runs
+// megatron.posttrain_script with --sft, or torchtitan.posttrain_module.
 #pragma once
 
 #include <map>
@@ -40,5 +41,10 @@ struct BackendCommand {
 };
 
 Result<BackendCommand> BuildBackendCommand(const BackendInputs& inputs);
+
+// Whether the experiment's backend can run this train subtask: a posttrain
+// with the torchtitan backend needs torchtitan.posttrain_module (exit 3
+// naming it otherwise). Checked before anything is created.
+Status CheckBackendSubtask(const ExperimentConfig& experiment, std::string_view subtask);
 
 }  // namespace primus::train

@@ -101,3 +101,81 @@ TEST(BackendsTest, CondaEnvironmentRunsThroughCondaRun) {
 
 }  // namespace
 }  // namespace primus::train
+
+namespace primus::train {
+namespace {
+
+std::string Line(const BackendCommand& command) { return Join(command.argv, " "); }
+
+TEST(BackendsTest, MegatronPosttrainRunsItsSftEntry) {
+  ExperimentConfig experiment = Load("megatron_llama.yaml", 16);
+  BackendInputs inputs{&experiment, "/out", {}, "", {}, "posttrain"};
+  auto command = BuildBackendCommand(inputs);
+  ASSERT_TRUE(command.ok()) << command.error().Format();
+  EXPECT_EQ(command->argv[1], "/opt/Megatron-LM/pretrain_gpt.py") << "Megatron-LM's pretrain and SFT entry";
+  EXPECT_EQ(command->argv.back(), "--sft");
+  auto pretrain = BuildBackendCommand({&experiment, "/out", {}, "", {}, "pretrain"});
+  EXPECT_EQ(Line(*pretrain).find("--sft"), std::string::npos);
+
+  ASSERT_TRUE(experiment.resolved.Set("megatron.posttrain_script", config::Value::String("my_sft.py")).ok());
+  ASSERT_TRUE(experiment.resolved.Set("megatron.args.sft", config::Value::Bool(false)).ok());
+  auto own = BuildBackendCommand(inputs);
+  ASSERT_TRUE(own.ok()) << own.error().Format();
+  EXPECT_EQ(own->argv[1], "/opt/Megatron-LM/my_sft.py");
+  EXPECT_EQ(Line(*own).find("--sft"), std::string::npos) << "sft: false leaves it out";
+}
+
+TEST(BackendsTest, MegatronMaxPositionEmbeddingsComesFromTheModelWhenGiven) {
+  ExperimentConfig experiment = Load("megatron_llama.yaml", 16);
+  ASSERT_TRUE(experiment.resolved.Set("model.max_position_embeddings", config::Value::Int(131072)).ok());
+  auto command = BuildBackendCommand({&experiment, "/out", {}, "", {}});
+  ASSERT_TRUE(command.ok()) << command.error().Format();
+  std::string line = Line(*command);
+  EXPECT_NE(line.find("--seq-length 8192"), std::string::npos);
+  EXPECT_NE(line.find("--max-position-embeddings 131072"), std::string::npos) << line;
+  EXPECT_EQ(line.find("--max-position-embeddings 8192"), std::string::npos) << "given once, by the model";
+}
+
+TEST(BackendsTest, TorchTitanPosttrainNeedsAModuleToRun) {
+  ExperimentConfig experiment = Load("torchtitan_llama.yaml", 8);
+  BackendInputs inputs{&experiment, "/out/titan", {}, "", {}, "posttrain"};
+  Status refused = CheckBackendSubtask(experiment, "posttrain");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ExitCode::kConfig);
+  EXPECT_EQ(refused.error().message,
+            "train posttrain with the torchtitan backend needs torchtitan.posttrain_module: TorchTitan v0.2.2 has no "
+            "post-training entry");
+  EXPECT_FALSE(BuildBackendCommand(inputs).ok());
+  EXPECT_TRUE(CheckBackendSubtask(experiment, "pretrain").ok());
+  ASSERT_TRUE(experiment.resolved.Set("torchtitan.posttrain_module", config::Value::String("my.sft")).ok());
+  auto command = BuildBackendCommand(inputs);
+  ASSERT_TRUE(command.ok()) << command.error().Format();
+  EXPECT_EQ(Line(*command), "/opt/venv/bin/python -m my.sft --job.config_file /out/titan/config/torchtitan.toml");
+}
+
+TEST(BackendsTest, TorchTitanBatchSizesAreMicroBatchAndMicroTimesDpTimesAccumulation) {
+  ExperimentRequest request;
+  request.file = TestData("torchtitan_llama.yaml");
+  request.overrides = {"parallelism.global_batch=48", "training.dtype=fp32"};
+  auto experiment = LoadExperiment(request);
+  ASSERT_TRUE(experiment.ok()) << experiment.error().Format();
+  ASSERT_TRUE(ResolveForWorldSize(request, 12, &*experiment).ok());  // TP 2: DP 6, 48 = 2 x 6 x 4
+  EXPECT_EQ(experiment->grad_accum, 4);
+  auto command = BuildBackendCommand({&*experiment, "/out", {}, "", {}});
+  ASSERT_TRUE(command.ok()) << command.error().Format();
+  const std::string& toml = command->files.begin()->second;
+  EXPECT_NE(toml.find("local_batch_size = 2\nglobal_batch_size = 48\n"), std::string::npos) << toml;
+  EXPECT_NE(toml.find("mixed_precision_param = \"float32\""), std::string::npos) << "fp32 is not left to the default bf16";
+}
+
+TEST(BackendsTest, TorchTitanStringsAreTomlEscaped) {
+  ExperimentConfig experiment = Load("torchtitan_llama.yaml", 8);
+  ASSERT_TRUE(experiment.resolved.Set("model.tokenizer_path", config::Value::String("a\"b\\c\nd\x1b")).ok());
+  auto command = BuildBackendCommand({&experiment, "/out", {}, "", {}});
+  ASSERT_TRUE(command.ok());
+  EXPECT_NE(command->files.begin()->second.find("tokenizer_path = \"a\\\"b\\\\c\\nd\\u001b\"\n"), std::string::npos)
+      << command->files.begin()->second;
+}
+
+}  // namespace
+}  // namespace primus::train

@@ -10,6 +10,8 @@
 #include "config/overrides.h"
 #include "config/schema.h"
 #include "config/yaml_loader.h"
+#include "train/megatron_flags.h"
+#include "train/torchtitan_keys.h"
 #include "util/files.h"
 #include "util/strings.h"
 
@@ -44,8 +46,10 @@ const Schema& ExperimentSchema() {
       {"torch.training_flags", ValueType::kBool, "true", "pass model/training/checkpoint keys as --flags (examples/gpt)"},
       {"megatron.path", ValueType::kString, "", "Megatron-LM checkout (default: $MEGATRON_PATH)"},
       {"megatron.script", ValueType::kString, "pretrain_gpt.py", "entry script inside megatron.path"},
-      {"megatron.args", ValueType::kStringMap, "", "extra --flag value pairs for Megatron"},
+      {"megatron.posttrain_script", ValueType::kString, "pretrain_gpt.py", "entry script of train posttrain (run with --sft)"},
+      {"megatron.args", ValueType::kAny, "", "Megatron-LM options by dest: num_layers: 32 (docs/experiment.md)"},
       {"torchtitan.module", ValueType::kString, "torchtitan.train", "the module run with python -m"},
+      {"torchtitan.posttrain_module", ValueType::kString, "", "the module train posttrain runs (TorchTitan has none)"},
       {"torchtitan.toml", ValueType::kAny, "", "extra TOML sections merged into the generated job config"},
       {"command.argv", ValueType::kStringList, "", "command backend: the worker argv"},
       {"model", ValueType::kAny, "", "model settings passed to the backend (name, layers, hidden size, ...)"},
@@ -223,6 +227,17 @@ Status CheckBackend(const ExperimentConfig& experiment) {
   if (experiment.backend == "command" && experiment.resolved.Find("command.argv")->AsList().empty()) {
     return ConfigError(experiment.file + ": the command backend needs 'command.argv'", "add command: {argv: [prog, arg]}");
   }
+  // Our format's Megatron and TorchTitan keys, against their releases' own tables.
+  if (!experiment.primus_style && experiment.backend == "megatron") {
+    if (Status status = CheckMegatronKeys(experiment.resolved); !status.ok()) return status;
+  }
+  if (!experiment.primus_style && experiment.backend == "torchtitan") {
+    if (Status status = CheckTorchTitanKeys(experiment.resolved); !status.ok()) return status;
+    if (const Value* dtype = experiment.resolved.Find("training.dtype"); dtype->AsString() == "fp16") {
+      return config::ConfigErrorAt(dtype->origin(), "training.dtype fp16: TorchTitan trains in bf16 or fp32",
+                                   "write training.dtype: bf16");
+    }
+  }
   const std::string& nproc = experiment.nproc_per_node;
   if (!nproc.empty() && nproc != "auto" && nproc != "gpu" && nproc != "cpu") {
     std::optional<int64_t> number = ParseInt(nproc);
@@ -321,18 +336,32 @@ Status ResolveForWorldSize(const ExperimentRequest& request, int world_size, Exp
     }
   }
 
-  if (Status status = CheckExpName(experiment->resolved); !status.ok()) return status;
+  // Every check below reads the effective values: file, variant, then overrides.
+  if (Status status = CheckBackend(*experiment); !status.ok()) return status;
   const Parallelism& p = experiment->parallelism;
   const Value& r = experiment->resolved;
+  // "parallelism.tensor 3 (flag parallelism.tensor=3)": a key, its value and where it came from.
+  auto named = [&](std::string_view path) {
+    const Value* value = r.Find(path);
+    return std::string(path) + " " + value->ScalarText() + " (" + value->origin().Describe() + ")";
+  };
+  // The origin to locate an error at: the first of these keys the user set.
+  auto located = [&](std::initializer_list<std::string_view> paths) {
+    for (std::string_view path : paths) {
+      if (r.Find(path)->origin().source != "default") return r.Find(path)->origin();
+    }
+    return r.Find(*paths.begin())->origin();
+  };
   if (world_size < 1) return ConfigError("the world size must be at least 1, not " + std::to_string(world_size));
   // The schema bounds every size by 2^20, so these products fit in 64 bits.
   int64_t model_parallel = int64_t{p.tensor} * p.pipeline * p.context;
   if (world_size % model_parallel != 0) {
     return config::ConfigErrorAt(
-        r.Find("parallelism.tensor")->origin(),
+        located({"parallelism.tensor", "parallelism.pipeline", "parallelism.context"}),
         "tensor x pipeline x context = " + std::to_string(p.tensor) + " x " + std::to_string(p.pipeline) + " x " +
             std::to_string(p.context) + " = " + std::to_string(model_parallel) + " does not divide the world size " +
-            std::to_string(world_size),
+            std::to_string(world_size) + " (" + named("parallelism.tensor") + ", " + named("parallelism.pipeline") +
+            ", " + named("parallelism.context") + ")",
         "choose parallel sizes whose product divides nnodes x nproc_per_node, or add a 'variants:' entry for " +
             std::to_string(world_size) + " workers");
   }
@@ -340,7 +369,22 @@ Status ResolveForWorldSize(const ExperimentRequest& request, int world_size, Exp
   if (p.expert > 1 && data_parallel % p.expert != 0) {
     return config::ConfigErrorAt(r.Find("parallelism.expert")->origin(),
                                  "expert-parallel size " + std::to_string(p.expert) +
-                                     " does not divide the data-parallel size " + std::to_string(data_parallel));
+                                     " does not divide the data-parallel size " + std::to_string(data_parallel) +
+                                     " = world size " + std::to_string(world_size) + " / (tensor x pipeline x context " +
+                                     std::to_string(model_parallel) + ")",
+                                 "choose parallelism.expert dividing " + std::to_string(data_parallel) +
+                                     ", or add a 'variants:' entry for " + std::to_string(world_size) + " workers");
+  }
+  // Experts are spread evenly over the expert-parallel ranks.
+  for (const char* path : {"model.num_experts", "megatron.args.num_experts"}) {
+    const Value* experts = r.Find(path);
+    if (p.expert > 1 && experts && experts->IsInt() && experts->AsInt() % p.expert != 0) {
+      return config::ConfigErrorAt(located({"parallelism.expert", path}),
+                                   "expert-parallel size " + std::to_string(p.expert) + " does not divide the " +
+                                       std::to_string(experts->AsInt()) + " experts (" + named("parallelism.expert") +
+                                       ", " + named(path) + ")",
+                                   "choose parallelism.expert dividing " + std::string(path));
+    }
   }
   int64_t per_step = p.micro_batch * data_parallel;
   if (p.global_batch > 0) {
@@ -348,7 +392,8 @@ Status ResolveForWorldSize(const ExperimentRequest& request, int world_size, Exp
       return config::ConfigErrorAt(
           r.Find("parallelism.global_batch")->origin(),
           "global batch " + std::to_string(p.global_batch) + " is not a multiple of micro batch x data-parallel size = " +
-              std::to_string(p.micro_batch) + " x " + std::to_string(data_parallel) + " = " + std::to_string(per_step),
+              std::to_string(p.micro_batch) + " x " + std::to_string(data_parallel) + " = " + std::to_string(per_step) +
+              " (" + named("parallelism.global_batch") + ", " + named("parallelism.micro_batch") + ")",
           "global_batch = micro_batch x data-parallel size x grad_accum");
     }
     int64_t derived = p.global_batch / per_step;
@@ -357,7 +402,8 @@ Status ResolveForWorldSize(const ExperimentRequest& request, int world_size, Exp
           r.Find("training.grad_accum")->origin(),
           "grad_accum " + std::to_string(experiment->grad_accum) + " disagrees with global batch " +
               std::to_string(p.global_batch) + " = " + std::to_string(p.micro_batch) + " x " +
-              std::to_string(data_parallel) + " x " + std::to_string(derived),
+              std::to_string(data_parallel) + " x " + std::to_string(derived) + " (" + named("training.grad_accum") +
+              ", " + named("parallelism.global_batch") + ")",
           "set grad_accum to " + std::to_string(derived) + " or remove it (it is derived from global_batch)");
     }
     experiment->grad_accum = static_cast<int>(derived);  // at most global_batch, an int

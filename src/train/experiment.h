@@ -3,10 +3,13 @@
 // ${VAR} interpolation, located errors), validated against one schema
 // (docs/experiment.md), then checked against the job's world size before
 // anything starts: TP x PP x CP must divide it, and the global batch must be
-// micro batch x data-parallel size x accumulation. `variants:` keyed by world
-// size pick settings by total GPU count. Primus-format files (work_group,
-// user_name, exp_name, workspace, modules:) are recognised and left to
-// Primus (train/primus_experiment.h); only their launcher keys are read here.
+// micro batch x data-parallel size x accumulation, on the values left after
+// the variant and every override. `variants:` keyed by world size pick
+// settings by total GPU count. Megatron-LM options and TorchTitan keys are
+// checked against the pinned releases (megatron_flags.h, torchtitan_keys.h).
+// Primus-format files (work_group, user_name, exp_name, workspace, modules:)
+// are recognised and left to Primus (train/primus_experiment.h); only their
+// launcher keys are read here.
 #pragma once
 
 #include <map>

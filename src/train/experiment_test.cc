@@ -7,6 +7,8 @@
 #include <fstream>
 #include <utility>
 
+#include "util/strings.h"
+
 namespace primus::train {
 namespace {
 
@@ -149,7 +151,8 @@ TEST_F(ExperimentTest, PrimusFormatFileIsLeftWholeForPrimus) {
   EXPECT_EQ(experiment->exp_name, "llama_pretrain");
   EXPECT_EQ(experiment->workspace, "./out");
   // Nothing is translated into our keys: Primus reads the file as it is.
-  EXPECT_EQ(experiment->resolved.Find("megatron.args")->AsMap().size(), 0u);
+  const config::Value* megatron_args = experiment->resolved.Find("megatron.args");
+  EXPECT_TRUE(megatron_args == nullptr || megatron_args->IsNull() || (megatron_args->IsMap() && megatron_args->AsMap().empty()));
   EXPECT_EQ(experiment->primus_file.Find("modules.pre_trainer.overrides.stderr_sink_level")->AsString(), "DEBUG");
 }
 
@@ -235,6 +238,102 @@ TEST_F(ExperimentTest, ExpNameIsASafeDirectoryName) {
   auto from_file = LoadExperiment(MakeRequest(WriteFile("my exp.v2.yaml", Torch())));
   ASSERT_TRUE(from_file.ok()) << from_file.error().Format();
   EXPECT_EQ(from_file->exp_name, "my_exp.v2");
+}
+
+
+// The error of loading and resolving `body` for `world_size` workers with these overrides.
+std::string ResolveError(ExperimentTest* test, const std::string& body, int world_size,
+                         std::vector<std::string> overrides = {}) {
+  std::string file = test->WriteFile("exp.yaml", body);
+  auto request = test->MakeRequest(file, std::move(overrides));
+  auto experiment = LoadExperiment(request);
+  Status status = experiment.ok() ? ResolveForWorldSize(request, world_size, &*experiment) : experiment.status();
+  if (status.ok()) return "valid";
+  EXPECT_EQ(status.error().code, ExitCode::kConfig) << status.error().message;
+  std::string message = ReplaceAll(status.error().message, file, "exp.yaml");
+  return message + (status.error().hint.empty() ? "" : " | " + status.error().hint);
+}
+
+const char kMegatron[] = "backend: megatron\nmegatron:\n  path: /opt/Megatron-LM\n";
+
+TEST_F(ExperimentTest, MegatronKeysAreCheckedAtLoadWithTheirLocation) {
+  EXPECT_EQ(ResolveError(this, std::string(kMegatron) + "model:\n  num_layers: 2\n  hiden_size: 64\n", 8),
+            "exp.yaml:6:3: model.hiden_size is not a Megatron-LM core_v0.19.0 option (did you mean 'hidden_size'?) | "
+            "keys are the dests of megatron/training/arguments.py (num_layers for --num-layers)");
+  EXPECT_EQ(ResolveError(this, std::string(kMegatron) + "  args:\n    tokenizer_model: \"\"\n", 8),
+            "exp.yaml:5:22: megatron.args.tokenizer_model: --tokenizer-model has an empty value | give a value, or null "
+            "to leave --tokenizer-model out");
+  EXPECT_EQ(ResolveError(this, std::string(kMegatron) + "  args:\n    tensor_model_parallel_size: 8\n", 8),
+            "exp.yaml:5:5: megatron.args.tensor_model_parallel_size is set by primus-cli from parallelism.tensor | "
+            "use parallelism.tensor (it is part of the layout check)")
+      << "the layout check cannot be bypassed";
+  EXPECT_EQ(ResolveError(this, std::string(kMegatron) + "model:\n  global_batch_size: 8\n", 8),
+            "exp.yaml:5:3: model.global_batch_size is set by primus-cli from parallelism.global_batch | use "
+            "parallelism.global_batch (it is part of the layout check)");
+  EXPECT_NE(ResolveError(this, std::string(kMegatron) + "  args:\n    stderr_sink_level: INFO\n", 8)
+                .find("exp.yaml:5:5: megatron.args.stderr_sink_level is a Primus setting"),
+            std::string::npos);
+  EXPECT_EQ(ResolveError(this, std::string(kMegatron) + "  args:\n    data_path: [/a, /b]\n    seq_length: null\n"
+                                                        "model:\n  num_layers: 2\n  attention_dropout: 0.0\n", 8),
+            "exp.yaml:6:5: megatron.args.seq_length is set by primus-cli from training.seq_len | use training.seq_len "
+            "(it is part of the layout check)")
+      << "null is no way around it either";
+  // Overrides and variants go through the same rules.
+  EXPECT_EQ(ResolveError(this, kMegatron, 8, {"megatron.args.num_layerz=3"}),
+            "flag megatron.args.num_layerz=3: megatron.args.num_layerz is not a Megatron-LM core_v0.19.0 option (did you "
+            "mean 'num_layers'?) | keys are the dests of megatron/training/arguments.py (num_layers for --num-layers)");
+  EXPECT_EQ(ResolveError(this, std::string(kMegatron) + "variants:\n  8: {megatron: {args: {num_layers: []}}}\n", 8),
+            "exp.yaml:5:37: megatron.args.num_layers: --num-layers takes one value, not a list");
+  EXPECT_EQ(ResolveError(this, std::string(kMegatron) + "model:\n  num_layers: 2\n  gradient_accumulation_fusion: false\n",
+                         8, {"megatron.args.use_flash_attn=true"}),
+            "valid");
+}
+
+TEST_F(ExperimentTest, TorchTitanKeysAreCheckedAtLoad) {
+  const std::string titan = "backend: torchtitan\nmodel: {name: llama3, flavor: debugmodel}\n";
+  EXPECT_EQ(ResolveError(this, titan + "torchtitan:\n  toml:\n    training: {local_batch_size: 4}\n", 8),
+            "exp.yaml:5:16: torchtitan.toml.training.local_batch_size is written by primus-cli from the experiment's own "
+            "keys | use parallelism.micro_batch");
+  EXPECT_NE(ResolveError(this, titan + "torchtitan:\n  toml:\n    compile: {enabel: true}\n", 8)
+                .find("exp.yaml:5:15: torchtitan.toml.compile.enabel is not a TorchTitan v0.2.2 setting (did you mean "
+                      "'torchtitan.toml.compile.enable'?)"),
+            std::string::npos);
+  EXPECT_NE(ResolveError(this, "backend: torchtitan\nmodel: {name: llama3_8B.yaml}\n", 8)
+                .find("exp.yaml:2:15: model.name 'llama3_8B.yaml' is a file"),
+            std::string::npos);
+  EXPECT_EQ(ResolveError(this, titan + "training: {dtype: fp16}\n", 8),
+            "exp.yaml:3:19: training.dtype fp16: TorchTitan trains in bf16 or fp32 | write training.dtype: bf16");
+  EXPECT_EQ(ResolveError(this, titan, 8, {"torchtitan.toml.training.dataset=c4"}), "valid");
+}
+
+TEST_F(ExperimentTest, TheLayoutCheckReadsTheValuesAfterEveryOverride) {
+  // TP 3 on 8 workers, from the command line: refused, naming the flag.
+  EXPECT_EQ(ResolveError(this, Torch(), 8, {"parallelism.tensor=3"}),
+            "flag parallelism.tensor=3: tensor x pipeline x context = 3 x 1 x 1 = 3 does not divide the world size 8 "
+            "(parallelism.tensor 3 (flag parallelism.tensor=3), parallelism.pipeline 1 (default), parallelism.context 1 "
+            "(default)) | choose parallel sizes whose product divides nnodes x nproc_per_node, or add a 'variants:' "
+            "entry for 8 workers");
+  // From the variant for this world size.
+  EXPECT_EQ(ResolveError(this, Torch() + "variants:\n  8: {parallelism: {pipeline: 3}}\n", 8),
+            "exp.yaml:4:31: tensor x pipeline x context = 1 x 3 x 1 = 3 does not divide the world size 8 "
+            "(parallelism.tensor 1 (default), parallelism.pipeline 3 (exp.yaml:4:31), parallelism.context 1 (default)) | "
+            "choose parallel sizes whose product divides nnodes x nproc_per_node, or add a 'variants:' entry for 8 "
+            "workers");
+  // EP 8 on one worker.
+  EXPECT_EQ(ResolveError(this, Torch(), 1, {"parallelism.expert=8"}),
+            "flag parallelism.expert=8: expert-parallel size 8 does not divide the data-parallel size 1 = world size 1 / "
+            "(tensor x pipeline x context 1) | choose parallelism.expert dividing 1, or add a 'variants:' entry for 1 "
+            "workers");
+  // EP must divide the experts.
+  EXPECT_EQ(ResolveError(this, std::string(kMegatron) + "model:\n  num_experts: 6\nparallelism: {expert: 4}\n", 8),
+            "exp.yaml:6:23: expert-parallel size 4 does not divide the 6 experts (parallelism.expert 4 "
+            "(exp.yaml:6:23), model.num_experts 6 (exp.yaml:5:16)) | choose parallelism.expert dividing model.num_experts");
+  EXPECT_EQ(ResolveError(this, std::string(kMegatron) + "model:\n  num_experts: 8\n", 8, {"parallelism.expert=4"}), "valid");
+  // The global batch with an override.
+  EXPECT_EQ(ResolveError(this, Torch() + "parallelism: {global_batch: 64}\n", 8, {"parallelism.micro_batch=3"}),
+            "exp.yaml:3:29: global batch 64 is not a multiple of micro batch x data-parallel size = 3 x 8 = 24 "
+            "(parallelism.global_batch 64 (exp.yaml:3:29), parallelism.micro_batch 3 (flag parallelism.micro_batch=3)) | "
+            "global_batch = micro_batch x data-parallel size x grad_accum");
 }
 
 }  // namespace

@@ -1,0 +1,13 @@
+// The upstream tables compiled into the binary (embed_table.cmake): the
+// options of Megatron-LM's parser and the keys of TorchTitan's job config at
+// the releases we pin, extracted from their sources by tests/tools/.
+#pragma once
+
+#include <string_view>
+
+namespace primus::train {
+
+std::string_view BuiltinMegatronFlagsTsv();    // data/megatron_flags-core_v0.19.0.tsv
+std::string_view BuiltinTorchTitanKeysTsv();   // data/torchtitan_keys-v0.2.2.tsv
+
+}  // namespace primus::train

@@ -1,0 +1,85 @@
+// Megatron-LM's command line as its own parser reads it, at the release we
+// pin (core_v0.19.0): the options of megatron/training/arguments.py, from
+// data/megatron_flags-core_v0.19.0.tsv (compiled in), and the rules that turn
+// an experiment's `model:` and `megatron.args` keys into arguments.
+//   - a key is an option's dest (num_layers) or one of its flags written with
+//     underscores (no_gradient_accumulation_fusion);
+//   - null leaves the option out; a switch takes true or false: a store_true
+//     flag appears for true, a store_false flag (--no-...) for false;
+//   - a value is never empty; a list fills an option taking several values
+//     and is refused for one taking a single value; int and float options
+//     take numbers;
+//   - unknown keys get the nearest option; keys primus-cli sets itself from
+//     our schema (parallel sizes, batch sizes, steps, ...) and Primus-only
+//     settings are refused with what to write instead.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "config/value.h"
+#include "util/error.h"
+
+namespace primus::train {
+
+struct MegatronOption {
+  enum class Kind { kStoreTrue, kStoreFalse, kBooleanOptional, kValue };
+  std::vector<std::string> flags;  // "--save-interval", "--persistent-save-interval"
+  std::string dest;
+  Kind kind = Kind::kValue;
+  std::string nargs;  // "" (one value), "?", "+", "*" or a count
+  std::string type;   // "int", "float", "str", an enum's name, "" when not shown
+  bool TakesList() const { return !nargs.empty() && nargs != "?"; }
+};
+
+class MegatronFlags {
+ public:
+  // The table's text: a "# Megatron-LM <release> <commit>" line, comments,
+  // then rows "flags<TAB>dest<TAB>kind<TAB>nargs<TAB>type".
+  static Result<MegatronFlags> Parse(std::string_view tsv);
+  // The compiled-in table (data/megatron_flags-core_v0.19.0.tsv).
+  static const MegatronFlags& Builtin();
+
+  const std::string& release() const { return release_; }
+  const std::string& commit() const { return commit_; }
+  const std::vector<MegatronOption>& options() const { return options_; }
+
+  // The dest a key names (itself, or the dest of the flag it spells), "" if none.
+  std::string DestOf(std::string_view key) const;
+
+  // The arguments for one key and its value ([] when the option is left out),
+  // or a ConfigError at the key's or the value's origin. `path` names the key
+  // in messages ("megatron.args.num_layers", "model.num_layers").
+  Result<std::vector<std::string>> Arguments(std::string_view key, const config::Value& value,
+                                             std::string_view path) const;
+
+ private:
+  struct FlagRef {
+    size_t option;
+    std::string flag;
+  };
+  Error UnknownKey(std::string_view key, const config::Value& value, std::string_view path) const;
+  Result<std::vector<std::string>> ValueArguments(const MegatronOption& option, const std::string& flag,
+                                                  const config::Value& value, std::string_view path) const;
+
+  std::string release_, commit_;
+  std::vector<MegatronOption> options_;
+  std::unordered_map<std::string, std::vector<size_t>> by_dest_;
+  std::unordered_map<std::string, FlagRef> by_flag_;  // "no_gradient_accumulation_fusion"
+  std::vector<std::string> names_;                    // dests and flag names, for suggestions
+};
+
+// The experiment key primus-cli sets a Megatron dest from ("parallelism.tensor"
+// for tensor_model_parallel_size), "" for a dest the user may give.
+std::string_view OwnedMegatronKey(std::string_view dest);
+
+// Every Megatron key of an experiment (model: except name, megatron.args),
+// checked: the table's rules above, and no dest given twice.
+Status CheckMegatronKeys(const config::Value& resolved);
+
+// The arguments of model: (except name) then megatron.args, checked.
+Result<std::vector<std::string>> MegatronKeyArguments(const config::Value& resolved);
+
+}  // namespace primus::train

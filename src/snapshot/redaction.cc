@@ -91,16 +91,25 @@ bool IsSecretName(std::string_view name) {
   // A tokenizer's special tokens: pad_token, eos_token_id.
   static constexpr std::array<std::string_view, 11> kSpecialTokens = {"PAD", "EOS",  "BOS",   "UNK",     "SEP", "CLS",
                                                                       "MASK", "START", "END", "SPECIAL", "STOP"};
+  // The secret word names what the value is, so it ends the name (HF_TOKEN,
+  // S3_SECRET_ACCESS_KEY, db_password, TOKEN_2); in the middle it describes
+  // something else: moe_token_dispatcher_type, HF_TOKEN_PATH.
   std::vector<std::string> words = NameWords(name);
-  for (size_t i = 0; i < words.size(); ++i) {
-    const std::string& word = words[i];
-    std::string_view before = i > 0 ? std::string_view(words[i - 1]) : std::string_view();
-    if (word == "KEY" && OneOf(kKeyKinds, before)) return true;
-    for (std::string_view ending : kSecretEndings) {
-      if (!word.ends_with(ending)) continue;
-      if (word == "TOKEN" && OneOf(kSpecialTokens, before)) continue;
-      return true;
-    }
+  while (words.size() > 1 && std::all_of(words.back().begin(), words.back().end(),
+                                         [](char c) { return c >= '0' && c <= '9'; })) {
+    words.pop_back();
+  }
+  if (words.empty()) return false;
+  // AWS_ACCESS_KEY_ID: the key's identifier, kept secret with it.
+  size_t n = words.size();
+  if (n >= 3 && words[n - 1] == "ID" && words[n - 2] == "KEY" && OneOf(kKeyKinds, words[n - 3])) return true;
+  const std::string& word = words.back();
+  std::string_view before = words.size() > 1 ? std::string_view(words[words.size() - 2]) : std::string_view();
+  if (word == "KEY" && OneOf(kKeyKinds, before)) return true;
+  for (std::string_view ending : kSecretEndings) {
+    if (!word.ends_with(ending)) continue;
+    if (word == "TOKEN" && OneOf(kSpecialTokens, before)) continue;
+    return true;
   }
   return false;
 }

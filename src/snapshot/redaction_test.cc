@@ -16,13 +16,14 @@ TEST(RedactionTest, SecretNamesAnyCase) {
 TEST(RedactionTest, SecretNamesByWordNotBySubstring) {
   for (const char* name : {"S3_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "env.GITHUB_TOKEN", "wandb.api_key", "apiKey",
                            "clientSecret", "HFTOKEN", "ssh-private-key", "OPENAI_APIKEY", "AWS_ACCESS_KEY_ID",
-                           "db.password", "REGISTRY_PASSPHRASE", "gcp_credentials", "--hf-token"}) {
+                           "db.password", "REGISTRY_PASSPHRASE", "gcp_credentials", "--hf-token", "TOKEN_2"}) {
     EXPECT_TRUE(IsSecretName(name)) << name;
   }
   // Model and tokenizer settings must survive in resolved.yaml, or a replay breaks.
   for (const char* name : {"TOKENIZERS_PARALLELISM", "tokenizer", "max_tokens", "pad_token", "eos_token_id",
                            "bos_token", "sort_key", "key_dim", "KEYBOARD", "MONKEY_PATCH", "num_key_value_heads",
-                           "keyword", ""}) {
+                           "keyword", "moe_token_dispatcher_type", "moe_token_drop_policy", "HF_TOKEN_PATH",
+                           "token_budget", ""}) {
     EXPECT_FALSE(IsSecretName(name)) << name;
   }
 }

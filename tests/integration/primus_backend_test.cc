@@ -42,7 +42,7 @@ class PrimusBackendTest : public ::testing::Test {
                "modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
                "    model: llama3.1_8B.yaml\n    overrides:\n      train_iters: 5\n      micro_batch_size: 1\n"
                "      global_batch_size: 16\n      tensor_model_parallel_size: 2\n      stderr_sink_level: DEBUG\n"
-               "      lr_decay_iters: null\n");
+               "      lr_decay_iters: null\n      moe_token_dispatcher_type: alltoall\n");
   }
   ProcessResult Primus(std::vector<std::string> args, bool with_install = true) {
     ProcessOptions options;
@@ -94,6 +94,8 @@ TEST_F(PrimusBackendTest, ExperimentRunsThroughPrimusWithItsOverridesVerbatim) {
   std::string resolved = Slurp(experiments[0] / "config/resolved.yaml");
   EXPECT_TRUE(Has(resolved, "stderr_sink_level: DEBUG")) << resolved;
   EXPECT_FALSE(Has(resolved, "hf_abcdefghijklmnopqrstuvwx")) << resolved;
+  // A model setting with "token" inside its name is not a secret: a replay needs it.
+  EXPECT_TRUE(Has(resolved, "moe_token_dispatcher_type: alltoall")) << resolved;
   nlohmann::json system = nlohmann::json::parse(Slurp(experiments[0] / "env/system_info.json"));
   EXPECT_EQ(system["primus_backend"], "26.5 at " + install_);
   nlohmann::json metadata = nlohmann::json::parse(Slurp(experiments[0] / "metadata.json"));

@@ -16,6 +16,8 @@ PACKAGES=(
   libre2-dev
   # real workers in the tests: Debian's PyTorch (gloo backend) on /usr/bin/python3
   python3 python3-torch python3-numpy
+  # the Primus examples check reads experiment files (tests/tools/check_primus_examples.py)
+  python3-yaml
   # Debian's torch otherwise runs on the reference BLAS, about 10x slower on CPU;
   # also the CPU path of `benchmark gemm` (opened at run time)
   libopenblas0-pthread

@@ -141,5 +141,143 @@ TEST_F(PrimusCompatTest, HelpAfterTheSeparatorListsTheTasks) {
   }
 }
 
+// ---- benchmark (OpenBLAS and gloo on the CPU here, with small sizes) ----
+
+const char kSmallDense[] =
+    "--seqlen 32 --hidden-size 64 --intermediate-size 96 --num-attention-heads 2 --num-key-value-heads 1 --head-dim 32 "
+    "--vocab-size 128";
+
+TEST_F(PrimusCompatTest, GemmDenseRunsTheModelsShapesAndWritesTheReport) {
+  ProcessResult plan = Run("--dry-run direct -- benchmark gemm-dense --model Llama3.1_8B --device cpu");
+  ASSERT_EQ(plan.exit_code, 0) << plan.all();
+  for (const char* shape : {"attn_qkv.fwd 6144x8192x4096 TN", "attn_qkv.wgrad 4096x6144x8192 NT",
+                            "attn_qkv.dgrad 4096x8192x6144 NN", "mlp_up.fwd 28672x8192x4096 TN", "vocab.fwd 128256x8192x4096 TN"}) {
+    EXPECT_NE(plan.out.find("  " + std::string(shape) + "\n"), std::string::npos) << shape << " in:\n" << plan.out;
+  }
+  EXPECT_NE(plan.out.find("benchmark gemm-dense: Llama3.1_8B on the CPU (OpenBLAS): 15 shape(s)"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("--duration 3"), std::string::npos) << "Primus's 3 s per shape: " << plan.out;
+
+  ProcessResult run = Run("benchmark gemm-dense " + std::string(kSmallDense) +
+                          " --mbs 2 --iters 1 --warmup 0 --device cpu --output-file out/dense.md");
+  ASSERT_EQ(run.exit_code, 0) << run.all();
+  // 64 tokens; qkv: (2 + 2x1) heads x 32 = 128 outputs of 64 inputs.
+  EXPECT_NE(run.out.find("attn_qkv.fwd "), std::string::npos) << run.out;
+  std::regex qkv(R"(attn_qkv\.fwd +0 +\S+ +cpu: .* +128 +64 +64 +TN +fp32\(bf16\) +1 )");
+  EXPECT_TRUE(std::regex_search(run.out, qkv)) << run.out;
+  std::string report = Read("out/dense.md");
+  EXPECT_TRUE(report.starts_with("# benchmark gemm-dense: custom dimensions\n")) << report;
+  EXPECT_NE(report.find("- hidden_size: 64\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("| vocab.dgrad | 64 | 64 | 128 | NN | fp32 |"), std::string::npos) << report;
+  std::regex rows(R"(\n\| [^|]+ \| 0 \| cpu)");
+  EXPECT_EQ(std::distance(std::sregex_iterator(report.begin(), report.end(), rows), std::sregex_iterator()), 15) << report;
+}
+
+TEST_F(PrimusCompatTest, GemmDeepseekShapesAndPresetErrors) {
+  ProcessResult plan = Run("--dry-run direct -- benchmark gemm-deepseek --model deepseek_v3 --device cpu");
+  ASSERT_EQ(plan.exit_code, 0) << plan.all();
+  for (const char* shape : {"attn_q_down.fwd 1536x4096x7168 TN", "attn_kv_down.fwd 576x4096x7168 TN",
+                            "router.fwd 256x4096x7168 TN", "moe_gateup.fwd 4096x128x7168 TN", "vocab.fwd 129280x4096x7168 TN"}) {
+    EXPECT_NE(plan.out.find("  " + std::string(shape) + "\n"), std::string::npos) << shape << " in:\n" << plan.out;
+  }
+  EXPECT_NE(plan.out.find("33 shape(s)"), std::string::npos) << plan.out;
+
+  ProcessResult run = Run(
+      "benchmark gemm-deepseek --seqlen 32 --hidden-size 64 --intermediate-size 64 --kv-lora-rank 16 "
+      "--moe-intermediate-size 32 --num-attention-heads 2 --num-experts-per-tok 2 --n-routed-experts 4 "
+      "--qk-nope-head-dim 16 --qk-rope-head-dim 8 --v-head-dim 16 --vocab-size 64 --iters 1 --warmup 0 --device cpu "
+      "--output json");
+  ASSERT_EQ(run.exit_code, 0) << run.all();
+  nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << run.out;
+  ASSERT_EQ(report["results"].size(), 30u) << "10 layers (attn_q without a q_lora_rank) x 3 phases";
+  EXPECT_EQ(report["results"][0]["name"], "attn_q.fwd");
+  bool moe_found = false;
+  for (const auto& r : report["results"]) {
+    if (r["name"] == "moe_down.fwd") {
+      moe_found = true;
+      EXPECT_EQ(r["n"], 16) << "32 tokens x 2 per token / 4 experts";
+    }
+  }
+  EXPECT_TRUE(moe_found);
+
+  ProcessResult unknown = Run("benchmark gemm-deepseek --model Deepseek_V4 --device cpu");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.all();
+  EXPECT_NE(unknown.err.find("unknown --model 'Deepseek_V4'"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("Deepseek_V3"), std::string::npos);
+}
+
+TEST_F(PrimusCompatTest, GemmOutputFileFormatFollowsTheName) {
+  ProcessResult run = Run("benchmark gemm --M 64 --N 32 --K 16 --trans_b --iters 2 --device cpu --output-file r.jsonl");
+  ASSERT_EQ(run.exit_code, 0) << run.all();
+  std::vector<std::string> lines = Split(Trim(Read("r.jsonl")), '\n');
+  ASSERT_EQ(lines.size(), 1u) << Read("r.jsonl");
+  nlohmann::json row = nlohmann::json::parse(lines[0], nullptr, false);
+  EXPECT_EQ(row["m"], 64);
+  EXPECT_EQ(row["k"], 16);
+  EXPECT_TRUE(row["trans_b"].get<bool>());
+  EXPECT_NE(run.out.find("TFLOPS"), std::string::npos) << "stdout keeps its table";
+  ProcessResult again = Run("benchmark gemm -M 32 --iters 1 --device cpu --output-file r.jsonl --append");
+  ASSERT_EQ(again.exit_code, 0) << again.all();
+  EXPECT_EQ(Split(Trim(Read("r.jsonl")), '\n').size(), 2u);
+
+  ProcessResult csv = Run("benchmark gemm -M 32 --iters 1 --device cpu --output-file sub/r.csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.all();
+  EXPECT_TRUE(Read("sub/r.csv").starts_with("host,rank,device,shape,m,n,k,op,dtype,iterations,avg_time_ms,tflop,tflops,"));
+  ProcessResult txt = Run("benchmark gemm --output-file r.txt --device cpu");
+  EXPECT_EQ(txt.exit_code, 2) << txt.all();
+  EXPECT_NE(txt.err.find("--output-file r.txt: the name must end in .md, .csv, .tsv, .json or .jsonl"), std::string::npos);
+}
+
+TEST_F(PrimusCompatTest, RcclRunsAsCommAndWritesItsReport) {
+  ProcessResult plan = Run({"--dry-run", "direct", "--nproc-per-node", "2", "--", "benchmark", "rccl", "--op", "all_reduce",
+                            "all_gather", "--min-bytes", "1K", "--max-bytes", "4K", "--device", "cpu"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.all();
+  EXPECT_NE(plan.out.find("runs as: benchmark comm --op all_reduce,all_gather --sizes 1024,2048,4096 -d bf16 -w 20 -n 100 -c 0 "
+                          "--device cpu"),
+            std::string::npos)
+      << plan.out;
+
+  ProcessResult run = Run({"direct", "--nproc-per-node", "2", "--", "benchmark", "rccl", "--op", "all_reduce", "all_gather",
+                           "--sizes", "1K,4K", "--iters", "2", "--warmup", "1", "--check", "--dtype", "fp32", "--device", "cpu",
+                           "--output-file", "out/rccl.md", "--cluster", "lab-a"});
+  ASSERT_EQ(run.exit_code, 0) << run.all();
+  EXPECT_NE(run.out.find("# Collective test starting: all_reduce_perf"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("# Collective test starting: all_gather_perf"), std::string::npos) << run.out;
+  std::string report = Read("out/rccl.md");
+  EXPECT_TRUE(report.starts_with("# benchmark rccl\n")) << report;
+  EXPECT_NE(report.find("- cluster: lab-a\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("- ranks: 2\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("- results checked\n"), std::string::npos) << report;
+  for (const char* row : {"| allreduce | 1024 | 256 | float |", "| allreduce | 4096 |", "| allgather | 1024 | 128 | float |"}) {
+    EXPECT_NE(report.find(row), std::string::npos) << row << " in:\n" << report;
+  }
+
+  ProcessResult refused = Run("benchmark rccl --per-rank --device cpu");
+  EXPECT_EQ(refused.exit_code, 2) << refused.all();
+  EXPECT_NE(refused.err.find("benchmark rccl: --per-rank is not available here"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("# Slowest rank"), std::string::npos) << "names what we have instead: " << refused.err;
+}
+
+TEST_F(PrimusCompatTest, StridedAllgatherRunsEachGroupOfEveryNthRank) {
+  for (const char* parallel : {"", " --parallel"}) {
+    ProcessResult run = Run("direct --nproc-per-node 4 -- benchmark strided-allgather --sizes-mb 1 --stride 2 --iters 2 "
+                            "--warmup 1 --backend gloo" + std::string(parallel));
+    ASSERT_EQ(run.exit_code, 0) << parallel << "\n" << run.all();
+    size_t group0 = run.out.find("# Group 0 of 2 (--stride 2): ranks 0,2, numbered 0 to 1 in this table\n");
+    size_t group1 = run.out.find("# Group 1 of 2 (--stride 2): ranks 1,3, numbered 0 to 1 in this table\n");
+    ASSERT_NE(group0, std::string::npos) << run.out;
+    ASSERT_NE(group1, std::string::npos) << run.out;
+    EXPECT_LT(group0, group1) << "in group order";
+    std::regex row(R"(\n +1048576 +262144 +bfloat16 +none +-1 )");
+    EXPECT_EQ(std::distance(std::sregex_iterator(run.out.begin(), run.out.end(), row), std::sregex_iterator()), 2)
+        << "one row per group, each rank sending 1 MiB:\n" << run.out;
+  }
+  ProcessResult indivisible = Run("direct --nproc-per-node 2 -- benchmark strided-allgather --device cpu");
+  EXPECT_EQ(indivisible.exit_code, 2) << indivisible.all();
+  EXPECT_NE(indivisible.err.find("--stride 8 needs a world size that is a multiple of 8, and this job has 2 ranks"),
+            std::string::npos)
+      << indivisible.err;
+}
+
 }  // namespace
 }  // namespace primus::testing

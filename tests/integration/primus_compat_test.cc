@@ -279,5 +279,51 @@ TEST_F(PrimusCompatTest, StridedAllgatherRunsEachGroupOfEveryNthRank) {
       << indivisible.err;
 }
 
+// ---- preflight ----
+
+TEST_F(PrimusCompatTest, PreflightQuickPerfTestTestsAndCommSizes) {
+  ProcessResult quick = Run("--dry-run preflight --quick");
+  ASSERT_EQ(quick.exit_code, 0) << quick.all();
+  EXPECT_NE(quick.out.find("checks: perf: gemm (bf16 8192^3, 10 iterations), all-reduce at 64, 1024 MiB\n"), std::string::npos)
+      << quick.out;
+  ProcessResult perf_test = Run("--dry-run preflight --perf-test --comm-sizes-mb 2,4");
+  ASSERT_EQ(perf_test.exit_code, 0) << perf_test.all();
+  EXPECT_NE(perf_test.out.find("checks: perf: gemm (bf16 8192^3, 20 iterations), all-reduce at 2, 4 MiB\n"), std::string::npos)
+      << perf_test.out;
+  ProcessResult sizes_alone = Run("--dry-run preflight --comm-sizes-mb 128");
+  EXPECT_NE(sizes_alone.out.find("checks: host; gpu; network; software; perf: gemm (bf16 8192^3, 20 iterations), all-reduce at 128 MiB"),
+            std::string::npos)
+      << sizes_alone.out;
+
+  // This host has no GPU: each selected test says so, and only those.
+  ProcessResult tests = Run("preflight --tests gemm,intra-alltoall");
+  ASSERT_EQ(tests.exit_code, 0) << tests.all();
+  EXPECT_NE(tests.out.find("SKIP  perf  gemm"), std::string::npos) << tests.out;
+  EXPECT_NE(tests.out.find("SKIP  perf  all-to-all"), std::string::npos) << tests.out;
+  EXPECT_EQ(tests.out.find("all-reduce"), std::string::npos) << tests.out;
+  EXPECT_EQ(tests.out.find("  host  "), std::string::npos) << "perf only, as in Primus: " << tests.out;
+
+  // On a host with 8 GPUs the screen runs benchmark gemm and comm at those sizes.
+  ProcessOptions gpus = Isolated();
+  std::string root = std::string(PRIMUS_SOURCE_DIR) + "/tests/fixtures/hosts/mi300x-8";
+  gpus.env["PRIMUS_SYSFS_ROOT"] = root + "/sys";
+  gpus.env["PRIMUS_PROCFS_ROOT"] = root + "/proc";
+  gpus.env["PRIMUS_ETC_ROOT"] = root + "/etc";
+  ProcessResult fixture = RunPrimus({"preflight", "--quick"}, gpus);
+  EXPECT_EQ(fixture.exit_code, 1) << "a fixture has no real GPU to measure: " << fixture.all();
+  EXPECT_NE(fixture.out.find("benchmark comm --device gpu --op allreduce --sizes 64M,1024M -n 5 -w 1 -c 1"), std::string::npos)
+      << fixture.out;
+
+  ProcessResult inter = Run("preflight --tests inter-allreduce");
+  EXPECT_EQ(inter.exit_code, 2) << inter.all();
+  EXPECT_NE(inter.err.find("--tests inter-allreduce: preflight measures collectives between this node's GPUs only"),
+            std::string::npos)
+      << inter.err;
+  EXPECT_NE(inter.err.find("benchmark comm --op allreduce"), std::string::npos) << inter.err;
+  ProcessResult inert = Run("preflight --host --comm-sizes-mb 64");
+  EXPECT_EQ(inert.exit_code == 0 || inert.exit_code == 1, true) << inert.all();
+  EXPECT_NE(inert.err.find("--comm-sizes-mb has no effect without --perf, --quick or --tests"), std::string::npos) << inert.err;
+}
+
 }  // namespace
 }  // namespace primus::testing

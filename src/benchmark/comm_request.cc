@@ -1,5 +1,6 @@
 #include "benchmark/comm_request.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/strings.h"
@@ -20,7 +21,9 @@ std::vector<std::string> OpNames() {
 
 const std::vector<OptionSpec>& CommOptions() {
   static const std::vector<OptionSpec> table = {
-      {{"--op"}, K::kValue, "OP", "", "allreduce|allgather|reducescatter|alltoall|broadcast|sendrecv|all (default allreduce)"},
+      {{"--op"}, K::kValue, "OP[,OP]", "",
+       "allreduce|allgather|reducescatter|alltoall|broadcast|sendrecv, a comma list, or all (default allreduce)"},
+      {{"--sizes"}, K::kValue, "SIZE,SIZE", "", "exactly these sizes (K/M/G), instead of -b/-e/-f/-i"},
       {{"-b", "--minbytes"}, K::kValue, "SIZE", "", "smallest size, bytes with K/M/G (default 32M)"},
       {{"-e", "--maxbytes"}, K::kValue, "SIZE", "", "largest size (default 32M)"},
       {{"-f", "--stepfactor"}, K::kValue, "FACTOR", "", "multiply the size by this between rows (default 1: add -i)"},
@@ -30,6 +33,8 @@ const std::vector<OptionSpec>& CommOptions() {
       {{"-c", "--check"}, K::kValue, "N", "", "check the results N times per row; 0 turns checking off (default 1)"},
       {{"-d", "--datatype"}, K::kValue, "TYPE", "", "float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64 (default float)"},
       {{"-r", "--root"}, K::kValue, "RANK", "", "broadcast root (default 0)"},
+      {{"--stride"}, K::kValue, "N", "", "N groups of every Nth rank (r, r+N, r+2N ...), each one running the collectives"},
+      {{"--parallel-groups"}, K::kFlag, "", "", "with --stride: every group at once (default: one group after the other)"},
       {{"--json"}, K::kFlag, "", "", "print JSON instead of the nccl-tests table"},
       {{"--plot"}, K::kValue, "FILE.svg", "", "draw bus bandwidth against size"},
       {{"--device"}, K::kValue, "auto|cpu|gpu", "", "gloo on the CPU or NCCL/RCCL on GPUs (default: GPUs when the host has any)"},
@@ -58,6 +63,8 @@ Result<CommRequest> ParseCommRequest(const std::vector<std::string>& args) {
     return UsageError("unexpected argument '" + args[parsed->next] + "' for benchmark comm", "see benchmark --help");
   }
   CommRequest request;
+  bool sizes_given = false;
+  std::string range_given_with;  // -b, -e, -f or -i as written
   auto count_option = [](const ParsedOption& option, int lowest) -> Result<int> {
     auto value = ParseInt(option.value);
     if (!value || *value < lowest || *value > 1000000) {
@@ -82,17 +89,35 @@ Result<CommRequest> ParseCommRequest(const std::vector<std::string>& args) {
         request.ops = AllCollectives();
         continue;
       }
-      auto op = ParseCollective(option.value);
-      if (!op) {
-        return UsageError("unknown --op '" + option.value + "'" + DidYouMean(ToLower(option.value), OpNames()),
-                          "choose one of " + Join(OpNames(), ", "));
+      request.ops.clear();
+      for (const std::string& word : Split(option.value, ',')) {
+        auto op = ParseCollective(Trim(word));
+        if (!op) {
+          return UsageError("unknown --op '" + word + "'" + DidYouMean(ToLower(Trim(word)), OpNames()),
+                            "choose one of " + Join(OpNames(), ", ") + ", or several separated by commas");
+        }
+        if (std::find(request.ops.begin(), request.ops.end(), *op) == request.ops.end()) request.ops.push_back(*op);
       }
-      request.ops = {*op};
+    } else if (name == "--sizes") {
+      request.sizes.clear();
+      for (const std::string& word : Split(option.value, ',')) {
+        if (Trim(word).empty()) continue;
+        auto size = ParseByteSize(word);
+        if (!size) {
+          return UsageError("option " + option.written + ": '" + word + "' is not a size in bytes (with K, M or G)",
+                            "write e.g. " + option.written + " 1M,64M,1G");
+        }
+        request.sizes.push_back(*size);
+      }
+      if (request.sizes.empty()) return UsageError("option " + option.written + " needs at least one size", "write e.g. --sizes 1M,64M");
+      sizes_given = true;
     } else if (name == "-b" || name == "-e" || name == "-i") {
       auto size = size_option(option);
       if (!size.ok()) return size.error();
       (name == "-b" ? request.min_bytes : name == "-e" ? request.max_bytes : request.step_bytes) = *size;
+      range_given_with = option.written;
     } else if (name == "-f") {
+      range_given_with = option.written;
       auto factor = count_option(option, 1);
       if (!factor.ok()) return factor.error();
       request.step_factor = static_cast<size_t>(*factor);
@@ -111,6 +136,12 @@ Result<CommRequest> ParseCommRequest(const std::vector<std::string>& args) {
                           "choose one of " + Join(DataTypeNames(), ", "));
       }
       request.type = *type;
+    } else if (name == "--stride") {
+      auto value = count_option(option, 1);
+      if (!value.ok()) return value.error();
+      request.stride = *value;
+    } else if (name == "--parallel-groups") {
+      request.parallel_groups = option.value == "true";
     } else if (name == "--json") {
       request.json = option.value == "true";
     } else if (name == "--plot") {
@@ -121,6 +152,23 @@ Result<CommRequest> ParseCommRequest(const std::vector<std::string>& args) {
       if (!device.ok()) return device.error();
       request.device = *device;
     }
+  }
+  if (request.parallel_groups && request.stride == 0) {
+    return UsageError("--parallel-groups needs --stride N (the groups)", "write --stride 8 --parallel-groups");
+  }
+  if (request.stride > 0 && (request.json || !request.plot.empty())) {
+    return UsageError("--stride prints one table per group: --json and --plot take a single group's results",
+                      "drop --json/--plot, or drop --stride");
+  }
+  if (sizes_given && !range_given_with.empty()) {
+    return UsageError("--sizes lists the sizes: " + range_given_with + " cannot be given with it",
+                      "drop " + range_given_with + ", or drop --sizes to sweep -b to -e");
+  }
+  if (sizes_given) {
+    // The header's minBytes/maxBytes (and the JSON's) describe the list.
+    request.min_bytes = *std::min_element(request.sizes.begin(), request.sizes.end());
+    request.max_bytes = *std::max_element(request.sizes.begin(), request.sizes.end());
+    return request;
   }
   if (request.min_bytes > request.max_bytes) {
     return UsageError("-b (" + std::to_string(request.min_bytes) + ") is larger than -e (" + std::to_string(request.max_bytes) + ")",
@@ -133,6 +181,7 @@ Result<CommRequest> ParseCommRequest(const std::vector<std::string>& args) {
 }
 
 std::vector<size_t> RowSizes(const CommRequest& request) {
+  if (!request.sizes.empty()) return request.sizes;
   std::vector<size_t> sizes;
   for (size_t size = request.min_bytes; size <= request.max_bytes;
        size = request.step_factor > 1 ? size * request.step_factor : size + request.step_bytes) {

@@ -57,5 +57,21 @@ TEST(CommRequestTest, BadInputNamesTheFlag) {
   EXPECT_FALSE(ParseCommRequest({"-b", "1K", "-e", "2K", "-i", "0"}).ok());
 }
 
+TEST(CommRequestTest, SizeListAndSeveralOps) {
+  auto request = ParseCommRequest({"--sizes", "1K,64M,1.5M", "--op", "all_reduce,allgather,allreduce"});
+  ASSERT_TRUE(request.ok()) << request.error().Format();
+  EXPECT_EQ(RowSizes(*request), (std::vector<size_t>{1024, 64u << 20, 1536u * 1024})) << "in the order given";
+  EXPECT_EQ(request->ops, (std::vector<Collective>{Collective::kAllReduce, Collective::kAllGather}));
+  auto both = ParseCommRequest({"--sizes", "1K", "-e", "1M"});
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.error().message.find("-e cannot be given with it"), std::string::npos) << both.error().message;
+  auto bad = ParseCommRequest({"--sizes", "1K,lots"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("'lots' is not a size"), std::string::npos);
+  auto op = ParseCommRequest({"--op", "allreduce,allgathr"});
+  ASSERT_FALSE(op.ok());
+  EXPECT_NE(op.error().message.find("did you mean 'allgather'"), std::string::npos) << op.error().message;
+}
+
 }  // namespace
 }  // namespace primus::benchmark

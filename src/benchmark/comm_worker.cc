@@ -2,12 +2,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
+#include <optional>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "benchmark/comm_benchmark.h"
 #include "benchmark/comm_request.h"
+#include "benchmark/rank_groups.h"
 #include "util/files.h"
 #include "util/log.h"
 #include "util/option_parser.h"
@@ -130,32 +134,78 @@ int RunCommWorker(const std::vector<std::string>& worker_args, const CommBackend
   auto store = StoreClient::Connect(env->rank == 0 ? "127.0.0.1" : env->master_addr, env->master_port, timeout);
   if (!store.ok()) return fail(store.error());
 
-  CommWorkerContext worker_context{*env, *store, timeout};
+  // --stride: this rank's group runs the benchmark on its own, with its
+  // own keys in the store; without it the group is every rank.
+  RankGroup group;
+  group.rank = env->rank;
+  group.size = env->world_size;
+  std::optional<StoreClient> group_store;
+  if (request->stride > 0) {
+    auto strided = StridedGroup(env->rank, env->world_size, request->stride);
+    if (!strided.ok()) return fail(strided.error());
+    group = *strided;
+    auto connected = StoreClient::Connect(env->rank == 0 ? "127.0.0.1" : env->master_addr, env->master_port, timeout);
+    if (!connected.ok()) return fail(connected.error());
+    group_store = std::move(*connected);
+    group_store->SetKeyPrefix(fmt::format("primus/group/{}/", group.index));
+  }
+  StoreClient& members = group_store ? *group_store : *store;
+  WorkerEnvironment group_env = *env;
+  group_env.rank = group.rank;
+  group_env.world_size = group.size;
+  // Groups taking turns wait for each other far longer than a rendezvous.
+  const double turn_timeout = request->stride > 0 ? std::max(timeout, 86400.0) : timeout;
+
+  CommWorkerContext worker_context{group_env, members, timeout};
   auto backend = factory(worker_context);
   if (!backend.ok()) return fail(backend.error());
 
   CommRunContext context;
-  context.rank = env->rank;
-  context.nranks = env->world_size;
+  context.rank = group.rank;
+  context.nranks = group.size;
   context.backend = (*backend)->Describe();
-  RankLine mine{env->rank, static_cast<int>(::getpid()), env->host, (*backend)->Device()};
-  if (Status set = store->Set(fmt::format("primus/rank/{}", env->rank), EncodeRankLine(mine)); !set.ok()) return fail(set.error());
-  if (env->rank == 0) {
-    for (int r = 0; r < env->world_size; ++r) {
-      auto line = store->Get(fmt::format("primus/rank/{}", r), timeout);
+  RankLine mine{group.rank, static_cast<int>(::getpid()), env->host, (*backend)->Device()};
+  if (Status set = members.Set(fmt::format("primus/rank/{}", group.rank), EncodeRankLine(mine)); !set.ok()) {
+    return fail(set.error());
+  }
+  std::ostringstream buffered;  // --parallel-groups: a leader's table, printed in group order
+  if (group.rank == 0) {
+    for (int r = 0; r < group.size; ++r) {
+      auto line = members.Get(fmt::format("primus/rank/{}", r), timeout);
       if (!line.ok()) return fail(line.error());
       context.ranks.push_back(DecodeRankLine(*line));
     }
-    if (!request->json) context.out = &std::cout;
+    if (!request->json) context.out = request->parallel_groups ? static_cast<std::ostream*>(&buffered) : &std::cout;
   }
   if (auto corrupt = process_env.find("PRIMUS_BENCHMARK_CORRUPT_RANK"); corrupt != process_env.end()) {
     context.corrupt_rank = static_cast<int>(ParseInt(corrupt->second).value_or(-1));
   }
+  if (request->stride > 0 && !request->parallel_groups && group.index > 0) {
+    auto turn = store->Get(fmt::format("primus/group-done/{}", group.index - 1), turn_timeout);
+    if (!turn.ok()) return fail(turn.error());
+  }
+  if (request->stride > 0 && context.out != nullptr) {
+    *context.out << fmt::format("# Group {} of {} (--stride {}): ranks {}, numbered 0 to {} in this table\n", group.index,
+                                group.count, request->stride, MemberList(group), group.size - 1);
+  }
 
   auto sections = RunCommBenchmark(**backend, *request, context);
   if (!sections.ok()) return fail(sections.error());
+  if (request->stride > 0 && group.rank == 0) {
+    if (request->parallel_groups) {
+      if (group.index > 0) {
+        auto turn = store->Get(fmt::format("primus/group-printed/{}", group.index - 1), turn_timeout);
+        if (!turn.ok()) return fail(turn.error());
+      }
+      std::cout << buffered.str() << std::flush;
+      if (Status set = store->Set(fmt::format("primus/group-printed/{}", group.index), "1"); !set.ok()) return fail(set.error());
+    } else {
+      std::cout << std::flush;
+      if (Status set = store->Set(fmt::format("primus/group-done/{}", group.index), "1"); !set.ok()) return fail(set.error());
+    }
+  }
   int64_t errors = 0;
-  std::vector<int64_t> wrong_by_rank(static_cast<size_t>(env->world_size), 0);
+  std::vector<int64_t> wrong_by_rank(static_cast<size_t>(group.size), 0);
   for (const CommSection& section : *sections) {
     errors += section.errors;
     for (size_t r = 0; r < section.wrong_by_rank.size() && r < wrong_by_rank.size(); ++r) {
@@ -181,14 +231,15 @@ int RunCommWorker(const std::vector<std::string>& worker_args, const CommBackend
   if (Status set = store->Set(fmt::format("primus/done/{}", env->rank), "1"); !set.ok()) return fail(set.error());
   if (env->rank == 0) {
     for (int r = 0; r < env->world_size; ++r) {
-      auto done = store->Get(fmt::format("primus/done/{}", r), timeout);
+      auto done = store->Get(fmt::format("primus/done/{}", r), turn_timeout);
       if (!done.ok()) return fail(done.error());
     }
   }
   if (errors > 0) {
     std::vector<std::string> wrong_ranks;
     for (size_t r = 0; r < wrong_by_rank.size(); ++r) {
-      if (wrong_by_rank[r] > 0) wrong_ranks.push_back(fmt::format("rank {} ({} elements)", r, wrong_by_rank[r]));
+      int global = request->stride > 0 ? group.members[r] : static_cast<int>(r);
+      if (wrong_by_rank[r] > 0) wrong_ranks.push_back(fmt::format("rank {} ({} elements)", global, wrong_by_rank[r]));
     }
     log::Error("rank {}: the result checks failed on {}: exit 1", env->rank, Join(wrong_ranks, ", "));
     return 1;

@@ -57,7 +57,7 @@ int OutputElementBytes(GemmDtype dtype) {
 }
 
 std::string GemmShape::Describe() const {
-  return fmt::format("{}x{}x{} {}{}", m, n, k, trans_a ? 'T' : 'N', trans_b ? 'T' : 'N');
+  return fmt::format("{}{}x{}x{} {}{}", name.empty() ? "" : name + " ", m, n, k, trans_a ? 'T' : 'N', trans_b ? 'T' : 'N');
 }
 
 int64_t RowsOfA(const GemmShape& s) { return s.trans_a ? s.k : s.m; }

@@ -30,7 +30,8 @@ int OutputElementBytes(GemmDtype dtype);  // D
 struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
   bool trans_a = false, trans_b = false;
-  std::string Describe() const;  // "8192x8192x8192 NN"
+  std::string name = "";         // "" or what it is, e.g. "attn_qkv.fwd" (model-shaped sweeps)
+  std::string Describe() const;  // "8192x8192x8192 NN", "attn_qkv.fwd 12288x2048x4096 TN"
 };
 
 // Column-major storage of the operands.

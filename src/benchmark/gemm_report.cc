@@ -64,6 +64,11 @@ std::string FormatGemmTable(const std::vector<GemmResult>& results) {
   size_t device_width = 6;
   for (const GemmResult& r : results) device_width = std::max(device_width, r.device.size());
   device_width = std::min<size_t>(device_width, 40);
+  size_t name_width = 0;  // model-shaped sweeps name each problem
+  for (const GemmResult& r : results) name_width = std::max(name_width, r.shape.name.size());
+  if (name_width > 0) name_width = std::max<size_t>(name_width, 5);
+  auto name_cell = [&](const std::string& name) { return name_width ? fmt::format("{:<{}}  ", name, name_width) : std::string(); };
+  out += name_cell("shape");
   out += fmt::format("{:>4}  {:<10}  {:<{}}  {:>6}  {:>6}  {:>6}  {:>2}  {:<9}  {:>6}  {:>10}  {:>9}  {:>8}  {:>6}  {:>8}  {:>7}  {}\n",
                      "rank", "host", "device", device_width, "M", "N", "K", "op", "dtype", "iters", "sets(MiB)", "time(ms)",
                      "TFLOPS", "%peak", "GB/s", "FLOP/B", "check");
@@ -78,6 +83,7 @@ std::string FormatGemmTable(const std::vector<GemmResult>& results) {
     std::string sets = fmt::format("{}({})", r.rotation_sets, r.rotation_bytes >> 20);
     // Small CPU problems run at a few GFLOPS: keep four significant-ish digits there.
     std::string tflops = r.tflops >= 1 ? fmt::format("{:.2f}", r.tflops) : fmt::format("{:.4f}", r.tflops);
+    out += name_cell(r.shape.name);
     out += fmt::format("{:>4}  {:<10}  {:<{}}  {:>6}  {:>6}  {:>6}  {}{}  {:<9}  {:>6}  {:>10}  {:>9.3f}  {:>8}  {:>6}  {:>8.1f}  {:>7.1f}  {}{}\n",
                        r.rank, r.host.substr(0, 10), r.device.substr(0, device_width), device_width, r.shape.m, r.shape.n,
                        r.shape.k, r.shape.trans_a ? 'T' : 'N', r.shape.trans_b ? 'T' : 'N', dtype, r.timing.iterations, sets,
@@ -107,14 +113,15 @@ std::string FormatGemmCsv(const std::vector<GemmResult>& results) {
   std::string out =
       "rank,host,device,device_id,library,m,n,k,trans_a,trans_b,dtype_requested,dtype_used,iterations,mean_ms,min_ms,"
       "median_ms,max_ms,tflops,peak_tflops,percent_of_peak,bandwidth_gbs,arithmetic_intensity,rotation_sets,"
-      "rotation_bytes,algorithm,check_passed,check_mode,check_max_error\n";
+      "rotation_bytes,algorithm,check_passed,check_mode,check_max_error,name\n";
   for (const GemmResult& r : results) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{},{:.3f},{:.3f},{:.3f},{},{},{},{},{},{:.3g}\n",
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{},{:.3f},{:.3f},{:.3f},{},{},{},{},{},{:.3g},{}\n",
                        r.rank, CsvField(r.host), CsvField(r.device), r.device_id, CsvField(r.library), r.shape.m, r.shape.n,
                        r.shape.k, r.shape.trans_a ? 1 : 0, r.shape.trans_b ? 1 : 0, r.dtype_requested, r.dtype_used,
                        r.timing.iterations, r.timing.mean_ms, r.timing.min_ms, r.timing.median_ms, r.timing.max_ms, r.tflops,
                        r.peak_tflops, r.percent_of_peak, r.bandwidth_gbs, r.arithmetic_intensity, r.rotation_sets,
-                       r.rotation_bytes, CsvField(r.algorithm), r.check.passed ? 1 : 0, r.check.mode, r.check.max_error);
+                       r.rotation_bytes, CsvField(r.algorithm), r.check.passed ? 1 : 0, r.check.mode, r.check.max_error,
+                       CsvField(r.shape.name));
   }
   return out;
 }
@@ -128,6 +135,31 @@ nlohmann::ordered_json GemmReportJson(const std::vector<GemmResult>& results) {
                        {"tflops", s.tflops}, {"median_tflops", s.median_tflops}, {"flagged", s.flagged}});
   }
   return {{"tool", "primus-cli benchmark gemm"}, {"primus_version", PRIMUS_VERSION}, {"results", list}, {"slowest", slowest}};
+}
+
+ReportDocument GemmReportDocument(const std::vector<GemmResult>& results, const std::string& title,
+                                  const std::vector<std::string>& settings) {
+  ReportDocument doc;
+  doc.title = title;
+  doc.settings = settings;
+  std::set<std::string> libraries;
+  for (const GemmResult& r : results) libraries.insert(r.library);
+  for (const std::string& library : libraries) doc.settings.push_back("library: " + library);
+  doc.header = {"host", "rank", "device", "shape", "m", "n", "k", "op", "dtype", "iterations", "avg_time_ms", "tflop",
+                "tflops", "percent_of_peak", "bandwidth_gbps", "arith_intensity", "check"};
+  for (const GemmResult& r : results) {
+    std::string op = std::string(1, r.shape.trans_a ? 'T' : 'N') + (r.shape.trans_b ? 'T' : 'N');
+    doc.rows.push_back({r.host, std::to_string(r.rank), r.device, r.shape.name, std::to_string(r.shape.m),
+                        std::to_string(r.shape.n), std::to_string(r.shape.k), op, r.dtype_used,
+                        std::to_string(r.timing.iterations), fmt::format("{:.6f}", r.timing.mean_ms),
+                        fmt::format("{:.6f}", GemmFlops(r.shape) / 1e12), fmt::format("{:.4f}", r.tflops),
+                        r.peak_tflops > 0 ? fmt::format("{:.1f}", r.percent_of_peak) : "",
+                        fmt::format("{:.2f}", r.bandwidth_gbs), fmt::format("{:.2f}", r.arithmetic_intensity),
+                        CheckText(r.check)});
+    doc.records.push_back(GemmResultToJson(r));
+  }
+  doc.json = GemmReportJson(results);
+  return doc;
 }
 
 PlotSpec GemmPlot(const std::vector<GemmResult>& results) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "benchmark/gemm_result.h"
+#include "benchmark/report_file.h"
 #include "benchmark/svg_plot.h"
 
 namespace primus::benchmark {
@@ -34,6 +35,10 @@ std::vector<SlowestDevice> FindSlowestDevices(const std::vector<GemmResult>& res
 std::string FormatGemmTable(const std::vector<GemmResult>& results);
 std::string FormatGemmCsv(const std::vector<GemmResult>& results);
 nlohmann::ordered_json GemmReportJson(const std::vector<GemmResult>& results);
+// --output-file's content: one row per shape and device, Primus's columns
+// (avg_time_ms, tflop, tflops, bandwidth_gbps, arith_intensity) among ours.
+ReportDocument GemmReportDocument(const std::vector<GemmResult>& results, const std::string& title,
+                                  const std::vector<std::string>& settings);
 PlotSpec GemmPlot(const std::vector<GemmResult>& results);
 
 }  // namespace primus::benchmark

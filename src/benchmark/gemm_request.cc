@@ -1,5 +1,6 @@
 #include "benchmark/gemm_request.h"
 
+#include "benchmark/report_file.h"
 #include "util/strings.h"
 
 namespace primus::benchmark {
@@ -34,8 +35,45 @@ const std::vector<OptionSpec>& GemmOptions() {
       {{"--output"}, K::kValue, "table|csv|json", "", "report format on stdout (default table)"},
       {{"--plot"}, K::kValue, "FILE.svg", "", "draw TFLOPS against size"},
       {{"--device"}, K::kValue, "auto|cpu|gpu", "", "where to run (default: GPUs when the host has any)"},
+      {{"--shape"}, K::kValue, "[NAME=]MxNxK[:OP]", "", "run exactly this problem (OP: NN|NT|TN|TT); repeat for a list", true},
+      {{"--output-file"}, K::kValue, "FILE", "", "also write the report to FILE: .md, .csv, .tsv, .json or .jsonl"},
+      {{"--append"}, K::kFlag, "", "", "add the rows to an existing --output-file"},
   };
   return table;
+}
+
+Result<GemmShape> ParseGemmShape(const std::string& text, const std::string& flag) {
+  auto fail = [&](const std::string& why) {
+    return UsageError(flag + " '" + text + "': " + why, "write e.g. " + flag + " 8192x8192x4096 or " + flag + " qkv=12288x2048x4096:TN");
+  };
+  GemmShape shape;
+  std::string rest = text;
+  if (size_t equals = rest.find('='); equals != std::string::npos) {
+    shape.name = rest.substr(0, equals);
+    rest = rest.substr(equals + 1);
+    if (shape.name.empty() || shape.name.find_first_of(" \t,") != std::string::npos) return fail("a name has no spaces or commas");
+  }
+  if (size_t colon = rest.find(':'); colon != std::string::npos) {
+    std::string op = ToUpper(rest.substr(colon + 1));
+    if (op.size() != 2 || (op[0] != 'N' && op[0] != 'T') || (op[1] != 'N' && op[1] != 'T')) return fail("OP is NN, NT, TN or TT");
+    shape.trans_a = op[0] == 'T';
+    shape.trans_b = op[1] == 'T';
+    rest = rest.substr(0, colon);
+  }
+  std::vector<std::string> sizes = Split(ToLower(rest), 'x');
+  if (sizes.size() != 3) return fail("expected MxNxK");
+  int64_t* fields[] = {&shape.m, &shape.n, &shape.k};
+  for (size_t i = 0; i < 3; ++i) {
+    auto value = ParseInt(sizes[i]);
+    if (!value || *value < 1 || *value > (int64_t{1} << 20)) return fail("each size is a number from 1 to 1048576");
+    *fields[i] = *value;
+  }
+  return shape;
+}
+
+std::string GemmShapeArgument(const GemmShape& shape) {
+  return (shape.name.empty() ? "" : shape.name + "=") + std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" +
+         std::to_string(shape.k) + ":" + (shape.trans_a ? "T" : "N") + (shape.trans_b ? "T" : "N");
 }
 
 Result<GemmRequest> ParseGemmRequest(const std::vector<std::string>& args) {
@@ -46,6 +84,7 @@ Result<GemmRequest> ParseGemmRequest(const std::vector<std::string>& args) {
   }
   GemmRequest request;
   bool sizes_n_or_k = false;
+  std::string single_shape_flag;  // -M/-N/-K/--sweep/--trans-* as written
   for (const ParsedOption& option : parsed->options) {
     const std::string& name = option.spec->names.front();
     if (name == "-M" || name == "-N" || name == "-K") {
@@ -101,7 +140,28 @@ Result<GemmRequest> ParseGemmRequest(const std::vector<std::string>& args) {
       auto device = ParseDeviceChoice(option.value);
       if (!device.ok()) return device.error();
       request.device = *device;
+    } else if (name == "--shape") {
+      auto shape = ParseGemmShape(option.value, option.written);
+      if (!shape.ok()) return shape.error();
+      request.shapes.push_back(*shape);
+    } else if (name == "--output-file") {
+      request.output_file = option.value;
+    } else if (name == "--append") {
+      request.append = option.value == "true";
     }
+    if (name == "-M" || name == "-N" || name == "-K" || name == "--sweep" || name == "--trans-a" || name == "--trans-b") {
+      single_shape_flag = option.written;
+    }
+  }
+  if (!request.shapes.empty() && !single_shape_flag.empty()) {
+    return UsageError("--shape gives the problems: " + single_shape_flag + " cannot be given with it",
+                      "put the sizes and OP into --shape MxNxK:OP, or drop --shape");
+  }
+  if (!request.output_file.empty()) {
+    auto format = ReportFileFormatFor(request.output_file, request.append, "--output-file");
+    if (!format.ok()) return format.error();
+  } else if (request.append) {
+    return UsageError("--append needs --output-file FILE", "write --output-file report.csv --append");
   }
   if (request.iters > 0 && request.duration_s > 0) {
     return UsageError("--iters and --duration exclude each other", "give one of them");
@@ -121,7 +181,9 @@ GemmPlan PlanGemm(const GemmRequest& request, bool on_gpu) {
   plan.iters = request.iters > 0 ? request.iters : request.duration_s > 0 ? 0 : (on_gpu ? 100 : 10);
   plan.warmup = request.warmup >= 0 ? request.warmup : (on_gpu ? 20 : 2);
   int64_t m = request.m > 0 ? request.m : (on_gpu ? kDefaultGpuSize : kDefaultCpuSize);
-  if (request.sweep) {
+  if (!request.shapes.empty()) {
+    plan.shapes = request.shapes;
+  } else if (request.sweep) {
     for (int64_t size : SweepSizes(m)) plan.shapes.push_back({size, size, size, request.trans_a, request.trans_b});
   } else {
     plan.shapes.push_back({m, request.n > 0 ? request.n : m, request.k > 0 ? request.k : m, request.trans_a, request.trans_b});

@@ -1,6 +1,7 @@
 // The command line of `benchmark gemm`, checked once (usage errors name the
 // flag), and the plan it turns into for the device that will run it: the
-// shapes (one, or the --sweep sizes), iterations or a duration, warm-up, and
+// shapes (one, the --sweep sizes, or the --shape list), iterations or a
+// duration, warm-up, and
 // the defaults that differ between GPUs and the CPU (size 8192 vs 1024,
 // 100 vs 10 iterations). The worker processes parse the same arguments, so
 // what the user typed is what every rank runs.
@@ -31,9 +32,17 @@ struct GemmRequest {
   ReportFormat output = ReportFormat::kTable;
   std::string plot;  // an .svg file, "" for none
   DeviceChoice device = DeviceChoice::kAuto;
+  std::vector<GemmShape> shapes;  // --shape: exactly these problems (then no -M/-N/-K/--sweep/--trans-*)
+  std::string output_file;        // --output-file: the report as a file too (report_file.h)
+  bool append = false;
 };
 
 const std::vector<OptionSpec>& GemmOptions();
+
+// --shape's syntax: [NAME=]MxNxK[:OP], OP one of NN NT TN TT (default NN),
+// e.g. "attn_qkv.fwd=12288x8192x4096:TN". Errors name `flag`.
+Result<GemmShape> ParseGemmShape(const std::string& text, const std::string& flag);
+std::string GemmShapeArgument(const GemmShape& shape);  // the same syntax, back
 // args: the task arguments after "gemm".
 Result<GemmRequest> ParseGemmRequest(const std::vector<std::string>& args);
 

@@ -60,5 +60,36 @@ TEST(GemmRequestTest, BadInputNamesTheFlag) {
   EXPECT_FALSE(ParseGemmRequest({"stray"}).ok());
 }
 
+TEST(GemmRequestTest, ShapeListAndOutputFile) {
+  auto request = ParseGemmRequest({"--shape", "attn_qkv.fwd=12288x2048x4096:TN", "--shape=64x32x16", "--output-file",
+                                   "out/gemm.csv", "--append"});
+  ASSERT_TRUE(request.ok()) << request.error().Format();
+  GemmPlan plan = PlanGemm(*request, false);
+  ASSERT_EQ(plan.shapes.size(), 2u);
+  EXPECT_EQ(plan.shapes[0].name, "attn_qkv.fwd");
+  EXPECT_EQ(plan.shapes[0].m, 12288);
+  EXPECT_EQ(plan.shapes[0].k, 4096);
+  EXPECT_TRUE(plan.shapes[0].trans_a);
+  EXPECT_FALSE(plan.shapes[0].trans_b);
+  EXPECT_EQ(plan.shapes[0].Describe(), "attn_qkv.fwd 12288x2048x4096 TN");
+  EXPECT_EQ(plan.shapes[1].Describe(), "64x32x16 NN");
+  EXPECT_EQ(GemmShapeArgument(plan.shapes[0]), "attn_qkv.fwd=12288x2048x4096:TN");
+  EXPECT_EQ(request->output_file, "out/gemm.csv");
+  EXPECT_TRUE(request->append);
+
+  for (const char* bad : {"12x12", "12x12x0", "a=1x2x3:XN", "=1x2x3"}) {
+    auto shape = ParseGemmRequest({"--shape", bad});
+    ASSERT_FALSE(shape.ok()) << bad;
+    EXPECT_NE(shape.error().message.find("--shape '"), std::string::npos) << shape.error().message;
+  }
+  auto mixed = ParseGemmRequest({"--shape", "8x8x8", "-M", "16"});
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.error().message.find("-M cannot be given with it"), std::string::npos);
+  auto format = ParseGemmRequest({"--output-file", "gemm.txt"});
+  ASSERT_FALSE(format.ok());
+  EXPECT_NE(format.error().message.find("--output-file gemm.txt"), std::string::npos);
+  EXPECT_FALSE(ParseGemmRequest({"--append"}).ok());
+}
+
 }  // namespace
 }  // namespace primus::benchmark

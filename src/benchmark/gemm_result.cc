@@ -42,6 +42,7 @@ nlohmann::ordered_json GemmResultToJson(const GemmResult& r) {
       {"k", r.shape.k},
       {"trans_a", r.shape.trans_a},
       {"trans_b", r.shape.trans_b},
+      {"name", r.shape.name},
       {"dtype_requested", r.dtype_requested},
       {"dtype_used", r.dtype_used},
       {"note", r.note},
@@ -85,6 +86,7 @@ Result<GemmResult> GemmResultFromJson(const nlohmann::json& j) {
     r.shape.k = j.at("k").get<int64_t>();
     r.shape.trans_a = j.at("trans_a").get<bool>();
     r.shape.trans_b = j.at("trans_b").get<bool>();
+    r.shape.name = j.value("name", "");
     r.dtype_requested = j.at("dtype_requested").get<std::string>();
     r.dtype_used = j.at("dtype_used").get<std::string>();
     r.note = j.at("note").get<std::string>();

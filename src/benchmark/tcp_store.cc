@@ -199,13 +199,14 @@ Result<StoreClient> StoreClient::Connect(const std::string& host, int port, doub
 }
 
 StoreClient::StoreClient(StoreClient&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), address_(std::move(other.address_)) {}
+    : fd_(std::exchange(other.fd_, -1)), address_(std::move(other.address_)), prefix_(std::move(other.prefix_)) {}
 
 StoreClient& StoreClient::operator=(StoreClient&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = std::exchange(other.fd_, -1);
     address_ = std::move(other.address_);
+    prefix_ = std::move(other.prefix_);
   }
   return *this;
 }
@@ -247,7 +248,7 @@ Status StoreClient::ReceiveAll(char* data, size_t size, double timeout_s, const 
 }
 
 Status StoreClient::Set(const std::string& key, const std::string& value) {
-  if (Status sent = SendAll("S" + Encode(key) + Encode(value)); !sent.ok()) return sent;
+  if (Status sent = SendAll("S" + Encode(prefix_ + key) + Encode(value)); !sent.ok()) return sent;
   char ack = 0;
   if (Status got = ReceiveAll(&ack, 1, 60, "the acknowledgement of " + key); !got.ok()) return got;
   if (ack != 'K') return TaskError("the rendezvous at " + address_ + " answered an unexpected byte");
@@ -255,7 +256,7 @@ Status StoreClient::Set(const std::string& key, const std::string& value) {
 }
 
 Result<std::string> StoreClient::Get(const std::string& key, double timeout_s) {
-  if (Status sent = SendAll("G" + Encode(key)); !sent.ok()) return sent.error();
+  if (Status sent = SendAll("G" + Encode(prefix_ + key)); !sent.ok()) return sent.error();
   char header[5];
   if (Status got = ReceiveAll(header, 5, timeout_s, "key " + key); !got.ok()) return got.error();
   if (header[0] != 'V') return TaskError("the rendezvous at " + address_ + " answered an unexpected byte");

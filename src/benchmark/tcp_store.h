@@ -53,6 +53,10 @@ class StoreClient {
   StoreClient& operator=(const StoreClient&) = delete;
   ~StoreClient();
 
+  // Every key of this client starts with `prefix` (a group of ranks' own
+  // namespace in the same store: `benchmark comm --stride`).
+  void SetKeyPrefix(std::string prefix) { prefix_ = std::move(prefix); }
+
   Status Set(const std::string& key, const std::string& value);
   // Waits until `key` is set (by any client), at most `timeout_s`.
   Result<std::string> Get(const std::string& key, double timeout_s);
@@ -63,6 +67,7 @@ class StoreClient {
   Status ReceiveAll(char* data, size_t size, double timeout_s, const std::string& waiting_for);
   int fd_ = -1;
   std::string address_;  // "host:port" for messages
+  std::string prefix_;
 };
 
 }  // namespace primus::benchmark

@@ -40,6 +40,24 @@ TEST(TcpStoreTest, SetThenGetAcrossClients) {
   EXPECT_EQ(*a->Get("empty", 5), "");
 }
 
+TEST(TcpStoreTest, KeyPrefixesKeepGroupsApart) {
+  int port = FreePort();
+  auto server = StoreServer::Start(port);
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  auto plain = StoreClient::Connect("127.0.0.1", port, 5);
+  auto group0 = StoreClient::Connect("127.0.0.1", port, 5);
+  auto group1 = StoreClient::Connect("127.0.0.1", port, 5);
+  ASSERT_TRUE(plain.ok() && group0.ok() && group1.ok());
+  group0->SetKeyPrefix("group0/");
+  group1->SetKeyPrefix("group1/");
+  ASSERT_TRUE(group0->Set("id", "zero").ok());
+  ASSERT_TRUE(group1->Set("id", "one").ok());
+  EXPECT_EQ(*group0->Get("id", 5), "zero");
+  EXPECT_EQ(*group1->Get("id", 5), "one");
+  EXPECT_EQ(*plain->Get("group1/id", 5), "one");
+  EXPECT_FALSE(plain->Get("id", 0.2).ok()) << "nobody set the unprefixed key";
+}
+
 TEST(TcpStoreTest, GetWaitsForALaterSet) {
   int port = FreePort();
   auto server = StoreServer::Start(port);

@@ -38,12 +38,27 @@ bool IsGlobalSpec(const OptionSpec* spec) {
   return false;
 }
 
+// The option a written token names ("--log_file=x" -> --log-file), or null
+// for a value or an unknown flag.
+const OptionSpec* WrittenOptionSpec(const std::string& token, const std::vector<const std::vector<OptionSpec>*>& tables) {
+  if (!token.starts_with("-") || token == "-" || token == "--") return nullptr;
+  std::string name = token.substr(0, token.find('='));
+  if (name.starts_with("--")) std::replace(name.begin() + 2, name.end(), '_', '-');
+  for (const auto* table : tables) {
+    for (const OptionSpec& spec : *table) {
+      if (std::find(spec.names.begin(), spec.names.end(), name) != spec.names.end()) return &spec;
+    }
+  }
+  return nullptr;
+}
+
 // Records a global option; returns true when it asks for help.
 void ApplyGlobal(const ParsedOption& option, GlobalSettings* globals) {
   const std::string& name = option.spec->names.front();
   if (name == "--config") globals->config_file = option.value;
   else if (name == "--set") globals->set_assignments.push_back(option.value);
   else if (name == "--dry-run") globals->dry_run = option.value == "true";
+  else if (name == "--log-file") globals->log_file = option.value;
   else if (name == "--help") globals->help = true;
   else if (name == "--version") globals->version = true;
   else globals->config_flags.push_back(option);
@@ -91,10 +106,23 @@ Status ParseMode(const std::vector<std::string>& args, size_t i, CommandLine* co
   if (!parsed.ok()) return parsed.error();
 
   size_t end_of_options = parsed->stopped_at_separator ? parsed->next - 1 : parsed->next;
-  invocation.written.assign(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(end_of_options));
+  // What an inner mode, another node or a pod is handed again: every token
+  // but the options only this process reads, and --script, which becomes the task.
+  std::string script;
+  for (size_t t = i; t < end_of_options; ++t) {
+    const OptionSpec* spec = WrittenOptionSpec(args[t], {&mode->options(), &globals});
+    bool consumed = spec && (spec->outermost_only || (mode->name() == "direct" && spec->names.front() == "--script"));
+    if (!consumed) {
+      invocation.written.push_back(args[t]);
+      continue;
+    }
+    bool attached = args[t].find('=') != std::string::npos;
+    if (spec->kind != OptionSpec::Kind::kFlag && !attached) ++t;  // its value
+  }
   invocation.passthrough = parsed->passthrough;
   for (const ParsedOption& option : parsed->options) {
     if (IsGlobalSpec(option.spec)) ApplyGlobal(option, &command->globals);
+    else if (option.spec->names.front() == "--script" && mode->name() == "direct") script = option.value;
     else invocation.options.push_back(option);
   }
   command->launch.chain.push_back(std::move(invocation));
@@ -106,6 +134,23 @@ Status ParseMode(const std::vector<std::string>& args, size_t i, CommandLine* co
   }
 
   size_t next = parsed->next;
+  if (!script.empty()) {
+    // Primus's `direct --script FILE -- ARGS`: FILE replaces the task, and
+    // every worker runs it with ARGS (one worker with --single).
+    command->launch.task = "run";
+    command->launch.task_args = {"python3", script};
+    command->launch.task_args.insert(command->launch.task_args.end(), args.begin() + static_cast<long>(next), args.end());
+    command->launch.notes.push_back("direct --script " + script + ": the task is `run python3 " + script +
+                                    "` with the arguments after '--'");
+    command->kind = CommandLine::Kind::kLaunch;
+    return Status::Ok();
+  }
+  if (parsed->stopped_at_separator && next < args.size() && (args[next] == "--help" || args[next] == "-h")) {
+    // `direct -- --help`: what can run after '--'.
+    command->kind = CommandLine::Kind::kHelp;
+    command->help_topic = "tasks";
+    return Status::Ok();
+  }
   if (next >= args.size()) {
     if (!parsed->stopped_at_separator && pass_through) {
       return UsageError("no '--' after the " + context + " options, so there is no task to run",

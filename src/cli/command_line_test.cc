@@ -171,5 +171,53 @@ TEST(CommandLineTest, DockerShortHostnameFlagIsNotHelp) {
   EXPECT_EQ(c.launch.chain[0].passthrough, (std::vector<std::string>{"-h", "myhost"}));
 }
 
+TEST(CommandLineTest, DirectScriptIsTheRunTaskWithPython) {
+  CommandLine c = Parse("direct --single --script examples/debug_run.py -- --arg1 val1");
+  EXPECT_EQ(c.kind, CommandLine::Kind::kLaunch);
+  EXPECT_EQ(c.launch.task, "run");
+  EXPECT_EQ(c.launch.task_args, (std::vector<std::string>{"python3", "examples/debug_run.py", "--arg1", "val1"}));
+  ASSERT_EQ(c.launch.chain.size(), 1u);
+  EXPECT_EQ(c.launch.chain[0].written, (std::vector<std::string>{"--single"})) << "--script is not handed on";
+  EXPECT_EQ(Option(c.launch.chain[0], "--script"), "<absent>");
+  ASSERT_EQ(c.launch.notes.size(), 1u);
+  EXPECT_NE(c.launch.notes[0].find("run python3 examples/debug_run.py"), std::string::npos);
+
+  CommandLine with_task_words = Parse("direct --script=run_distributed.py -- train pretrain --config conf.yaml");
+  EXPECT_EQ(with_task_words.launch.task_args,
+            (std::vector<std::string>{"python3", "run_distributed.py", "train", "pretrain", "--config", "conf.yaml"}));
+  CommandLine nested = Parse("container --image I -- direct --script s.py -- a");
+  ASSERT_EQ(nested.launch.chain.size(), 2u);
+  EXPECT_TRUE(nested.launch.chain[1].written.empty());
+  EXPECT_EQ(nested.launch.task_args, (std::vector<std::string>{"python3", "s.py", "a"}));
+}
+
+TEST(CommandLineTest, NumaSpellingsOfPrimus) {
+  CommandLine on = Parse("direct --numa -- run true");
+  EXPECT_EQ(Option(on.launch.chain[0], "--numa-bind"), "true");
+  CommandLine off = Parse("direct --no-numa -- run true");
+  EXPECT_EQ(Option(off.launch.chain[0], "--no-numa"), "false");
+}
+
+TEST(CommandLineTest, HelpAfterTheSeparatorListsTasks) {
+  for (const char* line : {"direct -- --help", "direct --nproc-per-node 2 -- -h", "container --image I -- --help"}) {
+    CommandLine c = Parse(line);
+    EXPECT_EQ(c.kind, CommandLine::Kind::kHelp) << line;
+    EXPECT_EQ(c.help_topic, "tasks") << line;
+  }
+}
+
+TEST(CommandLineTest, LogFileIsReadHereAndNeverHandedOn) {
+  CommandLine direct = Parse("direct --log_file logs/run.txt -- run true");
+  EXPECT_EQ(direct.globals.log_file, "logs/run.txt");
+  EXPECT_TRUE(direct.launch.chain[0].written.empty());
+  CommandLine container = Parse("container --image I --log_file=c.log --cpus 4 -- train pretrain");
+  EXPECT_EQ(container.globals.log_file, "c.log");
+  EXPECT_EQ(container.launch.chain[0].passthrough, (std::vector<std::string>{"--cpus", "4"})) << "not an engine option";
+  EXPECT_EQ(container.launch.chain[0].written, (std::vector<std::string>{"--image", "I", "--cpus", "4"}));
+  CommandLine slurm = Parse("slurm srun -N 2 -- direct --log-file x.log -- run true");
+  EXPECT_EQ(slurm.globals.log_file, "x.log");
+  EXPECT_TRUE(slurm.launch.chain[1].written.empty()) << "the nodes do not write it again";
+}
+
 }  // namespace
 }  // namespace primus::cli

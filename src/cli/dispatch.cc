@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/command_line.h"
+#include "cli/flag_settings.h"
 #include "cli/help.h"
 #include "cli/plan.h"
 #include "config/launcher_config.h"
@@ -12,6 +13,7 @@
 #include "snapshot/redaction.h"
 #include "tasks/task.h"
 #include "util/log.h"
+#include "util/output_tee.h"
 #include "util/strings.h"
 
 namespace primus::cli {
@@ -54,26 +56,20 @@ Status ApplyLoggingConfig(const config::LauncherConfig& config) {
   return Status::Ok();
 }
 
-// Flags that land in the launcher configuration, from the global options and
-// every mode of the chain, in command-line order.
-std::vector<config::FlagSetting> FlagSettings(const CommandLine& command) {
-  std::vector<config::FlagSetting> settings;
-  auto add = [&](const ParsedOption& option) {
-    const OptionSpec& spec = *option.spec;
-    if (spec.config_key.empty()) return;
-    // Map keys (direct.env) take NAME=VALUE as the value; list keys append.
-    settings.push_back(config::FlagSetting{spec.config_key, {option.value}, option.written});
-  };
-  for (const ParsedOption& option : command.globals.config_flags) add(option);
-  for (const runtime::ModeInvocation& mode : command.launch.chain) {
-    for (const ParsedOption& option : mode.options) add(option);
-  }
-  return settings;
-}
-
 Result<config::LauncherConfig> LoadLauncher(const CommandLine& command) {
+  auto flags = FlagSettings(command);
+  if (!flags.ok()) return flags.error();
+  // Values of secret names given on the command line (--env HF_TOKEN=..., a
+  // --env FILE's lines) are redacted wherever they would be printed.
+  for (const config::FlagSetting& flag : *flags) {
+    if (flag.key != "direct.env") continue;
+    for (const std::string& entry : flag.values) {
+      size_t equals = entry.find('=');
+      if (equals != std::string::npos) snapshot::ProcessRedactor().Learn(entry.substr(0, equals), entry.substr(equals + 1));
+    }
+  }
   auto sources = config::LauncherSources::FromProcess(command.globals.config_file, command.globals.set_assignments,
-                                                      FlagSettings(command));
+                                                      std::move(*flags));
   // slurm and k8s submit from a login node; the scheduler's settings (and
   // an inner `direct --platform slurm`) are for the nodes they start.
   if (!command.launch.chain.empty()) {
@@ -129,8 +125,21 @@ int RunLaunch(const CommandLine& command, const std::vector<std::string>& args) 
   context.dry_run = command.globals.dry_run;
   context.debug = log::Enabled(log::Level::kDebug);
 
+  std::unique_ptr<OutputTee> log_file;
+  if (!command.globals.log_file.empty() && !context.dry_run) {
+    log::SetColor(false);  // the file gets the same bytes as the terminal
+    auto tee = OutputTee::Start(command.globals.log_file);
+    if (!tee.ok()) return Fail(tee.error());
+    log_file = std::move(*tee);
+    log::Info("--log-file: a copy of this run's output goes to {}", command.globals.log_file);
+  }
   if (context.dry_run) {
-    std::cout << FormatPlan(launch, *launcher) << std::flush;
+    std::cout << FormatPlan(launch, *launcher);
+    if (!command.globals.log_file.empty()) {
+      std::cout << "log file: " << command.globals.log_file
+                << " would receive a copy of everything printed (not created under --dry-run)\n";
+    }
+    std::cout << std::flush;
     if (!outer->available()) {
       log::Warn("mode '{}' is not available yet in this build: a real run would stop here (exit 5)", outer->name());
       return 0;

@@ -79,6 +79,18 @@ std::string OverviewHelp() {
 Result<std::string> TopicHelp(const std::string& topic) {
   if (const auto* mode = runtime::RuntimeRegistry::Global().Find(topic)) return ModeHelp(*mode);
   if (const auto* task = tasks::TaskRegistry::Global().Find(topic)) return TaskHelp(*task);
+  if (topic == "tasks") {
+    std::string out =
+        "usage: primus-cli [global options] <mode> [mode options] -- <task> [subtask] [args]\n"
+        "       primus-cli direct --script FILE.py [direct options] -- [script args]\n"
+        "\ntasks (what runs after '--'):\n";
+    for (const auto& name : tasks::TaskRegistry::Global().Names()) {
+      const auto* task = tasks::TaskRegistry::Global().Find(name);
+      out += Row(name, task->summary());
+    }
+    out += "\nhelp for one task: primus-cli direct -- <task> --help\n";
+    return out;
+  }
   if (topic == "config") {
     return std::string(
         "usage: primus-cli [--config FILE] [--set KEY=VALUE]... config show [--origin]\n\n"
@@ -88,6 +100,7 @@ Result<std::string> TopicHelp(const std::string& topic) {
   }
   std::vector<std::string> topics = runtime::RuntimeRegistry::Global().Names();
   for (const auto& name : tasks::TaskRegistry::Global().Names()) topics.push_back(name);
+  topics.push_back("tasks");
   topics.push_back("config");
   return UsageError("no help topic '" + topic + "'" + DidYouMean(topic, topics), "topics: " + Join(topics, ", "));
 }

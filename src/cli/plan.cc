@@ -68,6 +68,7 @@ std::string FormatPlan(const runtime::Launch& launch, const config::LauncherConf
       out += fmt::format("  {:<30} {}\n", "passed through", ShellJoin(mode.passthrough));
     }
   }
+  for (const std::string& note : launch.notes) out += "note: " + note + "\n";
   out += "task: " + launch.task + "\n";
   out += "task arguments: " + (launch.task_args.empty() ? std::string("(none)") : ShellJoin(launch.task_args)) + "\n";
   return out;

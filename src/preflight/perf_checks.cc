@@ -12,7 +12,82 @@ namespace {
 
 const std::string kPerf = "perf";
 
+struct Collective {
+  const char* op;    // benchmark comm --op
+  const char* name;  // the check's name
+};
+
+std::string SizeArgument(const std::vector<int>& sizes_mb) {
+  std::vector<std::string> words;
+  for (int mb : sizes_mb) words.push_back(std::to_string(mb) + "M");
+  return Join(words, ",");
+}
+
+std::string SizeList(const std::vector<int>& sizes_mb) {
+  std::vector<std::string> words;
+  for (int mb : sizes_mb) words.push_back(std::to_string(mb));
+  return Join(words, ", ") + " MiB";
+}
+
+int GemmIterations(const PerfTests& tests) { return tests.quick ? 10 : 20; }
+
 }  // namespace
+
+PerfTests QuickPerfTests() {
+  PerfTests tests;
+  tests.sizes_mb = {64, 1024};
+  tests.quick = true;
+  return tests;
+}
+
+Result<std::vector<int>> ParseSizesMb(const std::string& list, const std::string& flag) {
+  std::vector<int> sizes;
+  for (const std::string& word : Split(list, ',')) {
+    if (Trim(word).empty()) continue;
+    auto value = ParseInt(Trim(word));
+    if (!value || *value < 1 || *value > 65536) {
+      return UsageError(flag + ": '" + word + "' is not a whole number of MiB from 1 to 65536", "write e.g. " + flag + " 64,1024");
+    }
+    sizes.push_back(static_cast<int>(*value));
+  }
+  if (sizes.empty()) return UsageError(flag + " needs at least one size", "write e.g. " + flag + " 64,1024");
+  return sizes;
+}
+
+Result<PerfTests> ParsePerfTests(const std::string& list, PerfTests base) {
+  const std::vector<std::string> ours = {"gemm", "intra-allreduce", "intra-alltoall", "all"};
+  PerfTests tests = base;
+  tests.gemm = tests.all_reduce = tests.all_to_all = false;
+  bool any = false;
+  for (const std::string& raw : Split(ToLower(list), ',')) {
+    std::string token(Trim(raw));
+    if (token.empty()) continue;
+    any = true;
+    if (token == "all") tests.gemm = tests.all_reduce = tests.all_to_all = true;
+    else if (token == "gemm") tests.gemm = true;
+    else if (token == "intra-allreduce") tests.all_reduce = true;
+    else if (token == "intra-alltoall") tests.all_to_all = true;
+    else if (token.starts_with("inter-")) {
+      return UsageError("--tests " + token + ": preflight measures collectives between this node's GPUs only",
+                        "for collectives across nodes run `primus-cli slurm srun -N <nodes> -- benchmark comm --op "
+                        "allreduce` (or benchmark rccl); every multi-node preflight already checks that the nodes reach "
+                        "each other, their latency and TCP bandwidth");
+    } else {
+      return UsageError("--tests: unknown test '" + token + "'" + DidYouMean(token, ours),
+                        "tests: gemm, intra-allreduce, intra-alltoall, all");
+    }
+  }
+  if (!any) return UsageError("--tests needs at least one test", "tests: gemm, intra-allreduce, intra-alltoall, all");
+  return tests;
+}
+
+std::string DescribePerfTests(const PerfTests& tests) {
+  std::vector<std::string> parts;
+  if (tests.gemm) parts.push_back(fmt::format("gemm (bf16 8192^3, {} iterations)", GemmIterations(tests)));
+  if (tests.all_reduce) parts.push_back("all-reduce at " + SizeList(tests.sizes_mb));
+  if (tests.all_to_all) parts.push_back("all-to-all at " + SizeList(tests.sizes_mb));
+  return parts.empty() ? "none" : Join(parts, ", ");
+}
 
 CheckResult GemmVerdict(const std::string& name, double tflops, double peak_tflops) {
   if (peak_tflops <= 0) return Pass(kPerf, name, fmt::format("{:.1f} TFLOPS (no peak known for this device)", tflops));
@@ -28,43 +103,60 @@ CheckResult GemmVerdict(const std::string& name, double tflops, double peak_tflo
   return Pass(kPerf, name, value, ">= 50% of peak");
 }
 
-std::vector<CheckResult> CheckPerf(const platform::HostInfo& host, const std::string& self_binary, double timeout_s) {
+std::vector<CheckResult> CheckPerf(const platform::HostInfo& host, const std::string& self_binary, double timeout_s,
+                                   const PerfTests& tests) {
   std::vector<CheckResult> results;
+  std::vector<Collective> collectives;
+  if (tests.all_reduce) collectives.push_back({"allreduce", "all-reduce"});
+  if (tests.all_to_all) collectives.push_back({"alltoall", "all-to-all"});
   if (host.gpus.empty()) {
-    results.push_back(Skip(kPerf, "gemm", "no GPU: the performance screen is for GPU nodes (benchmark gemm measures CPUs)"));
-    results.push_back(Skip(kPerf, "all-reduce", "no GPU"));
+    if (tests.gemm) {
+      results.push_back(Skip(kPerf, "gemm", "no GPU: the performance screen is for GPU nodes (benchmark gemm measures CPUs)"));
+    }
+    for (const Collective& c : collectives) results.push_back(Skip(kPerf, c.name, "no GPU"));
     return results;
   }
-  auto gemm = RunCommand({self_binary, "--quiet", "direct", "--nproc-per-node", std::to_string(host.gpus.size()), "--",
-                          "benchmark", "gemm", "--device", "gpu", "--dtype", "bf16", "-M", "8192", "--iters", "20",
-                          "--output", "json"},
-                         {.timeout_s = timeout_s});
-  auto report = gemm.ok() && gemm->exit_code == 0 ? nlohmann::json::parse(gemm->out, nullptr, false) : nlohmann::json();
-  if (!report.is_object() || !report.contains("results")) {
-    results.push_back(Fail(kPerf, "gemm", gemm.ok() ? std::string(Trim(gemm->Tail(2))) : gemm.error().message, "runs",
-                           "run `primus-cli direct -- benchmark gemm --device gpu` to see the error"));
-  } else {
-    for (const auto& rank : report["results"]) {
-      results.push_back(GemmVerdict(fmt::format("gemm GPU{}", rank.value("local_rank", 0)), rank.value("tflops", 0.0),
-                                    rank.value("peak_tflops", 0.0)));
+  std::string gpus = std::to_string(host.gpus.size());
+  if (tests.gemm) {
+    auto gemm = RunCommand({self_binary, "--quiet", "direct", "--nproc-per-node", gpus, "--", "benchmark", "gemm", "--device",
+                            "gpu", "--dtype", "bf16", "-M", "8192", "--iters", std::to_string(GemmIterations(tests)),
+                            "--output", "json"},
+                           {.timeout_s = timeout_s});
+    auto report = gemm.ok() && gemm->exit_code == 0 ? nlohmann::json::parse(gemm->out, nullptr, false) : nlohmann::json();
+    if (!report.is_object() || !report.contains("results")) {
+      results.push_back(Fail(kPerf, "gemm", gemm.ok() ? std::string(Trim(gemm->Tail(2))) : gemm.error().message, "runs",
+                             "run `primus-cli direct -- benchmark gemm --device gpu` to see the error"));
+    } else {
+      for (const auto& rank : report["results"]) {
+        results.push_back(GemmVerdict(fmt::format("gemm GPU{}", rank.value("local_rank", 0)), rank.value("tflops", 0.0),
+                                      rank.value("peak_tflops", 0.0)));
+      }
     }
   }
-  if (host.gpus.size() < 2) {
-    results.push_back(Skip(kPerf, "all-reduce", "one GPU: no collective between local GPUs"));
-    return results;
-  }
-  auto comm = RunCommand({self_binary, "--quiet", "direct", "--nproc-per-node", std::to_string(host.gpus.size()), "--",
-                          "benchmark", "comm", "--device", "gpu", "--op", "allreduce", "-b", "64M", "-e", "64M", "-n", "10",
-                          "-w", "2", "-c", "1", "--json"},
-                         {.timeout_s = timeout_s});
-  auto comm_report = comm.ok() && comm->exit_code == 0 ? nlohmann::json::parse(comm->out, nullptr, false) : nlohmann::json();
-  if (!comm_report.is_object() || !comm_report.contains("collectives") || comm_report["collectives"].empty()) {
-    results.push_back(Fail(kPerf, "all-reduce", comm.ok() ? std::string(Trim(comm->Tail(2))) : comm.error().message,
-                           "runs and checks", "run `primus-cli direct -- benchmark comm --device gpu -c 1` to see the error"));
-  } else {
-    double busbw = comm_report["collectives"][0]["average_bus_bandwidth"].value("bandwidth", 0.0);
-    results.push_back(Pass(kPerf, "all-reduce", fmt::format("{:.1f} GB/s bus bandwidth at 64 MiB, results checked", busbw),
-                           "runs, results correct"));
+  for (const Collective& c : collectives) {
+    if (host.gpus.size() < 2) {
+      results.push_back(Skip(kPerf, c.name, "one GPU: no collective between local GPUs"));
+      continue;
+    }
+    std::vector<std::string> args = {"benchmark", "comm", "--device", "gpu", "--op", c.op, "--sizes",
+                                     SizeArgument(tests.sizes_mb), "-n", tests.quick ? "5" : "10", "-w",
+                                     tests.quick ? "1" : "2", "-c", "1"};
+    std::vector<std::string> argv = {self_binary, "--quiet", "direct", "--nproc-per-node", gpus, "--"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("--json");
+    auto comm = RunCommand(argv, {.timeout_s = timeout_s});
+    auto report = comm.ok() && comm->exit_code == 0 ? nlohmann::json::parse(comm->out, nullptr, false) : nlohmann::json();
+    if (!report.is_object() || !report.contains("collectives") || report["collectives"].empty()) {
+      results.push_back(Fail(kPerf, c.name, comm.ok() ? std::string(Trim(comm->Tail(2))) : comm.error().message,
+                             "runs and checks", "run `primus-cli direct -- " + ShellJoin(args) + "` to see the error"));
+      continue;
+    }
+    for (const auto& row : report["collectives"][0]["results"]) {
+      int64_t mib = row.value("size", int64_t{0}) >> 20;
+      double busbw = row["out_of_place"].value("bus_bw", 0.0);
+      results.push_back(Pass(kPerf, fmt::format("{} {} MiB", c.name, mib),
+                             fmt::format("{:.1f} GB/s bus bandwidth, results checked", busbw), "runs, results correct"));
+    }
   }
   return results;
 }

@@ -88,7 +88,7 @@ Result<int> RunPreflight(const PreflightOptions& options, const JobPlacement& pl
     }
     Append(&own.results, CheckSoftware(host, settings, &software));
   }
-  if (options.perf) Append(&own.results, CheckPerf(host, self_binary, std::max(60.0, options.timeout_s)));
+  if (options.perf) Append(&own.results, CheckPerf(host, self_binary, std::max(60.0, options.timeout_s), options.perf_tests));
   // Facts every node must share.
   own.facts["gpu_count"] = std::to_string(host.gpus.size());
   if (!host.gpus.empty()) own.facts["gpu_model"] = GpuModel(host.gpus.front());

@@ -12,6 +12,7 @@
 #include "platform/roots.h"
 #include "preflight/check_result.h"
 #include "preflight/gpu_checks.h"
+#include "preflight/perf_checks.h"
 #include "util/error.h"
 
 namespace primus::preflight {
@@ -25,6 +26,7 @@ struct PreflightOptions {
   std::string json_file;       // "" none
   std::string report_dir;      // --report DIR; "" not given (multi-node: the working directory)
   double timeout_s = 60;       // how long node 0 waits for the others, and the others for node 0
+  PerfTests perf_tests;        // which --perf measurements (--tests, --quick, --comm-sizes-mb)
 };
 
 struct JobPlacement {

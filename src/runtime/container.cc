@@ -23,6 +23,7 @@
 #include "runtime/container_config_files.h"
 #include "runtime/container_devices.h"
 #include "runtime/container_engine.h"
+#include "runtime/container_engine_options.h"
 #include "runtime/container_env.h"
 #include "runtime/container_failure.h"
 #include "runtime/container_glibc.h"
@@ -143,6 +144,9 @@ class ContainerLaunch {
 
   // container.options, then the flags passed through.
   Status ResolveEngineOptions() {
+    auto unknown = CheckEngineOptions(mode_.passthrough, RuntimeRegistry::Global().Find("direct")->options());
+    if (!unknown.ok()) return unknown.error();
+    unknown_options_ = std::move(*unknown);
     engine_options_ = launcher_.GetStringList("container.options");
     engine_options_.insert(engine_options_.end(), mode_.passthrough.begin(), mode_.passthrough.end());
     std::erase(engine_options_, "--rm");  // always there
@@ -264,6 +268,7 @@ class ContainerLaunch {
               << (launcher_.GetString("container.name").empty() ? " (random part differs per run)" : "")
               << "\n  the image needs glibc " << RequiredGlibcText() << " or newer (its loader checks at start)\n";
     for (const std::string& dir : mounts_.create) std::cout << "  would create " << dir << " on the host\n";
+    for (const EngineOption& option : unknown_options_) std::cout << "  " << DescribeEngineOption(option, engine_.name()) << "\n";
     std::cout << "engine command:\n  " << ShowCommand(command_.argv, env_.values) << "\n" << std::flush;
     return 0;
   }
@@ -272,6 +277,7 @@ class ContainerLaunch {
     for (const std::string& dir : mounts_.create) {
       if (Status made = MakeDirs(dir); !made.ok()) return made.error();
     }
+    for (const EngineOption& option : unknown_options_) log::Info("{}", DescribeEngineOption(option, engine_.name()));
     log::Debug("engine command: {}", ShowCommand(command_.argv, env_.values));
     ContainerRun run;
     run.argv = command_.argv;
@@ -306,6 +312,7 @@ class ContainerLaunch {
   bool engine_found_ = false;
   std::string image_, pull_, name_;
   std::vector<std::string> engine_options_;
+  std::vector<EngineOption> unknown_options_;  // passed through: named in the plan and the log
   ConfigFilesInUse config_files_;
   std::map<std::string, std::string> launcher_env_;  // PRIMUS_JOB_ID, XDG_CONFIG_HOME
   MountPlan mounts_;

@@ -45,12 +45,17 @@ class DirectRuntime : public Runtime {
         {{"--log-dir"}, K::kValue, "DIR", "direct.log_dir", "per-rank log files go here"},
         {{"--ranks-filter", "--local-ranks-filter"}, K::kValue, "R,R", "direct.ranks_filter", "show only these ranks on the console (files keep all)"},
         {{"--console-prefix"}, K::kValue, "TEMPLATE", "direct.console_prefix", "console line prefix: {host} {rank} {local_rank} {node_rank}"},
-        {{"--env"}, K::kKeyValue, "K=V", "direct.env", "set a variable for the workers", true},
+        {{"--env"}, K::kKeyValue, "K=V|FILE", "direct.env",
+         "set a variable for the workers; FILE: one KEY=VALUE per line (a K=V flag wins over a file)", true},
         {{"--patch"}, K::kValue, "FILE", "direct.patch", "run a patch script before the task", true},
         {{"--hooks-dir"}, K::kValue, "DIR", "direct.hooks_dir", "extra hook directory", true},
-        {{"--numa-bind"}, K::kFlag, "", "direct.numa_bind", "bind each rank to its GPU's NUMA node"},
+        {{"--numa-bind", "--numa"}, K::kFlag, "", "direct.numa_bind", "bind each rank to its GPU's NUMA node"},
+        {{"--no-numa"}, K::kFlag, "", "direct.numa_bind", "do not bind ranks to NUMA nodes (the default)", false, true},
         {{"--profile"}, K::kValue, "NAME", "direct.profile", "apply a named environment profile"},
         {{"--standalone"}, K::kFlag, "", "", "single node with a free port (torchrun compatibility; the default)"},
+        {{"--single"}, K::kFlag, "", "", "one worker on this node, on its own: --nproc-per-node 1 --nnodes 1 --node-rank 0"},
+        {{"--script"}, K::kValue, "FILE", "",
+         "each worker runs python3 FILE with the arguments after '--' (the same as: -- run python3 FILE ARGS)"},
     };
     return table;
   }

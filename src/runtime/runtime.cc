@@ -31,6 +31,9 @@ const std::vector<OptionSpec>& GlobalOptions() {
       {{"--dry-run"}, K::kFlag, "", "", "print the resolved plan and execute nothing (no hooks, no patches)"},
       {{"--log-level"}, K::kValue, "LEVEL", "main.log_level", "debug | info | warn | error"},
       {{"--quiet", "-q"}, K::kFlag, "", "main.quiet", "only warnings and errors"},
+      {{"--log-file"}, K::kValue, "FILE", "",
+       "also write everything printed (the launcher's log, the workers' console, an engine's output) to FILE",
+       false, false, /*outermost_only=*/true},
       {{"--version"}, K::kFlag, "", "", "print the version and exit"},
       {{"--help", "-h"}, K::kFlag, "", "", "show help for the current level"},
   };

@@ -35,6 +35,9 @@ struct Launch {
   std::string task;
   std::vector<std::string> task_args;    // subtask first
   bool implicit_direct = false;          // `primus-cli train ...` shorthand
+  // How the command line was read where it says something in other words
+  // (`direct --script F -- ARGS` is `direct -- run python3 F ARGS`), for the plan.
+  std::vector<std::string> notes;
 };
 
 struct RuntimeContext {

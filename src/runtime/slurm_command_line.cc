@@ -30,7 +30,7 @@ bool InTable(const OptionSpec* spec, const std::vector<OptionSpec>& table) {
 
 void AppendOption(const ParsedOption& option, std::vector<std::string>* out) {
   const std::string& name = option.spec->names.front();
-  if (name == "--dry-run" || name == "--help" || name == "--version") return;
+  if (name == "--dry-run" || name == "--help" || name == "--version" || option.spec->outermost_only) return;
   if (option.spec->kind == OptionSpec::Kind::kFlag) {
     out->push_back(option.value == "true" ? option.written : option.written + "=false");
   } else {

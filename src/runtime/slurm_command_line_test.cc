@@ -45,15 +45,16 @@ TEST(SlurmCommandLineTest, InsideAnAllocationOnlyExplicitValuesApply) {
   EXPECT_EQ(SlurmFlagsFromConfig(launcher, true), (std::vector<std::string>{"--nodes=2", "--qos=low"}));
 }
 
-TEST(SlurmCommandLineTest, GlobalOptionsTravelButDryRunDoesNot) {
+// --log-file is written here, from srun's output: the nodes never write it again.
+TEST(SlurmCommandLineTest, GlobalOptionsTravelButDryRunAndLogFileDoNot) {
   Launch launch;
   launch.chain = {ModeInvocation{"slurm", "srun", {}, {"--job-name", "x"},
                                  {"-N", "2", "--log-level=debug", "--job-name", "x", "--debug"}}};
   RuntimeContext context;
   context.launch = &launch;
-  context.command_line = {"primus-cli", "--config", "c.yaml", "--dry-run", "--set", "direct.max_restarts=2", "-q",
-                          "slurm", "srun", "-N", "2", "--log-level=debug", "--job-name", "x", "--debug",
-                          "--", "run", "true"};
+  context.command_line = {"primus-cli", "--config", "c.yaml", "--dry-run", "--log-file", "job.log", "--set",
+                          "direct.max_restarts=2", "-q", "slurm", "srun", "-N", "2", "--log-level=debug",
+                          "--job-name", "x", "--debug", "--", "run", "true"};
   EXPECT_EQ(GlobalArguments(context, SlurmOptions()),
             (std::vector<std::string>{"--config", "c.yaml", "--set", "direct.max_restarts=2", "-q", "--log-level",
                                       "debug", "--debug"}));

@@ -9,7 +9,15 @@
 //  - comm: one rank per GPU (primus-cli, NCCL opened at run time) or per
 //    process on CPUs (primus-comm-worker, the gloo executable built beside
 //    primus-cli); rank 0 prints the nccl-tests table.
+// Primus's benchmarks of the same names run through these two:
+//  - gemm-dense, gemm-deepseek: a model's GEMM shapes (benchmark/model_gemm.h)
+//    become `gemm --shape ...`;
+//  - rccl, strided-allgather: their flags become `comm` arguments
+//    (benchmark/rccl_request.h), shown by --dry-run.
+// --output-file writes the report as a file too (benchmark/report_file.h).
 // The measurement code lives in src/benchmark/ (docs/benchmark.md).
+
+#include <fmt/format.h>
 
 #include <iostream>
 
@@ -18,13 +26,18 @@
 #include "agent/platform_setup.h"
 #include "agent/run_workers.h"
 #include "benchmark/comm_plot.h"
+#include "benchmark/comm_report_file.h"
 #include "benchmark/comm_request.h"
 #include "benchmark/comm_worker.h"
 #include "benchmark/gemm_report.h"
 #include "benchmark/gemm_request.h"
 #include "benchmark/gemm_worker.h"
 #include "benchmark/gpu_runtime.h"
+#include "benchmark/model_gemm.h"
 #include "benchmark/nccl_backend.h"
+#include "benchmark/rank_groups.h"
+#include "benchmark/rccl_request.h"
+#include "benchmark/report_file.h"
 #include "config/launcher_config.h"
 #include "tasks/task.h"
 #include "util/files.h"
@@ -38,6 +51,7 @@ namespace {
 
 using benchmark::DeviceChoice;
 using benchmark::GpuVendor;
+using benchmark::ReportDocument;
 
 // What the workers run: this binary, or "primus-cli" on PATH when /proc cannot say.
 std::string WorkerBinary() {
@@ -113,7 +127,30 @@ int GemmExitCode(const std::vector<benchmark::GemmResult>& results) {
   return 0;
 }
 
-Result<int> RunGemm(const TaskContext& context, const std::vector<std::string>& args) {
+// What a benchmark subtask adds around `gemm` or `comm`: its name and the
+// report file's title and settings, and the lines the plan shows.
+struct Framing {
+  std::string title;                  // "benchmark gemm", "benchmark gemm-dense: Llama3.1_8B"
+  std::vector<std::string> settings;  // report-file settings lines
+  std::string translated;             // "" or the comm/gemm arguments it runs as (shown by --dry-run)
+  // rccl's --output-file and its options (gemm's are its own flags)
+  std::string output_file;
+  bool append = false;
+  std::string cluster;
+};
+
+// --output-file on this node: every node writes its own rows (report_file.h).
+Status WriteReport(const std::string& output_file, bool append, int node_rank, const ReportDocument& document) {
+  if (output_file.empty()) return Status::Ok();
+  auto format = benchmark::ReportFileFormatFor(output_file, append, "--output-file");
+  if (!format.ok()) return format.error();
+  std::string path = benchmark::NodeReportPath(output_file, node_rank);
+  if (Status written = benchmark::WriteReportFile(path, document, *format, append); !written.ok()) return written;
+  log::Info("report {}: {}", append ? "rows added to" : "written to", path);
+  return Status::Ok();
+}
+
+Result<int> RunGemm(const TaskContext& context, const std::vector<std::string>& args, const Framing& framing) {
   auto request = benchmark::ParseGemmRequest(args);
   if (!request.ok()) return request.error();
   auto launch = PrepareLaunch(*context.launcher, request->device);
@@ -124,10 +161,18 @@ Result<int> RunGemm(const TaskContext& context, const std::vector<std::string>& 
     auto worker_args = benchmark::GemmWorkerArgs("<scratch dir>", engine, args);
     launch->spec.argv.insert(launch->spec.argv.end(), worker_args.begin(), worker_args.end());
     benchmark::GemmPlan plan = benchmark::PlanGemm(*request, launch->target.gpu);
-    std::cout << "benchmark gemm on " << (launch->target.gpu ? engine + " GPUs" : std::string("the CPU (OpenBLAS)"))
-              << ": " << plan.shapes.size() << " shape(s) from " << plan.shapes.front().Describe() << ", "
-              << benchmark::GemmDtypeName(plan.dtype) << "\n"
-              << agent::DescribeLaunch(launch->spec) << agent::DescribeWorkerEnvironment(launch->setup);
+    std::cout << framing.title << " on " << (launch->target.gpu ? engine + " GPUs" : std::string("the CPU (OpenBLAS)")) << ": "
+              << plan.shapes.size() << " shape(s) from " << plan.shapes.front().Describe() << ", "
+              << benchmark::GemmDtypeName(plan.dtype) << "\n";
+    if (!request->shapes.empty()) {
+      std::cout << "shapes (M N K op, BLAS column-major):\n";
+      for (const benchmark::GemmShape& shape : plan.shapes) std::cout << "  " << shape.Describe() << "\n";
+    }
+    if (!request->output_file.empty()) {
+      std::cout << "report file: " << benchmark::NodeReportPath(request->output_file, launch->spec.node_rank)
+                << (request->append ? " (rows added)" : "") << ", written after the run\n";
+    }
+    std::cout << agent::DescribeLaunch(launch->spec) << agent::DescribeWorkerEnvironment(launch->setup);
     return 0;
   }
   ScopedTempDir results_dir("gemm");
@@ -152,15 +197,37 @@ Result<int> RunGemm(const TaskContext& context, const std::vector<std::string>& 
     }
     log::Info("TFLOPS plot: {}", request->plot);
   }
+  Status report = WriteReport(request->output_file, request->append, launch->spec.node_rank,
+                              benchmark::GemmReportDocument(*results, framing.title, framing.settings));
+  if (!report.ok()) return report.error();
   return GemmExitCode(*results);
 }
 
-Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& args) {
+// gemm-dense, gemm-deepseek: the model's shapes through `benchmark gemm`.
+Result<int> RunModelGemm(const TaskContext& context, benchmark::ModelFamily family, const std::vector<std::string>& args) {
+  auto request = benchmark::ParseModelGemmRequest(family, args);
+  if (!request.ok()) return request.error();
+  auto gemm_args = benchmark::ModelGemmArgs(*request);
+  if (!gemm_args.ok()) return gemm_args.error();
+  Framing framing{benchmark::ModelGemmTitle(*request), benchmark::ModelGemmSettings(*request), "", "", false, ""};
+  return RunGemm(context, *gemm_args, framing);
+}
+
+Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& args, const Framing& framing) {
   auto request = benchmark::ParseCommRequest(args);
   if (!request.ok()) return request.error();
   auto launch = PrepareLaunch(*context.launcher, request->device);
   if (!launch.ok()) return launch.error();
   agent::LaunchSpec& spec = launch->spec;
+  if (request->stride > 0) {
+    // Said once here rather than by every rank.
+    auto group = benchmark::StridedGroup(0, spec.nnodes * spec.nproc_per_node, request->stride);
+    if (!group.ok()) {
+      Error error = group.error();
+      error.message += fmt::format(" ({} node(s) x {} worker(s))", spec.nnodes, spec.nproc_per_node);
+      return error;
+    }
+  }
   // Rank 0's stdout is the nccl-tests table: no console prefix unless the user chose one.
   if (context.launcher->OriginOf("direct.console_prefix").source == "default") spec.console_prefix = "";
   auto worker_command = [&](const std::string& report_file) -> Result<std::vector<std::string>> {
@@ -183,9 +250,14 @@ Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& 
     auto argv = worker_command("<scratch dir>/report.json");
     if (!argv.ok()) return argv.error();
     spec.argv = *argv;
-    std::cout << "benchmark comm with "
-              << (launch->target.gpu ? launch->target.Engine() + " GPUs (NCCL/RCCL)" : std::string("gloo on CPUs")) << "\n"
-              << agent::DescribeLaunch(spec) << agent::DescribeWorkerEnvironment(launch->setup);
+    std::cout << framing.title << " with "
+              << (launch->target.gpu ? launch->target.Engine() + " GPUs (NCCL/RCCL)" : std::string("gloo on CPUs")) << "\n";
+    if (!framing.translated.empty()) std::cout << "runs as: benchmark comm " << framing.translated << "\n";
+    if (!framing.output_file.empty()) {
+      std::cout << "report file: " << framing.output_file << (framing.append ? " (rows added)" : "")
+                << ", written by node 0 after the run\n";
+    }
+    std::cout << agent::DescribeLaunch(spec) << agent::DescribeWorkerEnvironment(launch->setup);
     return 0;
   }
   ScopedTempDir report_dir("comm");
@@ -197,7 +269,7 @@ Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& 
   auto run = agent::RunWorkers(spec);
   if (!run.ok()) return run.error();
   // Rank 0 ran here when this is node 0: its report is in our scratch directory.
-  if (PathExists(report_file) && (request->json || !request->plot.empty())) {
+  if (PathExists(report_file) && (request->json || !request->plot.empty() || !framing.output_file.empty())) {
     auto text = ReadFile(report_file);
     if (!text.ok()) return text.error();
     nlohmann::json report = nlohmann::json::parse(*text, nullptr, false);
@@ -209,6 +281,9 @@ Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& 
       }
       log::Info("bus bandwidth plot: {}", request->plot);
     }
+    Status written = WriteReport(framing.output_file, framing.append, 0,
+                                 benchmark::CommReportDocument(report, framing.title, framing.cluster));
+    if (!written.ok()) return written.error();
   }
   return run->exit_code;
 }
@@ -236,8 +311,12 @@ Result<int> RunWorker(const std::vector<std::string>& args) {
 class BenchmarkTask : public Task {
  public:
   std::string name() const override { return "benchmark"; }
-  std::string summary() const override { return "measure GEMM and collective performance: gemm | comm"; }
-  std::vector<std::string> subtasks() const override { return {"gemm", "comm"}; }
+  std::string summary() const override {
+    return "measure GEMM and collective performance: gemm | gemm-dense | gemm-deepseek | comm | rccl | strided-allgather";
+  }
+  std::vector<std::string> subtasks() const override {
+    return {"gemm", "gemm-dense", "gemm-deepseek", "comm", "rccl", "strided-allgather"};
+  }
   std::string help() const override {
     return "usage: primus-cli <mode> ... -- benchmark gemm [-M M] [-N N] [-K K] [--dtype bf16|fp16|fp32|tf32|fp8]\n"
            "         [--trans-a] [--trans-b] [--iters N | --duration S] [--warmup N] [--sweep] [--tune]\n"
@@ -245,6 +324,9 @@ class BenchmarkTask : public Task {
            "       primus-cli <mode> ... -- benchmark comm [--op allreduce|allgather|reducescatter|alltoall|broadcast|\n"
            "         sendrecv|all] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-c CHECK] [-d DTYPE]\n"
            "         [--json] [--plot FILE.svg] [--device auto|cpu|gpu]\n"
+           "       primus-cli <mode> ... -- benchmark gemm-dense|gemm-deepseek [--model NAME] [dimensions] [--mbs N]\n"
+           "       primus-cli <mode> ... -- benchmark rccl [--op OP...] [--sizes LIST | --min-bytes --max-bytes] ...\n"
+           "       primus-cli <mode> ... -- benchmark strided-allgather [--sizes-mb LIST] [--stride N] [--parallel]\n"
            "\n"
            "gemm: cuBLASLt (NVIDIA) or hipBLASLt (AMD) on every local GPU at once, OpenBLAS on the CPU\n"
            "(fp32, whatever --dtype asks: the report says so). N and K default to M. Reports time,\n"
@@ -254,22 +336,40 @@ class BenchmarkTask : public Task {
            "CPUs (one rank per process: --nproc-per-node). Output in the nccl-tests layout; -c checks\n"
            "results for real; exit status 1 when an element is wrong. Across nodes, start it on every\n"
            "node as any multi-node job (docs/agent.md). Details: docs/benchmark.md.\n"
+           "gemm-dense, gemm-deepseek: one transformer layer's GEMMs (fwd, wgrad, dgrad of each linear\n"
+           "layer) from a model's dimensions, run by gemm. rccl, strided-allgather: Primus's collective\n"
+           "benchmarks, run by comm (--dry-run shows the comm arguments).\n"
            "\ngemm options:\n" +
-           FormatOptionHelp(benchmark::GemmOptions()) + "\ncomm options:\n" + FormatOptionHelp(benchmark::CommOptions());
+           FormatOptionHelp(benchmark::GemmOptions()) + "\ncomm options:\n" + FormatOptionHelp(benchmark::CommOptions()) +
+           "\ngemm-dense options:\n" + FormatOptionHelp(benchmark::ModelGemmOptions(benchmark::ModelFamily::kDense)) +
+           "\ngemm-deepseek options:\n" + FormatOptionHelp(benchmark::ModelGemmOptions(benchmark::ModelFamily::kDeepseek)) +
+           "\nrccl options:\n" + FormatOptionHelp(benchmark::RcclOptions()) +
+           "\nstrided-allgather options:\n" + FormatOptionHelp(benchmark::StridedAllgatherOptions());
   }
 
   Result<int> Run(const TaskContext& context) override {
     const std::vector<std::string>& args = context.args;
     if (args.empty()) {
-      return UsageError("benchmark needs a subtask: gemm or comm", "write: benchmark gemm -M 4096, or benchmark comm -b 8 -e 128M -f 2");
+      return UsageError("benchmark needs a subtask: " + Join(subtasks(), ", "),
+                        "write: benchmark gemm -M 4096, or benchmark comm -b 8 -e 128M -f 2");
     }
     std::vector<std::string> rest(args.begin() + 1, args.end());
     if (args[0] == "worker") return RunWorker(rest);
     if (context.launcher == nullptr) return UsageError("task 'benchmark' has no launcher configuration");
-    if (args[0] == "gemm") return RunGemm(context, rest);
-    if (args[0] == "comm") return RunComm(context, rest);
-    return UsageError("unknown benchmark subtask '" + args[0] + "'" + DidYouMean(args[0], {"gemm", "comm"}),
-                      "benchmark subtasks: gemm, comm");
+    if (args[0] == "gemm") return RunGemm(context, rest, Framing{"benchmark gemm", {}, "", "", false, ""});
+    if (args[0] == "gemm-dense") return RunModelGemm(context, benchmark::ModelFamily::kDense, rest);
+    if (args[0] == "gemm-deepseek") return RunModelGemm(context, benchmark::ModelFamily::kDeepseek, rest);
+    if (args[0] == "comm") return RunComm(context, rest, Framing{"benchmark comm", {}, "", "", false, ""});
+    if (args[0] == "rccl" || args[0] == "strided-allgather") {
+      auto translated = args[0] == "rccl" ? benchmark::TranslateRccl(rest) : benchmark::TranslateStridedAllgather(rest);
+      if (!translated.ok()) return translated.error();
+      Framing framing{"benchmark " + args[0], {}, ShellJoin(translated->comm_args), translated->output_file,
+                      translated->append, translated->cluster};
+      log::Debug("benchmark {} runs as: benchmark comm {}", args[0], framing.translated);
+      return RunComm(context, translated->comm_args, framing);
+    }
+    return UsageError("unknown benchmark subtask '" + args[0] + "'" + DidYouMean(args[0], subtasks()),
+                      "benchmark subtasks: " + Join(subtasks(), ", "));
   }
 };
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
 
 #include "config/launcher_config.h"
 #include "platform/roots.h"
@@ -17,6 +18,7 @@
 #include "train/experiment.h"
 #include "util/files.h"
 #include "util/hostlist.h"
+#include "util/log.h"
 #include "util/option_parser.h"
 #include "util/process_environment.h"
 #include "util/strings.h"
@@ -32,7 +34,10 @@ const std::vector<OptionSpec>& PreflightOptionsTable() {
       {{"--gpu"}, K::kFlag, "", "", "count, model, memory and processes, ECC/RAS, PCIe links, XGMI, driver"},
       {{"--network"}, K::kFlag, "", "", "socket interfaces, RDMA ports and GIDs, MASTER_ADDR, MASTER_PORT"},
       {{"--software"}, K::kFlag, "", "", "python imports torch (for real), NCCL/RCCL (VCCL) and its version, venv/conda"},
-      {{"--perf"}, K::kFlag, "", "", "short GEMM and all-reduce runs on the GPUs against the device table"},
+      {{"--perf", "--perf-test"}, K::kFlag, "", "", "short GEMM and all-reduce runs on the GPUs against the device table"},
+      {{"--tests"}, K::kValue, "LIST", "", "which --perf tests: gemm, intra-allreduce, intra-alltoall, all (implies --perf)"},
+      {{"--comm-sizes-mb"}, K::kValue, "MB,MB", "", "message sizes of the --perf collectives in MiB (default 64)"},
+      {{"--quick"}, K::kFlag, "", "", "fast --perf screen: gemm and all-reduce at 64 and 1024 MiB, fewer iterations"},
       {{"--all"}, K::kFlag, "", "", "everything above"},
       {{"--expect-gpus"}, K::kValue, "N", "", "the GPU count every node must have"},
       {{"--expect-model"}, K::kValue, "M", "", "the GPU model every node must have (MI300X, H100, ...)"},
@@ -50,6 +55,7 @@ struct PreflightArgs {
   preflight::PreflightOptions options;
   std::string experiment;  // --config
   bool python_given = false, workspace_given = false;
+  std::vector<std::string> warnings;  // flags that have no effect as given
 };
 
 Result<PreflightArgs> ParseArgs(const std::vector<std::string>& args) {
@@ -61,7 +67,9 @@ Result<PreflightArgs> ParseArgs(const std::vector<std::string>& args) {
   }
   PreflightArgs result;
   preflight::PreflightOptions& options = result.options;
-  bool any = false;
+  bool any = false, quick = false;
+  std::string tests;                         // --tests LIST
+  std::optional<std::vector<int>> sizes_mb;  // --comm-sizes-mb
   for (const ParsedOption& option : parsed->options) {
     const std::string& name = option.spec->names.front();
     auto positive = [&](double lowest) -> Result<double> {
@@ -77,6 +85,15 @@ Result<PreflightArgs> ParseArgs(const std::vector<std::string>& args) {
     else if (name == "--network") options.network = any = true;
     else if (name == "--software") options.software = options.import_torch = any = true;
     else if (name == "--perf") options.perf = any = true;
+    else if (name == "--quick") quick = options.perf = any = true;
+    else if (name == "--tests") {
+      tests = option.value;
+      options.perf = any = true;
+    } else if (name == "--comm-sizes-mb") {
+      auto sizes = preflight::ParseSizesMb(option.value, option.written);
+      if (!sizes.ok()) return sizes.error();
+      sizes_mb = *sizes;
+    }
     else if (name == "--all") {
       options.host = options.gpu = options.network = options.software = options.perf = options.import_torch = any = true;
     } else if (name == "--expect-gpus") {
@@ -95,6 +112,20 @@ Result<PreflightArgs> ParseArgs(const std::vector<std::string>& args) {
       options.timeout_s = *value;
     }
   }
+  options.perf_tests = quick ? preflight::QuickPerfTests() : preflight::PerfTests{};
+  if (!tests.empty()) {
+    auto selected = preflight::ParsePerfTests(tests, options.perf_tests);
+    if (!selected.ok()) return selected.error();
+    options.perf_tests = *selected;
+  }
+  if (sizes_mb) {
+    options.perf_tests.sizes_mb = *sizes_mb;
+    if (!any) {
+      options.perf = true;  // sizes alone: the default checks, and the collectives at those sizes
+    } else if (!options.perf) {
+      result.warnings.push_back("--comm-sizes-mb has no effect without --perf, --quick or --tests");
+    }
+  }
   if (!any) options.host = options.gpu = options.network = options.software = true;  // the quick set
   return result;
 }
@@ -106,7 +137,8 @@ class PreflightTask : public Task {
   std::vector<std::string> subtasks() const override { return {"check"}; }
   std::string help() const override {
     return "usage: primus-cli <mode> ... -- preflight [check] [--host] [--gpu] [--network] [--software] [--perf] [--all]\n"
-           "         [--expect-gpus N] [--expect-model M] [--json FILE] [--report DIR]\n"
+           "         [--quick] [--tests LIST] [--comm-sizes-mb MB,MB] [--expect-gpus N] [--expect-model M]\n"
+           "         [--json FILE] [--report DIR]\n"
            "\n"
            "Every check reports PASS, WARN, FAIL or SKIP with the value, the expectation and a fix.\n"
            "Without a category flag: host, gpu, network and software, quickly (torch's version is read\n"
@@ -148,9 +180,16 @@ class PreflightTask : public Task {
       }
       placement.hosts = *hosts;
     }
+    for (const std::string& warning : args->warnings) log::Warn("{}", warning);
     if (context.dry_run) {
+      std::vector<std::string> checks;
+      for (auto [on, name] : {std::pair{options->host, "host"}, std::pair{options->gpu, "gpu"},
+                              std::pair{options->network, "network"}, std::pair{options->software, "software"}}) {
+        if (on) checks.push_back(name);
+      }
+      if (options->perf) checks.push_back("perf: " + preflight::DescribePerfTests(options->perf_tests));
       std::cout << "preflight would run on node " << placement.node_rank << " of " << placement.nnodes
-                << "; nothing is checked under --dry-run\n";
+                << "; nothing is checked under --dry-run\nchecks: " << Join(checks, "; ") << "\n";
       return 0;
     }
     Result<std::string> self = SelfExecutable();

@@ -97,7 +97,7 @@ Result<ParsedOptions> ParseOptions(const std::vector<std::string>& tokens, size_
                         "see the options with --help");
     }
 
-    ParsedOption option{spec, name, "true"};
+    ParsedOption option{spec, name, spec->negates ? "false" : "true"};
     if (spec->kind == OptionSpec::Kind::kFlag) {
       if (attached) {
         auto value = ParseBool(*attached);
@@ -105,7 +105,7 @@ Result<ParsedOptions> ParseOptions(const std::vector<std::string>& tokens, size_
           return UsageError("option " + name + " is a switch and takes no value ('" + *attached + "' given)",
                             "write " + name + " alone");
         }
-        option.value = *value ? "true" : "false";
+        option.value = *value != spec->negates ? "true" : "false";
       }
       ++i;
     } else if (attached) {

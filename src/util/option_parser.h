@@ -25,6 +25,10 @@ struct OptionSpec {
   std::string config_key;          // where the value lands in the launcher config ("" = none)
   std::string help;
   bool repeatable = false;         // values accumulate into a list
+  bool negates = false;            // kFlag: records "false" (--no-numa turns its key off)
+  // Read by the primus-cli the user started, never handed on to an inner
+  // mode, another node or a pod (--log-file: one process writes the file).
+  bool outermost_only = false;
 };
 
 struct ParsedOption {

@@ -62,6 +62,20 @@ TEST(OptionParserTest, SwitchRejectsNonBooleanValue) {
   EXPECT_EQ(parsed->options[0].value, "false");
 }
 
+TEST(OptionParserTest, NegatingSwitchRecordsFalse) {
+  const std::vector<OptionSpec> table = {
+      {{"--numa-bind", "--numa"}, OptionSpec::Kind::kFlag, "", "direct.numa_bind", "bind"},
+      {{"--no-numa"}, OptionSpec::Kind::kFlag, "", "direct.numa_bind", "do not bind", false, /*negates=*/true},
+  };
+  auto parsed = ParseOptions({"--numa", "--no-numa", "--no_numa=false"}, 0, {&table}, UnknownOptionPolicy::kReject, "x");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().Format();
+  ASSERT_EQ(parsed->options.size(), 3u);
+  EXPECT_EQ(parsed->options[0].value, "true");
+  EXPECT_EQ(parsed->options[0].spec->config_key, "direct.numa_bind");
+  EXPECT_EQ(parsed->options[1].value, "false");
+  EXPECT_EQ(parsed->options[2].value, "true") << "--no-numa=false turns binding on";
+}
+
 TEST(OptionParserTest, RejectPolicyStopsAtPositional) {
   std::vector<std::string> tokens = {"--debug", "train", "pretrain"};
   auto parsed = ParseOptions(tokens, 0, Tables(), UnknownOptionPolicy::kReject, "x");

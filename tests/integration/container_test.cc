@@ -152,6 +152,28 @@ TEST_F(PodmanTest, DryRunPrintsTheCommandAndRunsNothing) {
   EXPECT_EQ(store_->ContainerNames(), std::vector<std::string>{});
 }
 
+// --log_file as in direct: the outer primus-cli writes the file (what the
+// container printed included), the engine never sees the flag, and a flag we
+// do not know is named before it goes to podman.
+TEST_F(PodmanTest, LogFileHoldsTheContainersOutputAndUnknownFlagsAreNamed) {
+  ProcessResult dry = Primus({"--dry-run", "container", "--image", "local/mini", "--pull", "never", "--log_file",
+                              "logs/c.log", "--label", "primus.test=1", "--", "run", "/bin/echo", "hello"});
+  ASSERT_EQ(dry.exit_code, 0) << dry.all();
+  EXPECT_NE(dry.out.find("log file: logs/c.log would receive a copy"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("passing --label primus.test=1 to podman as an engine option"), std::string::npos) << dry.out;
+  EXPECT_EQ(dry.out.find("c.log", dry.out.find("engine command:")), std::string::npos) << "not an engine option: " << dry.out;
+  EXPECT_FALSE(PathExists(dir_.path() + "/logs")) << "nothing created under --dry-run";
+
+  ProcessResult run = Primus({"container", "--image", "local/mini", "--pull", "never", "--log_file", "logs/c.log",
+                              "--label", "primus.test=1", "--", "run", "/bin/echo", "hello from inside"});
+  ASSERT_EQ(run.exit_code, 0) << run.all();
+  EXPECT_NE(run.out.find("hello from inside"), std::string::npos) << "the terminal still gets it";
+  std::string log = ReadText(dir_.path() + "/logs/c.log");
+  EXPECT_NE(log.find("hello from inside"), std::string::npos) << log;
+  EXPECT_NE(log.find("passing --label primus.test=1 to podman as an engine option"), std::string::npos) << log;
+  EXPECT_EQ(log.find("--log"), log.find("--log-file: a copy")) << "only our own line names it: " << log;
+}
+
 // train with its workspace outside the working directory: the workspace is
 // mounted (created first), and the experiment directory lands on the host.
 TEST_F(PodmanTest, TrainWritesItsExperimentDirectoryOnTheHost) {
@@ -277,6 +299,33 @@ TEST(ContainerEngineTest, MissingEngineNamesBothAndDirect) {
   ProcessResult typo = RunPrimus({"container", "--engine", "dokcer", "--image", "x", "--", "run", "/bin/true"}, options);
   EXPECT_EQ(typo.exit_code, 2) << typo.all();
   EXPECT_NE(typo.err.find("flag --engine"), std::string::npos) << typo.err;
+}
+
+// What cannot be an engine option never reaches the engine: exit 2 saying
+// where it belongs. Needs no engine.
+TEST(ContainerEngineTest, FlagsThatCannotBeEngineOptionsAreRefused) {
+  TempDir dir;
+  ProcessOptions options;
+  options.cwd = dir.path();
+  options.env = {{"HOME", dir.path()}, {"NO_COLOR", "1"}};
+  struct Case {
+    std::vector<std::string> flags;
+    const char* message;
+    const char* hint;
+  };
+  for (const Case& c : {Case{{"--nproc_per_node", "2"}, "--nproc_per_node cannot be an option of docker or podman",
+                             "-- direct --nproc-per-node"},
+                        Case{{"--numa"}, "--numa is an option of direct, not of the container engine", "-- direct --numa --"},
+                        Case{{"--cpu_shares", "2"}, "--cpu_shares cannot be an option", "(--cpu-shares)"}}) {
+    std::vector<std::string> args = {"--dry-run", "container", "--engine", "podman", "--image", "img"};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    args.insert(args.end(), {"--", "run", "/bin/true"});
+    ProcessResult result = RunPrimus(args, options);
+    EXPECT_EQ(result.exit_code, 2) << result.all();
+    EXPECT_NE(result.err.find(c.message), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find(c.hint), std::string::npos) << result.err;
+    EXPECT_EQ(result.out.find("engine command"), std::string::npos);
+  }
 }
 
 // Devices by the detected vendor, on fixture hosts (no GPU here): AMD's

@@ -1,4 +1,5 @@
 #include "train/megatron_flags.h"
+#include "train/pinned_table.h"
 
 #include <fmt/format.h>
 
@@ -106,23 +107,16 @@ std::string_view OwnedMegatronKey(std::string_view dest) {
 }
 
 Result<MegatronFlags> MegatronFlags::Parse(std::string_view tsv) {
+  auto pinned = ReadPinnedTable(tsv, "Megatron-LM", "the Megatron-LM option table");
+  if (!pinned.ok()) return pinned.error();
   MegatronFlags table;
-  int line_number = 0;
-  for (const std::string& line : Split(tsv, '\n')) {
-    ++line_number;
-    if (line.empty()) continue;
-    if (line.starts_with("#")) {
-      std::vector<std::string> words = Split(std::string(Trim(line.substr(1))), ' ');
-      if (line_number == 1 && words.size() == 3 && words[0] == "Megatron-LM") {
-        table.release_ = words[1];
-        table.commit_ = words[2];
-      }
-      continue;
-    }
-    std::vector<std::string> fields = Split(line, '\t');
+  table.release_ = pinned->release;
+  table.commit_ = pinned->commit;
+  for (const PinnedTable::Row& row : pinned->rows) {
+    const std::vector<std::string>& fields = row.fields;
     auto kind = fields.size() == 5 ? ParseKind(fields[2]) : std::nullopt;
     if (!kind || fields[0].empty() || fields[1].empty()) {
-      return ConfigError("the Megatron-LM option table, line " + std::to_string(line_number) +
+      return ConfigError("the Megatron-LM option table, line " + std::to_string(row.line) +
                            ": expected flags, dest, kind, nargs and type separated by tabs");
     }
     MegatronOption option{Split(fields[0], ','), fields[1], *kind, fields[3], fields[4]};
@@ -131,7 +125,6 @@ Result<MegatronFlags> MegatronFlags::Parse(std::string_view tsv) {
     for (const std::string& flag : option.flags) table.by_flag_.emplace(FlagName(flag), FlagRef{index, flag});
     table.options_.push_back(std::move(option));
   }
-  if (table.release_.empty()) return ConfigError("the Megatron-LM option table has no '# Megatron-LM <release> <commit>' line");
   for (const auto& [dest, indexes] : table.by_dest_) table.names_.push_back(dest);
   for (const auto& [name, ref] : table.by_flag_) {
     if (!table.by_dest_.count(name)) table.names_.push_back(name);

@@ -1,4 +1,5 @@
 #include "train/torchtitan_keys.h"
+#include "train/pinned_table.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -86,29 +87,21 @@ std::string_view OwnedTorchTitanKey(std::string_view key) {
 }
 
 Result<TorchTitanKeys> TorchTitanKeys::Parse(std::string_view tsv) {
+  auto pinned = ReadPinnedTable(tsv, "TorchTitan", "the TorchTitan key table");
+  if (!pinned.ok()) return pinned.error();
   TorchTitanKeys table;
-  int line_number = 0;
-  for (const std::string& line : Split(tsv, '\n')) {
-    ++line_number;
-    if (line.empty()) continue;
-    if (line.starts_with("#")) {
-      std::vector<std::string> words = Split(std::string(Trim(line.substr(1))), ' ');
-      if (line_number == 1 && words.size() == 3 && words[0] == "TorchTitan") {
-        table.release_ = words[1];
-        table.commit_ = words[2];
-      }
-      continue;
-    }
-    std::vector<std::string> fields = Split(line, '\t');
+  table.release_ = pinned->release;
+  table.commit_ = pinned->commit;
+  for (const PinnedTable::Row& row : pinned->rows) {
+    const std::vector<std::string>& fields = row.fields;
     if (fields.size() != 2 || fields[0].find('.') == std::string::npos) {
-      return ConfigError("the TorchTitan key table, line " + std::to_string(line_number) +
+      return ConfigError("the TorchTitan key table, line " + std::to_string(row.line) +
                          ": expected section.key and its type separated by a tab");
     }
     table.keys_.push_back(fields[0]);
     table.types_[fields[0]] = fields[1];
     for (std::string parent = Parent(fields[0]); !parent.empty(); parent = Parent(parent)) table.tables_[parent] = true;
   }
-  if (table.release_.empty()) return ConfigError("the TorchTitan key table has no '# TorchTitan <release> <commit>' line");
   return table;
 }
 

@@ -68,7 +68,7 @@ std::vector<SchemaKey> LauncherKeys() {
       {"slurm.time", kString, "", "time limit, e.g. 4:00:00"},
       {"slurm.qos", kString, "", "quality of service"},
       {"slurm.reservation", kString, "", "reservation name"},
-      {"slurm.nodes", kInt, "0", "nodes to allocate; 0 leaves it to Slurm and the other settings"},
+      {"slurm.nodes", kString, "", "nodes to allocate: N, or MIN-MAX to let Slurm grant any count in the range; empty or 0 leaves it to Slurm and the other settings"},
       {"slurm.gpus_per_node", kInt, "0", "GPUs per node to request; 0 does not ask for GPUs explicitly"},
       {"slurm.options", kStringList, "", "extra srun/sbatch arguments"},
       {"slurm.requeue", kBool, "false", "requeue the job when a node fails"},
@@ -103,7 +103,7 @@ constexpr int64_t kMaxGpusPerNode = 1024;
 constexpr IntRange kIntRanges[] = {
     {"direct.nnodes", 1, kMaxNodes},        {"direct.node_rank", 0, kMaxNodes - 1},
     {"direct.master_port", 0, 65535},       {"direct.control_port", 0, 65535},
-    {"direct.max_restarts", 0, 1000000},    {"slurm.nodes", 0, kMaxNodes},
+    {"direct.max_restarts", 0, 1000000},
     {"slurm.gpus_per_node", 0, kMaxGpusPerNode}, {"k8s.gpus_per_node", 0, kMaxGpusPerNode},
     {"k8s.nodes", 0, kMaxNodes},            {"k8s.master_port", 1, 65534},
     {"k8s.backoff_limit", 0, 1000000},

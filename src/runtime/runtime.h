@@ -35,6 +35,10 @@ struct Launch {
   std::string task;
   std::vector<std::string> task_args;    // subtask first
   bool implicit_direct = false;          // `primus-cli train ...` shorthand
+  // "torchrun" when the command line was torchrun's, read as `direct -- run`
+  // (cli/torchrun_command.h); plan_notes say how, for --dry-run.
+  std::string program;
+  std::vector<std::string> plan_notes;
 };
 
 struct RuntimeContext {

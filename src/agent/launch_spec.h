@@ -59,6 +59,9 @@ struct LaunchSpec {
   // Streams kept off the console per local rank (torchrun's --redirects), and
   // those shown anyway (--tee); the files keep everything (console_filter.h).
   StreamSelection redirects, tee;
+  // Workers' stderr lines go to the agent's stderr (torchrun's way) instead
+  // of its stdout, where they keep their order with the stdout lines.
+  bool stderr_to_stderr = false;
   std::string console_prefix = "[{host}:{rank}] ";  // {host} {rank} {local_rank} {node_rank} {stream}
   std::string role = "default";
   std::vector<WorkerPlacement> placements;  // one per local rank, or empty: no rank is bound

@@ -79,6 +79,13 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher, 
     if (!selection) return selection.error();
     *field = std::move(*selection);
   }
+  const std::string& worker_stderr = launcher.GetString("direct.worker_stderr");
+  if (worker_stderr != "stdout" && worker_stderr != "stderr") {
+    return config::ConfigErrorAt(launcher.OriginOf("direct.worker_stderr"),
+                                 "direct.worker_stderr must be stdout or stderr, not '" + worker_stderr + "'",
+                                 "stdout: one console in order; stderr: the workers' stderr lines on the agent's stderr");
+  }
+  spec.stderr_to_stderr = worker_stderr == "stderr";
   spec.run_id = launcher.GetString("direct.run_id");
   spec.role = launcher.GetString("direct.role");
   const std::string& omp = launcher.GetString("direct.omp_num_threads");

@@ -76,7 +76,8 @@ TEST(LaunchSpecFromConfigTest, ConsoleStreamsRunIdRoleAndOmpThreads) {
                    {"direct.tee", {"0:2,1:1"}, "--tee"},
                    {"direct.run_id", {"job-7"}, "--rdzv-id"},
                    {"direct.role", {"trainer"}, "--role"},
-                   {"direct.omp_num_threads", {"torchrun"}, "torchrun"}};
+                   {"direct.omp_num_threads", {"torchrun"}, "torchrun"},
+                   {"direct.worker_stderr", {"stderr"}, "torchrun"}};
   auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
   ASSERT_TRUE(spec.ok()) << spec.error().Format();
   EXPECT_EQ(spec->local_ranks_filter, (std::vector<int>{0, 2}));
@@ -87,16 +88,19 @@ TEST(LaunchSpecFromConfigTest, ConsoleStreamsRunIdRoleAndOmpThreads) {
   EXPECT_EQ(spec->run_id, "job-7");
   EXPECT_EQ(spec->role, "trainer");
   EXPECT_EQ(spec->omp_threads, LaunchSpec::OmpThreads::kTorchrun);
+  EXPECT_TRUE(spec->stderr_to_stderr);
 
   auto defaults = LaunchSpecFromConfig(Load({}), {"true"});
   ASSERT_TRUE(defaults.ok());
   EXPECT_TRUE(defaults->redirects.empty() && defaults->tee.empty() && defaults->local_ranks_filter.empty());
   EXPECT_EQ(defaults->role, "default");
   EXPECT_EQ(defaults->omp_threads, LaunchSpec::OmpThreads::kCpuShare);
+  EXPECT_FALSE(defaults->stderr_to_stderr);
 
   for (auto [key, value, code] : {std::tuple{"direct.redirects", "4", ExitCode::kUsage},
                                   std::tuple{"direct.local_ranks_filter", "x", ExitCode::kUsage},
-                                  std::tuple{"direct.omp_num_threads", "8", ExitCode::kConfig}}) {
+                                  std::tuple{"direct.omp_num_threads", "8", ExitCode::kConfig},
+                                  std::tuple{"direct.worker_stderr", "both", ExitCode::kConfig}}) {
     config::LauncherSources bad;
     bad.flags = {{key, {value}, "--flag"}};
     auto spec = LaunchSpecFromConfig(Load(bad), {"true"});

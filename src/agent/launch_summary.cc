@@ -35,6 +35,7 @@ std::string DescribeLaunch(const LaunchSpec& spec) {
            (spec.tee.empty() ? "" : "; shown anyway (tee): " + FormatStreamSelection(spec.tee)) +
            "; the log files keep everything\n";
   }
+  if (spec.stderr_to_stderr) out += "workers' stderr lines: on the agent's stderr\n";
   if (spec.omp_threads == LaunchSpec::OmpThreads::kTorchrun) {
     out += spec.nproc_per_node > 1 ? "OMP_NUM_THREADS: 1 where unset (torchrun's rule)\n"
                                    : "OMP_NUM_THREADS: left unset for a single worker (torchrun's rule)\n";

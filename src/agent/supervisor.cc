@@ -175,9 +175,10 @@ Status Supervisor::StartWorker(Worker& worker) {
   runtime_.guard().WatchGroup(worker.pid);
   hang_watch_.Track(worker.index, worker.heartbeat_file, SteadyClock::now());
 
-  bool console_active = runtime_.console().active();
-  bool out_on_console = console_active && OnConsole(plan_.spec, worker.rank, worker.local_rank, kStdoutStream);
-  bool err_on_console = console_active && OnConsole(plan_.spec, worker.rank, worker.local_rank, kStderrStream);
+  ConsoleSink& err_console = plan_.spec.stderr_to_stderr ? runtime_.console_errors() : runtime_.console();
+  bool out_on_console =
+      runtime_.console().active() && OnConsole(plan_.spec, worker.rank, worker.local_rank, kStdoutStream);
+  bool err_on_console = err_console.active() && OnConsole(plan_.spec, worker.rank, worker.local_rank, kStderrStream);
   PrefixFields fields{plan_.host, worker.rank, worker.local_rank, plan_.spec.node_rank, "out"};
   std::string out_prefix = out_on_console ? plan_.console_prefix.Render(fields) : "";
   fields.stream = "err";
@@ -186,7 +187,7 @@ Status Supervisor::StartWorker(Worker& worker) {
   worker.out = std::make_unique<OutputStream>(std::move(out.read), 'O', worker.log.get(),
                                               out_on_console ? &runtime_.console() : nullptr, out_prefix);
   worker.err = std::make_unique<OutputStream>(std::move(err.read), 'E', worker.log.get(),
-                                              err_on_console ? &runtime_.console() : nullptr, err_prefix);
+                                              err_on_console ? &err_console : nullptr, err_prefix);
   for (OutputStream* stream : {worker.out.get(), worker.err.get()}) {
     if (Status status = runtime_.poller().Add(stream->fd(), kFirstStreamTag + streams_.size()); !status) {
       return status;
@@ -219,7 +220,7 @@ void Supervisor::Loop() {
       }
     }
     CheckJobStop();
-    runtime_.console().Flush();
+    runtime_.FlushConsoles();
   }
   runtime_.timer().ArmAt(std::nullopt);
 }
@@ -260,7 +261,7 @@ void Supervisor::HandleStream(size_t stream_index) {
   switch (stream->ReadOnce(scratch_.get(), stamp_)) {
     case OutputStream::ReadStatus::kData:
       worker.log->Flush();
-      runtime_.console().FlushIfLarge();
+      runtime_.FlushConsolesIfLarge();
       if (hang_watch_.enabled() || exit_watch_.enabled()) {
         SteadyTime now = SteadyClock::now();
         hang_watch_.NoteOutput(worker.index, now);
@@ -590,7 +591,7 @@ void Supervisor::FinishAttempt() {
   }
   runtime_.ReapChildren([](pid_t, int) {});
   DrainStreams();
-  runtime_.console().Flush();
+  runtime_.FlushConsoles();
   runtime_.guard().ForgetGroups();
   phase_ = Phase::kDone;
 }
@@ -602,7 +603,7 @@ void Supervisor::DrainStreams() {
     Worker& worker = *workers_[i / 2];
     while (stream->ReadOnce(scratch_.get(), stamp_) == OutputStream::ReadStatus::kData) {
       worker.log->Flush();
-      runtime_.console().FlushIfLarge();
+      runtime_.FlushConsolesIfLarge();
     }
     runtime_.poller().Remove(stream->fd());
     stream->Finish(stamp_);

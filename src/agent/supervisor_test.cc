@@ -306,5 +306,24 @@ TEST_F(SupervisorTest, RedirectedStreamsStayInTheFilesAndTeeShowsThemToo) {
   }
 }
 
+TEST_F(SupervisorTest, StderrLinesCanGoToTheAgentsStderr) {
+  LaunchSpec spec = Spec(2, "echo out $RANK; echo err $RANK >&2");
+  spec.stderr_to_stderr = true;
+  spec.console_prefix = "[{rank}] ";
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  RunResult result = Run(spec);
+  std::string out = ::testing::internal::GetCapturedStdout();
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(result.exit_code, 0);
+  for (int rank = 0; rank < 2; ++rank) {
+    std::string r = std::to_string(rank);
+    EXPECT_NE(out.find("[" + r + "] out " + r + "\n"), std::string::npos) << out;
+    EXPECT_EQ(out.find("err " + r), std::string::npos) << out;
+    EXPECT_NE(err.find("[" + r + "] err " + r + "\n"), std::string::npos) << err;
+    EXPECT_NE(RankLog(result, 0, rank).find(" E err " + r + "\n"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace primus::agent

@@ -755,10 +755,11 @@ Result<TorchrunCommand> ReadTorchrunCommand(const TorchrunInputs& inputs) {
   Result<TorchrunCommand> command = reader.Read();
   if (!command.ok()) return command;
   // torchrun's defaults where ours differ: it reads only its own flags and
-  // PET_* (no Slurm or pod variables), and sets OMP_NUM_THREADS=1 for
-  // several workers.
+  // PET_* (no Slurm or pod variables), sets OMP_NUM_THREADS=1 for several
+  // workers, and leaves the workers' stderr on stderr.
   command->defaults.push_back(config::FlagSetting{"direct.platform", {"none"}, "torchrun"});
   command->defaults.push_back(config::FlagSetting{"direct.omp_num_threads", {"torchrun"}, "torchrun"});
+  command->defaults.push_back(config::FlagSetting{"direct.worker_stderr", {"stderr"}, "torchrun"});
   return command;
 }
 

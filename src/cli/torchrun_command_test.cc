@@ -64,6 +64,7 @@ TEST(TorchrunCommandTest, PlainScriptRunsUnderPythonWithTorchrunsDefaults) {
   EXPECT_EQ(DefaultValue(command, "direct.nproc_per_node"), "1");
   EXPECT_EQ(DefaultValue(command, "direct.platform"), "none");
   EXPECT_EQ(DefaultValue(command, "direct.omp_num_threads"), "torchrun");
+  EXPECT_EQ(DefaultValue(command, "direct.worker_stderr"), "stderr");
   EXPECT_EQ(DefaultValue(command, "direct.master_port"), "<unset>");  // one node: a free port
   EXPECT_TRUE(HasNote(command, Level::kPlan, "python: python3 from PATH ("));
   EXPECT_TRUE(HasNote(command, Level::kPlan, "PYTHON_EXEC is not set"));

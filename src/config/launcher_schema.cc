@@ -46,6 +46,7 @@ std::vector<SchemaKey> LauncherKeys() {
       {"direct.local_ranks_filter", kString, "", "local ranks whose output reaches the console on every node, e.g. 0"},
       {"direct.redirects", kString, "", "streams kept off the console (the log files keep them), torchrun's format: 0-3 (1 stdout, 2 stderr, 3 both) or LOCAL_RANK:0-3,..."},
       {"direct.tee", kString, "", "streams shown on the console even where direct.redirects keeps them off, same format"},
+      {"direct.worker_stderr", kString, "stdout", "the console for the workers' stderr lines: stdout (the agent's, in order with their stdout) or stderr (torchrun's way)"},
       {"direct.run_id", kString, "", "the launch's name: TORCHELASTIC_RUN_ID and the default log directory; empty: generated"},
       {"direct.role", kString, "default", "the workers' role (ROLE_NAME)"},
       {"direct.omp_num_threads", kString, "share", "OMP_NUM_THREADS where the user has not set it: share (usable CPUs / workers) or torchrun (1 with several workers)"},

@@ -433,6 +433,10 @@ class Reader {
       if (!ignored.empty()) {
         Note(Level::kWarn, "--standalone: " + Join(ignored, ", ") + " ignored, as torchrun ignores them");
       }
+      // Over any PET_MASTER_* the configuration would read as well.
+      const Given& standalone = *Get(Arg::kStandalone);
+      Set("direct.master_addr", "127.0.0.1", standalone);
+      Set("direct.master_port", "0", standalone);
       Note(Level::kPlan, "rendezvous: --standalone, one node; MASTER_ADDR 127.0.0.1 and a free MASTER_PORT, "
                          "TORCHELASTIC_RUN_ID generated");
       return Status::Ok();
@@ -519,7 +523,7 @@ class Reader {
       }
     }
     Set("direct.master_addr", endpoint->host, *endpoint_given);
-    if (endpoint->port != 0) Set("direct.master_port", std::to_string(endpoint->port), *endpoint_given);
+    Set("direct.master_port", std::to_string(endpoint->port), *endpoint_given);  // 0: a free port
     Note(Level::kPlan, "rendezvous: c10d at " + endpoint->host + ":" +
                            (endpoint->port == 0 ? std::string("a free port") : std::to_string(endpoint->port)) +
                            (nnodes_ > 1 ? ", which must be the host of node rank 0 (node ranks come from --node-rank)"

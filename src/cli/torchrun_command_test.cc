@@ -168,16 +168,18 @@ TEST(TorchrunCommandTest, C10dWithNodeRanksMapsOntoOurs) {
   // One node: port 0 is a free port.
   TorchrunCommand local = Read({"--rdzv-backend=c10d", "--rdzv-endpoint=localhost:0", "t.py"});
   EXPECT_EQ(Value(local, "direct.master_addr"), "localhost");
-  EXPECT_EQ(Value(local, "direct.master_port"), "<unset>");
+  EXPECT_EQ(Value(local, "direct.master_port"), "0");  // a free port, whatever PET_MASTER_PORT says
   EXPECT_TRUE(HasNote(Read({"--rdzv-backend=c10d", "--rdzv-endpoint=h:1", "--master-port", "5", "t.py"}), Level::kWarn,
                       "--master-port is ignored with --rdzv-backend c10d"));
 }
 
 TEST(TorchrunCommandTest, StandaloneIsOneNodeWithAFreePort) {
-  TorchrunCommand command = Read({"--standalone", "--nproc-per-node", "2", "--rdzv-id", "x", "t.py"});
-  EXPECT_EQ(Value(command, "direct.master_port"), "<unset>");
+  TorchrunCommand command =
+      Read({"--standalone", "--nproc-per-node", "2", "--rdzv-id", "x", "t.py"}, {{"PET_MASTER_PORT", "1234"}});
+  EXPECT_EQ(Value(command, "direct.master_port"), "0");  // a free port
+  EXPECT_EQ(Value(command, "direct.master_addr"), "127.0.0.1");
   EXPECT_EQ(Value(command, "direct.run_id"), "<unset>");
-  EXPECT_TRUE(HasNote(command, Level::kWarn, "--rdzv-id ignored"));
+  EXPECT_TRUE(HasNote(command, Level::kWarn, "--standalone: --rdzv-id, PET_MASTER_PORT ignored"));
   EXPECT_EQ(ReadError({"--standalone", "--nnodes", "2", "t.py"}).code, ExitCode::kUsage);
 }
 

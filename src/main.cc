@@ -5,5 +5,5 @@
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  return primus::cli::Main(args);
+  return primus::cli::Main(argc > 0 ? argv[0] : "primus-cli", args);
 }

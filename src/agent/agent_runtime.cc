@@ -37,7 +37,7 @@ Result<std::unique_ptr<AgentRuntime>> AgentRuntime::Start(std::string_view token
 }
 
 AgentRuntime::~AgentRuntime() {
-  console_.Flush();
+  FlushConsoles();
   guard_.reset();  // disarm first: the workers are gone
   if (subreaper_) RestoreSubreaper();
 }

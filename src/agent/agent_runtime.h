@@ -1,6 +1,7 @@
 // What lives for a whole launch, across restarts: the signal channel, the
 // epoll set with the signalfd and the deadline timer in it, the orphan guard,
-// the console and /dev/null for the workers' stdin. RunWorkers builds it once;
+// the console (stdout, and stderr for workers' stderr lines when they go
+// there) and /dev/null for the workers' stdin. RunWorkers builds it once;
 // each attempt's Supervisor borrows it.
 #pragma once
 
@@ -39,6 +40,15 @@ class AgentRuntime {
   DeadlineTimer& timer() { return timer_; }
   OrphanGuard& guard() { return *guard_; }
   ConsoleSink& console() { return console_; }
+  ConsoleSink& console_errors() { return console_errors_; }  // the agent's stderr (LaunchSpec::stderr_to_stderr)
+  void FlushConsoles() {
+    console_.Flush();
+    console_errors_.Flush();
+  }
+  void FlushConsolesIfLarge() {
+    console_.FlushIfLarge();
+    console_errors_.FlushIfLarge();
+  }
   int dev_null() const { return dev_null_.get(); }
   pid_t agent_pid() const { return agent_pid_; }
 
@@ -54,13 +64,14 @@ class AgentRuntime {
 
  private:
   AgentRuntime(EventPoller poller, DeadlineTimer timer)
-      : poller_(std::move(poller)), timer_(std::move(timer)), console_(1) {}
+      : poller_(std::move(poller)), timer_(std::move(timer)), console_(1), console_errors_(2) {}
 
   std::unique_ptr<SignalChannel> signals_;
   EventPoller poller_;
   DeadlineTimer timer_;
   std::unique_ptr<OrphanGuard> guard_;
   ConsoleSink console_;
+  ConsoleSink console_errors_;
   UniqueFd dev_null_;
   pid_t agent_pid_ = 0;
   bool subreaper_ = false;

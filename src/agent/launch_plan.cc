@@ -153,6 +153,13 @@ int UsableCpuCount() {
 Result<LaunchPlan> PlanLaunch(const LaunchSpec& spec) {
   if (Status status = ValidateNumbers(spec); !status) return status.error();
 
+  for (int local_rank : spec.local_ranks_filter) {
+    if (local_rank >= spec.nproc_per_node) {
+      // torchrun accepts this too; on a node with fewer workers it shows nothing of that rank.
+      log::Warn("the local ranks filter names local rank {}, but this node runs {} worker{} (local ranks 0-{})",
+                local_rank, spec.nproc_per_node, spec.nproc_per_node == 1 ? "" : "s", spec.nproc_per_node - 1);
+    }
+  }
   LaunchPlan plan;
   plan.spec = spec;
   auto prefix = ConsolePrefix::Parse(spec.console_prefix);

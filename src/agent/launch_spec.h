@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "agent/stream_selection.h"
+
 namespace primus::agent {
 
 // Where one local rank runs (--numa-bind): the CPUs the worker is bound to
@@ -53,9 +55,22 @@ struct LaunchSpec {
   // stuck exit (the dumps run in parallel); then the workers are stopped.
   double stack_timeout_s = 10;
   std::vector<int> ranks_filter;  // global ranks shown on the console; empty = all (files keep all)
+  std::vector<int> local_ranks_filter;  // local ranks shown on the console, on every node; empty = all
+  // Streams kept off the console per local rank (torchrun's --redirects), and
+  // those shown anyway (--tee); the files keep everything (console_filter.h).
+  StreamSelection redirects, tee;
+  // Workers' stderr lines go to the agent's stderr (torchrun's way) instead
+  // of its stdout, where they keep their order with the stdout lines.
+  bool stderr_to_stderr = false;
   std::string console_prefix = "[{host}:{rank}] ";  // {host} {rank} {local_rank} {node_rank} {stream}
   std::string role = "default";
   std::vector<WorkerPlacement> placements;  // one per local rank, or empty: no rank is bound
+  // OMP_NUM_THREADS where the user has not set it: kCpuShare gives each
+  // worker its share of the usable CPUs (its placement's CPUs when bound);
+  // kTorchrun is torchrun's rule, 1 when more than one worker runs on the
+  // node and nothing for a single worker.
+  enum class OmpThreads { kCpuShare, kTorchrun };
+  OmpThreads omp_threads = OmpThreads::kCpuShare;
 };
 
 // One worker that failed (or hung), as the banner and the snapshot see it.

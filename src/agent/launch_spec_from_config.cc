@@ -2,6 +2,7 @@
 
 #include "agent/launch_plan.h"
 #include "agent/rank_list.h"
+#include "agent/stream_selection.h"
 #include "platform/launcher_request.h"
 #include "util/strings.h"
 
@@ -70,6 +71,31 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher, 
   auto ranks = ParseRankList(launcher.GetString("direct.ranks_filter"));
   if (!ranks) return ranks.error();
   spec.ranks_filter = std::move(*ranks);
+  auto local_ranks = ParseRankList(launcher.GetString("direct.local_ranks_filter"));
+  if (!local_ranks) return local_ranks.error();
+  spec.local_ranks_filter = std::move(*local_ranks);
+  for (auto [key, field] : {std::pair{"direct.redirects", &spec.redirects}, std::pair{"direct.tee", &spec.tee}}) {
+    auto selection = ParseStreamSelection(launcher.GetString(key), key);
+    if (!selection) return selection.error();
+    *field = std::move(*selection);
+  }
+  const std::string& worker_stderr = launcher.GetString("direct.worker_stderr");
+  if (worker_stderr != "stdout" && worker_stderr != "stderr") {
+    return config::ConfigErrorAt(launcher.OriginOf("direct.worker_stderr"),
+                                 "direct.worker_stderr must be stdout or stderr, not '" + worker_stderr + "'",
+                                 "stdout: one console in order; stderr: the workers' stderr lines on the agent's stderr");
+  }
+  spec.stderr_to_stderr = worker_stderr == "stderr";
+  spec.run_id = launcher.GetString("direct.run_id");
+  spec.role = launcher.GetString("direct.role");
+  const std::string& omp = launcher.GetString("direct.omp_num_threads");
+  if (omp == "torchrun") {
+    spec.omp_threads = LaunchSpec::OmpThreads::kTorchrun;
+  } else if (omp != "share") {
+    return config::ConfigErrorAt(launcher.OriginOf("direct.omp_num_threads"),
+                                 "direct.omp_num_threads must be share or torchrun, not '" + omp + "'",
+                                 "share: usable CPUs / workers per node; torchrun: 1 when several workers run on a node");
+  }
 
   const config::Value* env = launcher.effective().Find("direct.env");
   if (env != nullptr && env->IsMap()) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <tuple>
+
 #include "agent/agent_test_util.h"
 #include "agent/launch_plan.h"
 #include "util/files.h"
@@ -65,6 +67,46 @@ TEST(LaunchSpecFromConfigTest, EveryDirectKeyLands) {
   // File entries are defaults; the command line's override.
   EXPECT_EQ(spec->env, (std::map<std::string, std::string>{{"FROM_FILE", "file"}}));
   EXPECT_EQ(spec->env_overrides, (std::map<std::string, std::string>{{"BOTH", "flag"}}));
+}
+
+TEST(LaunchSpecFromConfigTest, ConsoleStreamsRunIdRoleAndOmpThreads) {
+  config::LauncherSources sources;
+  sources.flags = {{"direct.local_ranks_filter", {"0,2"}, "--local-ranks-filter"},
+                   {"direct.redirects", {"3"}, "--redirects"},
+                   {"direct.tee", {"0:2,1:1"}, "--tee"},
+                   {"direct.run_id", {"job-7"}, "--rdzv-id"},
+                   {"direct.role", {"trainer"}, "--role"},
+                   {"direct.omp_num_threads", {"torchrun"}, "torchrun"},
+                   {"direct.worker_stderr", {"stderr"}, "torchrun"}};
+  auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  EXPECT_EQ(spec->local_ranks_filter, (std::vector<int>{0, 2}));
+  EXPECT_TRUE(spec->ranks_filter.empty());
+  EXPECT_EQ(spec->redirects.For(5), 3);
+  EXPECT_EQ(spec->tee.For(0), kStderrStream);
+  EXPECT_EQ(spec->tee.For(1), kStdoutStream);
+  EXPECT_EQ(spec->run_id, "job-7");
+  EXPECT_EQ(spec->role, "trainer");
+  EXPECT_EQ(spec->omp_threads, LaunchSpec::OmpThreads::kTorchrun);
+  EXPECT_TRUE(spec->stderr_to_stderr);
+
+  auto defaults = LaunchSpecFromConfig(Load({}), {"true"});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->redirects.empty() && defaults->tee.empty() && defaults->local_ranks_filter.empty());
+  EXPECT_EQ(defaults->role, "default");
+  EXPECT_EQ(defaults->omp_threads, LaunchSpec::OmpThreads::kCpuShare);
+  EXPECT_FALSE(defaults->stderr_to_stderr);
+
+  for (auto [key, value, code] : {std::tuple{"direct.redirects", "4", ExitCode::kUsage},
+                                  std::tuple{"direct.local_ranks_filter", "x", ExitCode::kUsage},
+                                  std::tuple{"direct.omp_num_threads", "8", ExitCode::kConfig},
+                                  std::tuple{"direct.worker_stderr", "both", ExitCode::kConfig}}) {
+    config::LauncherSources bad;
+    bad.flags = {{key, {value}, "--flag"}};
+    auto spec = LaunchSpecFromConfig(Load(bad), {"true"});
+    ASSERT_FALSE(spec.ok()) << key;
+    EXPECT_EQ(spec.error().code, code) << key;
+  }
 }
 
 TEST(LaunchSpecFromConfigTest, NprocPerNodeForms) {

@@ -19,6 +19,27 @@ std::string DescribeLaunch(const LaunchSpec& spec) {
   out += spec.master_port == 0 ? "master: " + master + ", free port chosen at launch\n"
                                : fmt::format("master: {}:{}\n", master, spec.master_port);
   out += "worker command (once per local rank): " + ShellJoin(spec.argv) + "\n";
+  if (spec.role != "default") out += "role: " + spec.role + "\n";
+  if (!spec.run_id.empty()) out += "run id: " + spec.run_id + "\n";
+  auto ranks_text = [](const std::vector<int>& ranks) {
+    std::vector<std::string> items;
+    for (int rank : ranks) items.push_back(std::to_string(rank));
+    return Join(items, ",");
+  };
+  if (!spec.ranks_filter.empty()) out += "console shows global ranks: " + ranks_text(spec.ranks_filter) + "\n";
+  if (!spec.local_ranks_filter.empty()) {
+    out += "console shows local ranks: " + ranks_text(spec.local_ranks_filter) + " (on every node)\n";
+  }
+  if (!spec.redirects.empty()) {
+    out += "kept off the console (redirects; 1 stdout, 2 stderr, 3 both): " + FormatStreamSelection(spec.redirects) +
+           (spec.tee.empty() ? "" : "; shown anyway (tee): " + FormatStreamSelection(spec.tee)) +
+           "; the log files keep everything\n";
+  }
+  if (spec.stderr_to_stderr) out += "workers' stderr lines: on the agent's stderr\n";
+  if (spec.omp_threads == LaunchSpec::OmpThreads::kTorchrun) {
+    out += spec.nproc_per_node > 1 ? "OMP_NUM_THREADS: 1 where unset (torchrun's rule)\n"
+                                   : "OMP_NUM_THREADS: left unset for a single worker (torchrun's rule)\n";
+  }
   if (!spec.placements.empty()) {
     out += "cpu binding (--numa-bind):\n";
     for (size_t rank = 0; rank < spec.placements.size(); ++rank) {

@@ -23,6 +23,29 @@ TEST(LaunchSummaryTest, OneWorker) {
             "world: 1 node x 1 worker = world size 1; this node is node rank 0 (global rank 0)\n");
 }
 
+TEST(LaunchSummaryTest, ConsoleStreamsRoleRunIdAndOmpRule) {
+  LaunchSpec spec;
+  spec.argv = {"python3", "-u", "t.py"};
+  spec.nproc_per_node = 2;
+  spec.master_port = 29500;
+  spec.role = "trainer";
+  spec.run_id = "job7";
+  spec.local_ranks_filter = {0};
+  spec.redirects.all = 3;
+  spec.tee.by_local_rank = {{0, 2}};
+  spec.omp_threads = LaunchSpec::OmpThreads::kTorchrun;
+  EXPECT_EQ(DescribeLaunch(spec),
+            "world: 1 node x 2 workers = world size 2; this node is node rank 0 (global ranks 0-1)\n"
+            "master: 127.0.0.1:29500\n"
+            "worker command (once per local rank): python3 -u t.py\n"
+            "role: trainer\n"
+            "run id: job7\n"
+            "console shows local ranks: 0 (on every node)\n"
+            "kept off the console (redirects; 1 stdout, 2 stderr, 3 both): 3; shown anyway (tee): 0:2; the log files "
+            "keep everything\n"
+            "OMP_NUM_THREADS: 1 where unset (torchrun's rule)\n");
+}
+
 TEST(LaunchSummaryTest, MultiNodeWithBinding) {
   LaunchSpec spec;
   spec.argv = {"/bin/true"};

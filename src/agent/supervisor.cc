@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "agent/console_filter.h"
 #include "agent/endings_log.h"
 #include "agent/error_file.h"
 #include "agent/failure_report.h"
@@ -174,17 +175,19 @@ Status Supervisor::StartWorker(Worker& worker) {
   runtime_.guard().WatchGroup(worker.pid);
   hang_watch_.Track(worker.index, worker.heartbeat_file, SteadyClock::now());
 
-  const auto& filter = plan_.spec.ranks_filter;
-  bool on_console = runtime_.console().active() &&
-                    (filter.empty() || std::find(filter.begin(), filter.end(), worker.rank) != filter.end());
-  ConsoleSink* console = on_console ? &runtime_.console() : nullptr;
+  ConsoleSink& err_console = plan_.spec.stderr_to_stderr ? runtime_.console_errors() : runtime_.console();
+  bool out_on_console =
+      runtime_.console().active() && OnConsole(plan_.spec, worker.rank, worker.local_rank, kStdoutStream);
+  bool err_on_console = err_console.active() && OnConsole(plan_.spec, worker.rank, worker.local_rank, kStderrStream);
   PrefixFields fields{plan_.host, worker.rank, worker.local_rank, plan_.spec.node_rank, "out"};
-  std::string out_prefix = on_console ? plan_.console_prefix.Render(fields) : "";
+  std::string out_prefix = out_on_console ? plan_.console_prefix.Render(fields) : "";
   fields.stream = "err";
-  std::string err_prefix = on_console ? plan_.console_prefix.Render(fields) : "";
+  std::string err_prefix = err_on_console ? plan_.console_prefix.Render(fields) : "";
 
-  worker.out = std::make_unique<OutputStream>(std::move(out.read), 'O', worker.log.get(), console, out_prefix);
-  worker.err = std::make_unique<OutputStream>(std::move(err.read), 'E', worker.log.get(), console, err_prefix);
+  worker.out = std::make_unique<OutputStream>(std::move(out.read), 'O', worker.log.get(),
+                                              out_on_console ? &runtime_.console() : nullptr, out_prefix);
+  worker.err = std::make_unique<OutputStream>(std::move(err.read), 'E', worker.log.get(),
+                                              err_on_console ? &err_console : nullptr, err_prefix);
   for (OutputStream* stream : {worker.out.get(), worker.err.get()}) {
     if (Status status = runtime_.poller().Add(stream->fd(), kFirstStreamTag + streams_.size()); !status) {
       return status;
@@ -217,7 +220,7 @@ void Supervisor::Loop() {
       }
     }
     CheckJobStop();
-    runtime_.console().Flush();
+    runtime_.FlushConsoles();
   }
   runtime_.timer().ArmAt(std::nullopt);
 }
@@ -258,7 +261,7 @@ void Supervisor::HandleStream(size_t stream_index) {
   switch (stream->ReadOnce(scratch_.get(), stamp_)) {
     case OutputStream::ReadStatus::kData:
       worker.log->Flush();
-      runtime_.console().FlushIfLarge();
+      runtime_.FlushConsolesIfLarge();
       if (hang_watch_.enabled() || exit_watch_.enabled()) {
         SteadyTime now = SteadyClock::now();
         hang_watch_.NoteOutput(worker.index, now);
@@ -588,7 +591,7 @@ void Supervisor::FinishAttempt() {
   }
   runtime_.ReapChildren([](pid_t, int) {});
   DrainStreams();
-  runtime_.console().Flush();
+  runtime_.FlushConsoles();
   runtime_.guard().ForgetGroups();
   phase_ = Phase::kDone;
 }
@@ -600,7 +603,7 @@ void Supervisor::DrainStreams() {
     Worker& worker = *workers_[i / 2];
     while (stream->ReadOnce(scratch_.get(), stamp_) == OutputStream::ReadStatus::kData) {
       worker.log->Flush();
-      runtime_.console().FlushIfLarge();
+      runtime_.FlushConsolesIfLarge();
     }
     runtime_.poller().Remove(stream->fd());
     stream->Finish(stamp_);

@@ -282,5 +282,48 @@ TEST_F(SupervisorTest, ConsoleHasPrefixedWholeLinesForTheFilteredRanksOnly) {
   EXPECT_NE(rank0.find(" O " + long_line + "\n"), std::string::npos);
 }
 
+TEST_F(SupervisorTest, RedirectedStreamsStayInTheFilesAndTeeShowsThemToo) {
+  // torchrun's -r 0:1,1:3 --tee 1:2: local rank 0's stdout and rank 1's
+  // stdout go only to the files; rank 1's stderr is teed back.
+  LaunchSpec spec = Spec(3, "echo out $RANK; echo err $RANK >&2");
+  spec.redirects.by_local_rank = {{0, kStdoutStream}, {1, kStdoutStream | kStderrStream}};
+  spec.tee.by_local_rank = {{1, kStderrStream}};
+  spec.local_ranks_filter = {0, 1};
+  spec.console_prefix = "[{rank}] ";
+  ::testing::internal::CaptureStdout();
+  RunResult result = Run(spec);
+  std::string console = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(console.find("[0] out 0"), std::string::npos) << console;
+  EXPECT_NE(console.find("[0] err 0\n"), std::string::npos) << console;
+  EXPECT_EQ(console.find("[1] out 1"), std::string::npos) << console;
+  EXPECT_NE(console.find("[1] err 1\n"), std::string::npos) << console;
+  EXPECT_EQ(console.find("[2]"), std::string::npos) << console;  // not in the local ranks filter
+  for (int rank = 0; rank < 3; ++rank) {
+    std::string log = RankLog(result, 0, rank), r = std::to_string(rank);
+    EXPECT_NE(log.find(" O out " + r + "\n"), std::string::npos) << log;
+    EXPECT_NE(log.find(" E err " + r + "\n"), std::string::npos) << log;
+  }
+}
+
+TEST_F(SupervisorTest, StderrLinesCanGoToTheAgentsStderr) {
+  LaunchSpec spec = Spec(2, "echo out $RANK; echo err $RANK >&2");
+  spec.stderr_to_stderr = true;
+  spec.console_prefix = "[{rank}] ";
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  RunResult result = Run(spec);
+  std::string out = ::testing::internal::GetCapturedStdout();
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(result.exit_code, 0);
+  for (int rank = 0; rank < 2; ++rank) {
+    std::string r = std::to_string(rank);
+    EXPECT_NE(out.find("[" + r + "] out " + r + "\n"), std::string::npos) << out;
+    EXPECT_EQ(out.find("err " + r), std::string::npos) << out;
+    EXPECT_NE(err.find("[" + r + "] err " + r + "\n"), std::string::npos) << err;
+    EXPECT_NE(RankLog(result, 0, rank).find(" E err " + r + "\n"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace primus::agent

@@ -66,7 +66,9 @@ WorkerEnvironment::WorkerEnvironment(const LaunchPlan& plan, const char* const* 
   add_if_unset("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
   add_if_unset("PYTHONUNBUFFERED", "1");
   std::string omp_default = std::to_string(std::max(1, plan.cpu_count / spec.nproc_per_node));
-  if (!spec.placements.empty() && present.count("OMP_NUM_THREADS") == 0) {
+  if (spec.omp_threads == LaunchSpec::OmpThreads::kTorchrun) {
+    if (spec.nproc_per_node > 1) add_if_unset("OMP_NUM_THREADS", "1");
+  } else if (!spec.placements.empty() && present.count("OMP_NUM_THREADS") == 0) {
     omp_default_ = omp_default;  // set per worker, from its placement
   } else {
     add_if_unset("OMP_NUM_THREADS", omp_default);

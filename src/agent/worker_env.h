@@ -8,7 +8,8 @@
 // passed on: a worker has no use for it, and whatever a worker runs or
 // dumps must not learn it. Built once per launch; per
 // worker only six variables differ, seven with --numa-bind: a bound rank's
-// OMP_NUM_THREADS is its share of its CPUs, unless the user set the variable.
+// OMP_NUM_THREADS is its share of its CPUs, unless the user set the variable
+// (or torchrun's rule was asked for: 1 with several workers, LaunchSpec::omp_threads).
 #pragma once
 
 #include <string>

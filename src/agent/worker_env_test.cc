@@ -91,6 +91,22 @@ TEST(WorkerEnvTest, OmpThreadsShareTheCpus) {
   EXPECT_EQ(AsMap(WorkerEnvironment(plan, base).For({0, 0, "e", "h"}))["OMP_NUM_THREADS"], "2");
 }
 
+TEST(WorkerEnvTest, TorchrunsOmpRuleIsOneForSeveralWorkersAndNothingForOne) {
+  LaunchPlan plan = Plan();
+  plan.spec.omp_threads = LaunchSpec::OmpThreads::kTorchrun;
+  plan.spec.placements = {{{0, 1, 2}, 3}, {{3, 4, 5}, 3}, {{}, 0}, {{6}, 1}};  // bound or not: still 1
+  const char* base[] = {nullptr};
+  WorkerEnvironment environment(plan, base);
+  for (int local_rank = 0; local_rank < 4; ++local_rank) {
+    EXPECT_EQ(AsMap(environment.For({local_rank, 0, "e", "h"}))["OMP_NUM_THREADS"], "1");
+  }
+  const char* user[] = {"OMP_NUM_THREADS=7", nullptr};
+  EXPECT_EQ(AsMap(WorkerEnvironment(plan, user).For({0, 0, "e", "h"}))["OMP_NUM_THREADS"], "7");
+  plan.spec.nproc_per_node = 1;
+  plan.spec.placements.clear();
+  EXPECT_EQ(AsMap(WorkerEnvironment(plan, base).For({0, 0, "e", "h"})).count("OMP_NUM_THREADS"), 0u);
+}
+
 TEST(WorkerEnvTest, BoundRanksGetTheirOwnOmpThreadsUnlessTheUserSetThem) {
   LaunchPlan plan = Plan();
   plan.spec.placements = {{{0, 1, 2}, 3}, {{3, 4, 5}, 3}, {{}, 0}, {{6}, 1}};

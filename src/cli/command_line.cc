@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "agent/launch_plan.h"
 #include "tasks/task.h"
 #include "train/primus_install.h"
 #include "util/strings.h"
@@ -80,6 +81,10 @@ bool IsPrimusSubcommand(const std::string& word) {
 }
 
 Error UnknownTask(const std::string& word, const std::string& where) {
+  if (word == "torchrun") {
+    return UsageError("torchrun is not a task: its command line stands on its own" + where,
+                      "write: primus-cli [global options] torchrun [torchrun's flags] script [args] (docs/torchrun.md)");
+  }
   return UsageError("unknown task '" + word + "'" + where + DidYouMean(word, TaskRegistry::Global().Names()),
                     "tasks: " + TaskList() + " (primus-cli --help lists them)");
 }
@@ -192,10 +197,50 @@ Status ParseMode(const std::vector<std::string>& args, size_t i, CommandLine* co
   return Status::Ok();
 }
 
+// torchrun's command line (args after `torchrun`), with the global options
+// already read into `command`.
+Result<CommandLine> ParseTorchrun(std::vector<std::string> args, const config::Environment& environment,
+                                  CommandLine command) {
+  command.typed = {"torchrun"};
+  command.typed.insert(command.typed.end(), args.begin(), args.end());
+  auto torchrun = ReadTorchrunCommand(TorchrunInputs{std::move(args), environment, agent::GenerateRunId()});
+  if (!torchrun.ok()) return torchrun.error();
+  if (torchrun->help) {
+    command.kind = CommandLine::Kind::kHelp;
+    command.help_topic = "torchrun";
+    return command;
+  }
+  if (torchrun->version) {
+    command.kind = CommandLine::Kind::kVersion;
+    return command;
+  }
+  auto ours = ParseOptions(torchrun->our_options, 0, {&runtime::GlobalOptions()}, UnknownOptionPolicy::kReject,
+                           "torchrun");
+  if (!ours.ok()) return ours.error();
+  for (const ParsedOption& option : ours->options) ApplyGlobal(option, &command.globals);
+
+  runtime::ModeInvocation direct;
+  direct.mode = "direct";
+  command.launch.chain = {direct};
+  command.launch.task = "run";
+  command.launch.task_args = torchrun->worker_argv;
+  command.launch.program = "torchrun";
+  for (const TorchrunNote& note : torchrun->notes) {
+    if (note.level == TorchrunNote::Level::kPlan) command.launch.notes.push_back("torchrun: " + note.text);
+  }
+  command.translated_settings = std::move(torchrun->settings);
+  command.program_defaults = std::move(torchrun->defaults);
+  command.notes = std::move(torchrun->notes);
+  command.kind = CommandLine::Kind::kLaunch;
+  return command;
+}
+
 }  // namespace
 
-Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
+Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args, const config::Environment& environment,
+                                     std::string_view program) {
   CommandLine command;
+  if (program == "torchrun") return ParseTorchrun(args, environment, std::move(command));
   auto parsed = ParseOptions(args, 0, {&runtime::GlobalOptions()}, UnknownOptionPolicy::kReject, "primus-cli");
   if (!parsed.ok()) {
     Error error = parsed.error();
@@ -224,6 +269,10 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
     if (i + 1 < args.size()) command.help_topic = args[i + 1];
     return command;
   }
+  if (word == "torchrun") {
+    return ParseTorchrun(std::vector<std::string>(args.begin() + static_cast<long>(i) + 1, args.end()), environment,
+                         std::move(command));
+  }
   if (word == "config") {
     command.kind = CommandLine::Kind::kConfigCommand;
     command.builtin_args.assign(args.begin() + static_cast<long>(i) + 1, args.end());
@@ -249,7 +298,9 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
     command.kind = CommandLine::Kind::kHelp;
     return command;
   }
-  return UsageError("unknown mode or task '" + word + "'" + DidYouMean(word, ModesAndTasks()),
+  std::vector<std::string> words = ModesAndTasks();
+  words.push_back("torchrun");
+  return UsageError("unknown mode or task '" + word + "'" + DidYouMean(word, words),
                     "modes: " + Join(RuntimeRegistry::Global().Names(), ", ") + "; tasks: " + TaskList());
 }
 

@@ -219,5 +219,49 @@ TEST(CommandLineTest, LogFileIsReadHereAndNeverHandedOn) {
   EXPECT_TRUE(slurm.launch.chain[1].written.empty()) << "the nodes do not write it again";
 }
 
+TEST(CommandLineTest, TorchrunAsAWordOrAsTheProgramIsDirectRun) {
+  config::Environment env({{"PET_NNODES", "1"}});
+  auto word = ParseCommandLine(Split("--debug torchrun --nproc_per_node 2 --dry-run train.py --lr 1", ' '), env);
+  ASSERT_TRUE(word.ok()) << word.error().Format();
+  auto link = ParseCommandLine(Split("--debug --nproc_per_node 2 --dry-run train.py --lr 1", ' '), env, "torchrun");
+  ASSERT_TRUE(link.ok()) << link.error().Format();
+  for (const CommandLine* c : {&*word, &*link}) {
+    EXPECT_EQ(c->kind, CommandLine::Kind::kLaunch);
+    ASSERT_EQ(c->launch.chain.size(), 1u);
+    EXPECT_EQ(c->launch.chain[0].mode, "direct");
+    EXPECT_EQ(c->launch.program, "torchrun");
+    EXPECT_EQ(c->launch.task, "run");
+    EXPECT_EQ(c->launch.task_args, (std::vector<std::string>{"python3", "-u", "train.py", "--lr", "1"}));
+    EXPECT_TRUE(c->globals.dry_run);
+    ASSERT_EQ(c->globals.config_flags.size(), 1u);
+    EXPECT_EQ(c->globals.config_flags[0].spec->names.front(), "--debug");
+    EXPECT_EQ(c->typed.front(), "torchrun");
+    bool found = false;
+    for (const auto& setting : c->translated_settings) {
+      if (setting.key == "direct.nproc_per_node" && setting.values == std::vector<std::string>{"2"}) found = true;
+    }
+    EXPECT_TRUE(found);
+    EXPECT_FALSE(c->program_defaults.empty());
+  }
+  EXPECT_EQ(link->typed, (std::vector<std::string>{"torchrun", "--debug", "--nproc_per_node", "2", "--dry-run",
+                                                   "train.py", "--lr", "1"}));
+}
+
+TEST(CommandLineTest, TorchrunHelpVersionAndErrors) {
+  auto help = ParseCommandLine({"--help"}, {}, "torchrun");
+  ASSERT_TRUE(help.ok());
+  EXPECT_EQ(help->kind, CommandLine::Kind::kHelp);
+  EXPECT_EQ(help->help_topic, "torchrun");
+  auto version = ParseCommandLine({"torchrun", "--version"});
+  ASSERT_TRUE(version.ok());
+  EXPECT_EQ(version->kind, CommandLine::Kind::kVersion);
+  Error bad = ParseError("torchrun --nnodes 1:2 t.py");
+  EXPECT_EQ(bad.code, ExitCode::kUsage);
+  Error inside = ParseError("direct -- torchrun t.py");
+  EXPECT_NE(inside.message.find("torchrun is not a task"), std::string::npos) << inside.message;
+  Error typo = ParseError("torchrn t.py");
+  EXPECT_NE(typo.message.find("did you mean 'torchrun'"), std::string::npos) << typo.message;
+}
+
 }  // namespace
 }  // namespace primus::cli

@@ -6,6 +6,7 @@
 #include "cli/flag_settings.h"
 #include "cli/help.h"
 #include "cli/plan.h"
+#include "config/environment.h"
 #include "config/launcher_config.h"
 #include "config/render_config.h"
 #include "config/value.h"
@@ -70,6 +71,8 @@ Result<config::LauncherConfig> LoadLauncher(const CommandLine& command) {
   }
   auto sources = config::LauncherSources::FromProcess(command.globals.config_file, command.globals.set_assignments,
                                                       std::move(*flags));
+  sources.program_defaults = command.program_defaults;
+  sources.program = command.launch.program;
   // slurm and k8s submit from a login node; the scheduler's settings (and
   // an inner `direct --platform slurm`) are for the nodes they start.
   if (!command.launch.chain.empty()) {
@@ -116,11 +119,22 @@ int RunLaunch(const CommandLine& command, const std::vector<std::string>& args) 
   if (Status status = ApplyLoggingConfig(*launcher); !status.ok()) return Fail(status.error());
   ApplyLoggingFlags(command.globals);
 
+  // How torchrun's command line was read: what only tunes torchrun is said
+  // at debug level, what we accept but cannot honour as a warning.
+  for (const TorchrunNote& note : command.notes) {
+    if (note.level == TorchrunNote::Level::kWarn) log::Warn("torchrun: {}", note.text);
+    else if (note.level == TorchrunNote::Level::kDebug || !command.globals.dry_run) log::Debug("torchrun: {}", note.text);
+  }
+
   runtime::Runtime* outer = runtime::RuntimeRegistry::Global().Find(launch.chain.front().mode);
   runtime::RuntimeContext context;
   context.launch = &launch;
-  context.command_line = {"primus-cli"};
-  context.command_line.insert(context.command_line.end(), args.begin(), args.end());
+  if (!command.typed.empty()) {
+    context.command_line = command.typed;
+  } else {
+    context.command_line = {"primus-cli"};
+    context.command_line.insert(context.command_line.end(), args.begin(), args.end());
+  }
   context.launcher = &*launcher;
   context.dry_run = command.globals.dry_run;
   context.debug = log::Enabled(log::Level::kDebug);
@@ -153,11 +167,13 @@ int RunLaunch(const CommandLine& command, const std::vector<std::string>& args) 
 
 }  // namespace
 
-int Main(const std::vector<std::string>& args) {
+int Main(std::string_view program, const std::vector<std::string>& args) {
   // Secrets never reach the terminal: not in the log, not in the plan
   // --dry-run prints (snapshot/redaction.h).
   snapshot::RedactProcessOutput();
-  auto command = ParseCommandLine(args);
+  size_t slash = program.rfind('/');
+  std::string_view name = slash == std::string_view::npos ? program : program.substr(slash + 1);
+  auto command = ParseCommandLine(args, config::Environment::FromProcess(), name == "torchrun" ? "torchrun" : "primus-cli");
   if (!command.ok()) return Fail(command.error());
   ApplyLoggingFlags(command->globals);
 

@@ -70,6 +70,8 @@ Result<std::vector<config::FlagSetting>> FlagSettings(const CommandLine& command
     }
     for (const auto& [key, value] : kSingleKeys) settings.push_back({key, {value}, single->written});
   }
+  // A torchrun command line's settings (cli/torchrun_command.h), read as direct's flags.
+  settings.insert(settings.end(), command.translated_settings.begin(), command.translated_settings.end());
   // Files first: an explicit NAME=VALUE wins over a file wherever it is written.
   from_files.insert(from_files.end(), settings.begin(), settings.end());
   return from_files;

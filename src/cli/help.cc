@@ -1,5 +1,6 @@
 #include "cli/help.h"
 
+#include "cli/torchrun_command.h"
 #include "runtime/runtime.h"
 #include "tasks/task.h"
 #include "util/option_parser.h"
@@ -50,7 +51,8 @@ std::string OverviewHelp() {
       "usage: primus-cli [global options] <mode> [mode options] -- [<mode> ... --] <task> [subtask] [args]\n"
       "       primus-cli [global options] <task> [subtask] [args]      (same as: direct -- <task> ...)\n"
       "       primus-cli [global options] config show [--origin]\n"
-      "       primus-cli help <mode|task>\n"
+      "       primus-cli [global options] torchrun [torchrun's flags] script [args]   (or a link named torchrun)\n"
+      "       primus-cli help <mode|task|torchrun>\n"
       "\nmodes:\n";
   for (const auto& name : runtime::RuntimeRegistry::Global().Names()) {
     const auto* mode = runtime::RuntimeRegistry::Global().Find(name);
@@ -79,6 +81,7 @@ std::string OverviewHelp() {
 Result<std::string> TopicHelp(const std::string& topic) {
   if (const auto* mode = runtime::RuntimeRegistry::Global().Find(topic)) return ModeHelp(*mode);
   if (const auto* task = tasks::TaskRegistry::Global().Find(topic)) return TaskHelp(*task);
+  if (topic == "torchrun") return TorchrunHelp();
   if (topic == "tasks") {
     std::string out =
         "usage: primus-cli [global options] <mode> [mode options] -- <task> [subtask] [args]\n"
@@ -102,6 +105,7 @@ Result<std::string> TopicHelp(const std::string& topic) {
   for (const auto& name : tasks::TaskRegistry::Global().Names()) topics.push_back(name);
   topics.push_back("tasks");
   topics.push_back("config");
+  topics.push_back("torchrun");
   return UsageError("no help topic '" + topic + "'" + DidYouMean(topic, topics), "topics: " + Join(topics, ", "));
 }
 

@@ -52,8 +52,9 @@ std::string FormatPlan(const runtime::Launch& launch, const config::LauncherConf
   std::string out = "dry run: the plan below is resolved; nothing is executed (no hooks, no patches)\n";
   for (size_t depth = 0; depth < launch.chain.size(); ++depth) {
     const runtime::ModeInvocation& mode = launch.chain[depth];
-    out += fmt::format("mode {}: {}{}{}\n", depth + 1, mode.mode, mode.action.empty() ? "" : " " + mode.action,
-                       launch.implicit_direct ? " (implicit: 'primus-cli <task>' runs direct)" : "");
+    out += fmt::format("mode {}: {}{}{}{}\n", depth + 1, mode.mode, mode.action.empty() ? "" : " " + mode.action,
+                       launch.implicit_direct ? " (implicit: 'primus-cli <task>' runs direct)" : "",
+                       launch.program.empty() ? "" : " (" + launch.program + "'s command line, read as direct -- run)");
     if (const config::Value* section = launcher.effective().Find(mode.mode); section && section->IsMap()) {
       for (const auto& [key, value] : section->AsMap()) {
         if (IsEmpty(value)) continue;

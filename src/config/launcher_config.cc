@@ -111,11 +111,15 @@ Result<Value> SetLayer(const std::vector<std::string>& assignments) {
   return layer;
 }
 
-Result<Value> FlagLayer(const std::vector<FlagSetting>& flags) {
+// The flags of the command line, or (with `program`) another program's
+// defaults, origin "<program> default".
+Result<Value> FlagLayer(const std::vector<FlagSetting>& flags, const std::string& program = "") {
   const Schema& schema = LauncherSchema();
   Value layer = Value::EmptyMap();
   for (const FlagSetting& setting : flags) {
-    Origin origin = Origin::Flag(setting.flag);
+    Origin origin = !program.empty()          ? Origin::ProgramDefault(program)
+                    : setting.from_environment ? Origin::Env(setting.flag)
+                                               : Origin::Flag(setting.flag);
     const SchemaKey* key = schema.Find(setting.key);
     if (key == nullptr) {
       return ConfigError("internal error: " + origin.Describe() + " sets '" + setting.key +
@@ -196,6 +200,11 @@ std::vector<std::string> EnvironmentVariablesFor(std::string_view path) {
 Result<LauncherConfig> LoadLauncherConfig(const LauncherSources& sources) {
   Value effective = LauncherSchema().Defaults();
   std::vector<std::string> warnings;
+  if (!sources.program_defaults.empty()) {
+    Result<Value> program_layer = FlagLayer(sources.program_defaults, sources.program);
+    if (!program_layer.ok()) return program_layer.error();
+    effective = Merge(effective, *program_layer);
+  }
   const std::pair<const std::string*, bool> files[] = {{&sources.system_file, false},
                                                        {&sources.user_file, false},
                                                        {&sources.project_file, false},

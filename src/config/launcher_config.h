@@ -2,6 +2,9 @@
 // overrides only the keys it sets; it never replaces a whole file), lowest
 // first:
 //   1. built-in defaults                      origin "default"
+//   1b. the defaults of the program the command line was written for, where
+//      they differ from ours (torchrun's: one worker per node, ...)
+//                                             origin "torchrun default"
 //   2. /etc/primus/config.yaml                skipped when missing
 //   3. ~/.config/primus/config.yaml           ($XDG_CONFIG_HOME when set); skipped when missing
 //   4. ./.primus.yaml                         skipped when missing
@@ -37,6 +40,9 @@ struct FlagSetting {
   // (and together replace the lists of lower layers). Map keys: NAME=VALUE.
   std::vector<std::string> values;
   std::string flag;  // "--image"; origins read "flag --image"
+  // A flag's value read from the environment variable named by `flag`
+  // (torchrun reads PET_NNODES for --nnodes): origin "env PET_NNODES".
+  bool from_environment = false;
 };
 
 // Everything the layering reads, explicit so that tests never touch the real
@@ -49,6 +55,9 @@ struct LauncherSources {
   Environment environment;    // PRIMUS_*, PET_*, and ${VAR} inside the files
   std::vector<std::string> set_assignments;  // --set values, in order
   std::vector<FlagSetting> flags;            // in command-line order
+  // Layer 1b: another program's defaults (torchrun's), named by `program`.
+  std::vector<FlagSetting> program_defaults;
+  std::string program;
   // Whether the scheduler layer is read. Off on the launching side of slurm
   // and k8s (a login node): direct.platform there is meant for the nodes.
   bool detect_scheduler = true;

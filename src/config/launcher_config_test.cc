@@ -196,6 +196,33 @@ TEST(LauncherConfigTest, FlagValueOfTheWrongTypeNamesTheFlag) {
   EXPECT_EQ(LoadError(sources).message, "flag --nnodes: a value is missing");
 }
 
+TEST(LauncherConfigTest, AnotherProgramsDefaultsSitJustAboveOurs) {
+  // torchrun's default of one worker per node replaces our "auto", but a
+  // file, the environment or a flag still wins over it.
+  LauncherSources sources;
+  sources.program = "torchrun";
+  sources.program_defaults = {{"direct.nproc_per_node", {"1"}, "--nproc-per-node"},
+                              {"direct.platform", {"none"}, "--platform"}};
+  LauncherConfig config = Load(sources);
+  EXPECT_EQ(config.GetString("direct.nproc_per_node"), "1");
+  EXPECT_EQ(config.OriginOf("direct.nproc_per_node").Describe(), "torchrun default");
+  sources.environment = Environment({{"PRIMUS_DIRECT_NPROC_PER_NODE", "4"}});
+  EXPECT_EQ(Load(sources).GetString("direct.nproc_per_node"), "4");
+  EXPECT_EQ(Load(sources).GetString("direct.platform"), "none");
+  sources.program_defaults = {{"direct.nnodes", {"x"}, "--nnodes"}};
+  EXPECT_EQ(LoadError(sources).message, "torchrun default: direct.nnodes: expected an integer, got 'x'");
+}
+
+TEST(LauncherConfigTest, AFlagReadFromTheEnvironmentNamesTheVariable) {
+  LauncherSources sources;
+  FlagSetting setting{"direct.log_dir", {"/logs"}, "PET_LOG_DIR"};
+  setting.from_environment = true;
+  sources.flags = {setting};
+  LauncherConfig config = Load(sources);
+  EXPECT_EQ(config.GetString("direct.log_dir"), "/logs");
+  EXPECT_EQ(config.OriginOf("direct.log_dir").Describe(), "env PET_LOG_DIR");
+}
+
 TEST(LauncherConfigTest, FlagsForMapsAddEntries) {
   LauncherSources sources = AllLayers();
   sources.flags = {{"direct.env", {"NCCL_DEBUG=TRACE", "EXTRA=a=b"}, "--env"}};

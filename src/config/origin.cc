@@ -20,6 +20,7 @@ Origin Origin::Default() { return Named("default"); }
 Origin Origin::Env(std::string_view variable) { return Named("env " + std::string(variable)); }
 Origin Origin::Flag(std::string_view flag) { return Named("flag " + std::string(flag)); }
 Origin Origin::Set() { return Named("--set"); }
+Origin Origin::ProgramDefault(std::string_view program) { return Named(std::string(program) + " default"); }
 Origin Origin::Scheduler(std::string_view scheduler, std::string_view variables) {
   Origin origin = Named(std::string(scheduler) + " " + std::string(variables));
   origin.from_scheduler = true;

@@ -28,6 +28,8 @@ struct Origin {
   static Origin Env(std::string_view variable);  // "env PRIMUS_X"
   static Origin Flag(std::string_view flag);     // "flag --image"
   static Origin Set();                           // "--set"
+  // Another program's default that replaces ours: "torchrun default".
+  static Origin ProgramDefault(std::string_view program);
   // A scheduler's environment: "slurm SLURM_NODEID", "pytorchjob PET_NNODES".
   static Origin Scheduler(std::string_view scheduler, std::string_view variables);
 

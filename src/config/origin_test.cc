@@ -19,6 +19,7 @@ TEST(OriginTest, NonFileSourcesHaveNoPosition) {
   EXPECT_EQ(Origin::Flag("--image").Describe(), "flag --image");
   EXPECT_EQ(Origin::Default().Describe(), "default");
   EXPECT_EQ(Origin::Set().Describe(), "--set");
+  EXPECT_EQ(Origin::ProgramDefault("torchrun").Describe(), "torchrun default");
 }
 
 TEST(OriginTest, ConfigErrorAtPrefixesTheLocationAndUsesExitCodeThree) {

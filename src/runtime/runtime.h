@@ -36,8 +36,11 @@ struct Launch {
   std::vector<std::string> task_args;    // subtask first
   bool implicit_direct = false;          // `primus-cli train ...` shorthand
   // How the command line was read where it says something in other words
-  // (`direct --script F -- ARGS` is `direct -- run python3 F ARGS`), for the plan.
+  // (`direct --script F -- ARGS` is `direct -- run python3 F ARGS`; a torchrun
+  // command line is `direct -- run`), for the plan.
   std::vector<std::string> notes;
+  // "torchrun" when the command line was torchrun's (cli/torchrun_command.h).
+  std::string program;
 };
 
 struct RuntimeContext {

@@ -92,7 +92,7 @@ class SlurmRuntime : public Runtime {
   }
   const std::vector<OptionSpec>& options() const override {
     static const std::vector<OptionSpec> table = {
-        {{"--nodes", "-N"}, K::kValue, "N", "slurm.nodes", "number of nodes"},
+        {{"--nodes", "-N"}, K::kValue, "N|MIN-MAX", "slurm.nodes", "number of nodes, or a range Slurm chooses from"},
         {{"--partition", "-p"}, K::kValue, "NAME", "slurm.partition", "partition"},
         {{"--account", "-A"}, K::kValue, "NAME", "slurm.account", "account to charge"},
         {{"--time", "-t"}, K::kValue, "TIME", "slurm.time", "time limit"},
@@ -138,8 +138,9 @@ class SlurmRuntime : public Runtime {
     node_command.insert(node_command.end(), globals.begin(), globals.end());
     std::vector<std::string> inner = InnerLaunch(launch, context.depth);
     node_command.insert(node_command.end(), inner.begin(), inner.end());
-    std::vector<std::string> argv =
-        SrunCommand(SlurmFlagsFromConfig(*context.launcher, inside_allocation), mode.passthrough, node_command);
+    Result<std::vector<std::string>> flags = SlurmFlagsFromConfig(*context.launcher, inside_allocation);
+    if (!flags.ok()) return flags.error();
+    std::vector<std::string> argv = SrunCommand(*flags, mode.passthrough, node_command);
 
     if (context.dry_run) {
       std::cout << "srun command (one node agent per node):\n  " << ShellJoin(argv) << "\n"
@@ -166,7 +167,9 @@ class SlurmRuntime : public Runtime {
     if (!passed.ok()) return passed.error();
     Result<JobDirPlan> plan = PlanJobDir(launch, config::Environment::FromProcess(), CurrentDir());
     if (!plan.ok()) return plan.error();
-    std::vector<std::string> config_flags = SlurmFlagsFromConfig(launcher, /*explicit_only=*/false);
+    Result<std::vector<std::string>> flags_from_config = SlurmFlagsFromConfig(launcher, /*explicit_only=*/false);
+    if (!flags_from_config.ok()) return flags_from_config.error();
+    std::vector<std::string> config_flags = std::move(*flags_from_config);
     std::vector<std::string> user_flags = mode.passthrough;
     user_flags.insert(user_flags.end(), config_flags.begin(), config_flags.end());
     for (const std::string& text : std::vector<std::string>{plan->name, plan->LogPattern()}) {

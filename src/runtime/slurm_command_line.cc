@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "platform/launcher_request.h"
+#include "runtime/slurm_nodes.h"
 
 namespace primus::runtime {
 namespace {
@@ -41,14 +42,15 @@ void AppendOption(const ParsedOption& option, std::vector<std::string>* out) {
 
 }  // namespace
 
-std::vector<std::string> SlurmFlagsFromConfig(const config::LauncherConfig& launcher, bool explicit_only) {
+Result<std::vector<std::string>> SlurmFlagsFromConfig(const config::LauncherConfig& launcher, bool explicit_only) {
   auto wanted = [&](std::string_view key) {
     return !explicit_only || platform::SetExplicitly(launcher.OriginOf(key));
   };
   std::vector<std::string> flags;
-  if (wanted("slurm.nodes") && launcher.GetInt("slurm.nodes") > 0) {
-    flags.push_back("--nodes=" + std::to_string(launcher.GetInt("slurm.nodes")));
-  }
+  Result<std::string> nodes =
+      SlurmNodeCount(launcher.GetString("slurm.nodes"), launcher.OriginOf("slurm.nodes").Describe());
+  if (!nodes.ok()) return nodes.error();
+  if (wanted("slurm.nodes") && !nodes->empty()) flags.push_back("--nodes=" + *nodes);
   for (auto [key, flag] : {std::pair{"slurm.partition", "--partition="}, std::pair{"slurm.account", "--account="},
                            std::pair{"slurm.time", "--time="}, std::pair{"slurm.qos", "--qos="},
                            std::pair{"slurm.reservation", "--reservation="}}) {

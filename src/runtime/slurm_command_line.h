@@ -21,12 +21,13 @@
 
 namespace primus::runtime {
 
-// srun/sbatch flags from the slurm.* keys, in this order: --nodes=N,
-// --partition=, --account=, --time=, --qos=, --reservation=,
-// --gpus-per-node=G (empty strings and 0 are left out), then slurm.options.
-// `explicit_only` keeps only values given by flag, --set or PRIMUS_SLURM_*
-// (inside an allocation, the files' defaults are for new allocations).
-std::vector<std::string> SlurmFlagsFromConfig(const config::LauncherConfig& launcher, bool explicit_only);
+// srun/sbatch flags from the slurm.* keys, in this order: --nodes=N (or
+// MIN-MAX, slurm_nodes.h), --partition=, --account=, --time=, --qos=,
+// --reservation=, --gpus-per-node=G (empty strings and 0 are left out), then
+// slurm.options. `explicit_only` keeps only values given by flag, --set or
+// PRIMUS_SLURM_* (inside an allocation, the files' defaults are for new
+// allocations). A malformed slurm.nodes is a ConfigError naming its origin.
+Result<std::vector<std::string>> SlurmFlagsFromConfig(const config::LauncherConfig& launcher, bool explicit_only);
 
 // The global options of `context.command_line` (those before the mode, and
 // long ones written among the slurm options), as tokens to repeat on each

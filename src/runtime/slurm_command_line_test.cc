@@ -25,10 +25,10 @@ TEST(SlurmCommandLineTest, FlagsFromEverySlurmKeyInOrder) {
   sources.flags = {{"slurm.nodes", {"4"}, "-N"},         {"slurm.time", {"1:00:00"}, "-t"},
                    {"slurm.partition", {"gpu"}, "-p"},   {"slurm.account", {"proj"}, "-A"},
                    {"slurm.reservation", {"r1"}, "--reservation"}, {"slurm.gpus_per_node", {"8"}, "--gpus-per-node"}};
-  EXPECT_EQ(SlurmFlagsFromConfig(Load(sources), false),
+  EXPECT_EQ(*SlurmFlagsFromConfig(Load(sources), false),
             (std::vector<std::string>{"--nodes=4", "--partition=gpu", "--account=proj", "--time=1:00:00", "--qos=high",
                                       "--reservation=r1", "--gpus-per-node=8", "--exclusive", "--mem=0"}));
-  EXPECT_TRUE(SlurmFlagsFromConfig(Load({}), false).empty()) << "defaults: 0 nodes, no partition ... ask for nothing";
+  EXPECT_TRUE(SlurmFlagsFromConfig(Load({}), false)->empty()) << "defaults: 0 nodes, no partition ... ask for nothing";
 }
 
 TEST(SlurmCommandLineTest, InsideAnAllocationOnlyExplicitValuesApply) {
@@ -40,9 +40,24 @@ TEST(SlurmCommandLineTest, InsideAnAllocationOnlyExplicitValuesApply) {
   sources.environment = config::Environment({{"PRIMUS_SLURM_QOS", "low"}});
   sources.flags = {{"slurm.nodes", {"2"}, "-N"}};
   config::LauncherConfig launcher = Load(sources);
-  EXPECT_EQ(SlurmFlagsFromConfig(launcher, false),
+  EXPECT_EQ(*SlurmFlagsFromConfig(launcher, false),
             (std::vector<std::string>{"--nodes=2", "--partition=prod", "--time=4:00:00", "--qos=low", "--exclusive"}));
-  EXPECT_EQ(SlurmFlagsFromConfig(launcher, true), (std::vector<std::string>{"--nodes=2", "--qos=low"}));
+  EXPECT_EQ(*SlurmFlagsFromConfig(launcher, true), (std::vector<std::string>{"--nodes=2", "--qos=low"}));
+}
+
+TEST(SlurmCommandLineTest, ANodeRangeGoesToSlurmAsWritten) {
+  config::LauncherSources sources;
+  sources.flags = {{"slurm.nodes", {"2-4"}, "--nodes"}};
+  EXPECT_EQ(*SlurmFlagsFromConfig(Load(sources), false), (std::vector<std::string>{"--nodes=2-4"}));
+  sources.flags = {{"slurm.nodes", {"4-2"}, "-N"}};
+  Result<std::vector<std::string>> reversed = SlurmFlagsFromConfig(Load(sources), false);
+  ASSERT_FALSE(reversed.ok());
+  EXPECT_EQ(reversed.error().code, ExitCode::kConfig);
+  EXPECT_EQ(reversed.error().message.rfind("flag -N: slurm.nodes '4-2'", 0), 0u) << reversed.error().message;
+  // A file's integer still reads as a count.
+  sources.flags.clear();
+  sources.set_assignments = {"slurm.nodes=8"};
+  EXPECT_EQ(*SlurmFlagsFromConfig(Load(sources), false), (std::vector<std::string>{"--nodes=8"}));
 }
 
 // --log-file is written here, from srun's output: the nodes never write it again.

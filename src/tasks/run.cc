@@ -3,7 +3,8 @@
 // (src/agent, docs/agent.md). The direct.* launcher keys become the
 // agent's LaunchSpec, the platform layer adds the detected GPU count, the
 // environment plan and --numa-bind placement (agent::ApplyPlatform); the
-// exit status is the root-cause worker's own.
+// exit status is the root-cause worker's own, or direct.failure_exit_code
+// when one is set (torchrun's 1).
 #include <iostream>
 
 #include "agent/launch_spec_from_config.h"
@@ -12,9 +13,25 @@
 #include "agent/run_workers.h"
 #include "config/launcher_config.h"
 #include "tasks/task.h"
+#include "util/log.h"
 
 namespace primus::tasks {
 namespace {
+
+// The exit code of a launch that ended with `result`: a failure of the
+// workers (not a signal to the agent) exits with direct.failure_exit_code
+// when set. Invoked as torchrun, the difference from torchrun is said.
+int LaunchExitCode(const agent::RunResult& result, const config::LauncherConfig& launcher, bool as_torchrun) {
+  if (result.exit_code == 0 || result.agent_signal != 0) return result.exit_code;
+  int configured = static_cast<int>(launcher.GetInt("direct.failure_exit_code"));
+  if (configured != 0) return configured;
+  if (as_torchrun && result.exit_code != 1) {
+    log::Info("exit code {} is the failing worker's own (torchrun exits 1 whatever the worker's code); for torchrun's, "
+              "set PRIMUS_DIRECT_FAILURE_EXIT_CODE=1 (docs/torchrun.md)",
+              result.exit_code);
+  }
+  return result.exit_code;
+}
 
 class RunTask : public Task {
  public:
@@ -51,7 +68,8 @@ class RunTask : public Task {
     }
     auto result = agent::RunWorkers(*spec);
     if (!result) return result.error();
-    return result->exit_code;
+    bool as_torchrun = !context.command_line.empty() && context.command_line.front() == "torchrun";
+    return LaunchExitCode(*result, *context.launcher, as_torchrun);
   }
 };
 

@@ -466,6 +466,27 @@ TEST_F(SlurmTest, DryRunPrintsAndRunsNothing) {
   EXPECT_EQ(KnownJobs(), jobs_before) << "no job was submitted";
 }
 
+// Slurm's node range: passed to srun and sbatch as written, and the agents
+// use the allocation Slurm grants (whatever count in the range it is).
+TEST_F(SlurmTest, ANodeRangeRunsOnTheNodesSlurmGrants) {
+  ProcessResult dry = Primus({"--dry-run", "slurm", "sbatch", "--nodes=2-4", "--", "run", "true"});
+  ASSERT_EQ(dry.exit_code, 0) << dry.all();
+  EXPECT_NE(dry.out.find("#SBATCH --nodes=2-4\n"), std::string::npos) << dry.out;
+  ProcessResult reversed = Primus({"--dry-run", "slurm", "srun", "-N", "4-2", "--", "run", "true"});
+  EXPECT_EQ(reversed.exit_code, 3) << reversed.all();
+  EXPECT_NE(reversed.err.find("flag -N: slurm.nodes '4-2'"), std::string::npos) << reversed.err;
+
+  ProcessResult result = Primus({"slurm", "srun", "-N", "1-2", "--", "direct", "--", "run", "sh", "-c",
+                                 "echo node $GROUP_RANK of $GROUP_WORLD_SIZE world $WORLD_SIZE"});
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  int granted = result.out.find(" of 2 world 2") != std::string::npos ? 2 : 1;
+  for (int node = 0; node < granted; ++node) {
+    std::string line = "node " + std::to_string(node) + " of " + std::to_string(granted) + " world " +
+                       std::to_string(granted);
+    EXPECT_NE(result.out.find(line), std::string::npos) << line << "\n" << result.out;
+  }
+}
+
 // No Slurm client on this host: no cluster needed.
 TEST(SlurmWithoutClusterTest, MissingSrunAndSbatchAreEnvironmentErrors) {
   testing::TempDir dir;

@@ -332,6 +332,11 @@ Result<BackendCommand> BuildBackendCommand(const BackendInputs& inputs) {
     command = plain;
   }
   if (!command.ok()) return command;
+  if (backend == "megatron") {
+    if (Status checked = MegatronFlags::Builtin().CheckPassedArguments(inputs.extra_args); !checked.ok()) {
+      return checked.error();
+    }
+  }
   command->argv.insert(command->argv.end(), inputs.extra_args.begin(), inputs.extra_args.end());
   return command;
 }

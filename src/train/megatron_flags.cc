@@ -152,6 +152,32 @@ std::string MegatronFlags::DestOf(std::string_view key) const {
   return "";
 }
 
+Status MegatronFlags::CheckPassedArguments(const std::vector<std::string>& args) const {
+  for (const std::string& arg : args) {
+    if (!arg.starts_with("--") || arg == "--") continue;
+    std::string written = arg.substr(0, arg.find('='));
+    std::string name = FlagName(written);
+    auto found = by_flag_.find(name);
+    if (found == by_flag_.end()) {
+      return UsageError("'" + written + "' after the experiment is not a Megatron-LM " + release_ + " option" +
+                            DidYouMean(name, names_),
+                        "arguments after --config reach Megatron-LM as they are; experiment keys are written "
+                        "key=value (model.num_layers=32, megatron.args.KEY=VALUE)");
+    }
+    const MegatronOption& option = options_[found->second.option];
+    if (std::string_view ours = OwnedMegatronKey(option.dest); !ours.empty()) {
+      return UsageError("'" + written + "' after the experiment sets what primus-cli sets from " + std::string(ours),
+                        "write " + std::string(ours) + "=VALUE instead, so the layout check sees it");
+    }
+    if (found->second.flag != written) {
+      return UsageError("'" + written + "' is not how Megatron-LM spells it: " + found->second.flag,
+                        "write " + found->second.flag + (arg.size() > written.size() ? arg.substr(written.size()) : "") +
+                            ", or the experiment key model." + option.dest + "=VALUE");
+    }
+  }
+  return Status::Ok();
+}
+
 Error MegatronFlags::UnknownKey(std::string_view key, const Value& value, std::string_view path) const {
   const config::Origin& where = value.key_origin();
   std::string name(key);

@@ -55,6 +55,14 @@ class MegatronFlags {
   Result<std::vector<std::string>> Arguments(std::string_view key, const config::Value& value,
                                              std::string_view path) const;
 
+  // Arguments given after the experiment on the command line (or by hooks'
+  // extra. lines) that reach Megatron as they are: each --flag must be one
+  // of its options, spelled as Megatron spells it (--micro-batch-size, not
+  // Primus's --micro_batch_size), and not one primus-cli sets from the
+  // experiment (the layout check must see it). Usage errors (exit 2) name
+  // the argument and what to write.
+  Status CheckPassedArguments(const std::vector<std::string>& args) const;
+
  private:
   struct FlagRef {
     size_t option;

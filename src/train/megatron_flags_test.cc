@@ -154,3 +154,29 @@ TEST(MegatronFlagsTest, EveryOwnedDestIsARealOption) {
 
 }  // namespace
 }  // namespace primus::train
+
+namespace primus::train {
+namespace {
+
+TEST(MegatronFlagsTest, ArgumentsAfterTheExperimentAreMegatronsOwnSpellings) {
+  const MegatronFlags& flags = MegatronFlags::Builtin();
+  EXPECT_TRUE(flags.CheckPassedArguments({"--num-layers", "4", "--no-gradient-accumulation-fusion", "--lr-decay-style=cosine"}).ok());
+  // Primus's spelling: named, with Megatron's.
+  Status underscore = flags.CheckPassedArguments({"--num_layers", "4"});
+  ASSERT_FALSE(underscore.ok());
+  EXPECT_EQ(underscore.error().code, ExitCode::kUsage);
+  EXPECT_NE(underscore.error().message.find("'--num_layers' is not how Megatron-LM spells it: --num-layers"),
+            std::string::npos)
+      << underscore.error().message;
+  // What the layout check must see.
+  Status owned = flags.CheckPassedArguments({"--micro_batch_size", "1"});
+  ASSERT_FALSE(owned.ok());
+  EXPECT_NE(owned.error().message.find("sets what primus-cli sets from parallelism.micro_batch"), std::string::npos)
+      << owned.error().message;
+  Status unknown = flags.CheckPassedArguments({"--num-layerz", "4"});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("is not a Megatron-LM core_v0.19.0 option"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace primus::train

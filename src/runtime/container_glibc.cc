@@ -4,10 +4,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <re2/re2.h>
 
+#include <cerrno>
 #include <cstring>
-#include <regex>
 #include <vector>
 
 #include "util/files.h"
@@ -119,20 +119,20 @@ std::optional<Error> ExplainLoaderFailure(const std::string& output, const std::
   std::string hint = "use an image based on a newer distribution" +
                      (required.empty() ? std::string() : " (glibc " + required + " or newer)") +
                      ", or install primus-cli in the image and run `primus-cli direct` there";
-  static const std::regex missing_version("version `(GLIBC_[0-9.]+)' not found");
-  std::smatch match;
-  if (std::regex_search(output, match, missing_version)) {
+  static const RE2 missing_version("version `(GLIBC_[0-9.]+)' not found");
+  std::string version;
+  if (RE2::PartialMatch(output, missing_version, &version)) {
     return Error{ExitCode::kEnvironment,
                  "the C library in image " + image + " is too old for primus-cli" + needs + ": its loader says " +
-                     LineWith(output, match[1].str()),
+                     LineWith(output, version),
                  hint};
   }
   // A glibc library missing: the loader names it.
-  static const std::regex missing_library("error while loading shared libraries: ([^:]+): cannot open shared object");
-  if (output.find(binary) != std::string::npos && std::regex_search(output, match, missing_library)) {
+  static const RE2 missing_library("error while loading shared libraries: ([^:]+): cannot open shared object");
+  std::string library;
+  if (output.find(binary) != std::string::npos && RE2::PartialMatch(output, missing_library, &library)) {
     return Error{ExitCode::kEnvironment,
-                 "image " + image + " has no " + match[1].str() + ", part of the glibc that primus-cli needs" + needs,
-                 hint};
+                 "image " + image + " has no " + library + ", part of the glibc that primus-cli needs" + needs, hint};
   }
   // No loader (/lib64/ld-linux-x86-64.so.2) at all: the engine reports the
   // binary itself as not found.

@@ -65,15 +65,6 @@ Result<CommRequest> ParseCommRequest(const std::vector<std::string>& args) {
   CommRequest request;
   bool sizes_given = false;
   std::string range_given_with;  // -b, -e, -f or -i as written
-  auto count_option = [](const ParsedOption& option, int lowest) -> Result<int> {
-    auto value = ParseInt(option.value);
-    if (!value || *value < lowest || *value > 1000000) {
-      return UsageError("option " + option.written + " must be a count from " + std::to_string(lowest) + " to 1000000, not '" +
-                            option.value + "'",
-                        "write e.g. " + option.written + " 20");
-    }
-    return static_cast<int>(*value);
-  };
   auto size_option = [](const ParsedOption& option) -> Result<size_t> {
     auto value = ParseByteSize(option.value);
     if (!value) {
@@ -118,15 +109,15 @@ Result<CommRequest> ParseCommRequest(const std::vector<std::string>& args) {
       range_given_with = option.written;
     } else if (name == "-f") {
       range_given_with = option.written;
-      auto factor = count_option(option, 1);
+      auto factor = CountOption(option, 1);
       if (!factor.ok()) return factor.error();
       request.step_factor = static_cast<size_t>(*factor);
     } else if (name == "-n") {
-      auto value = count_option(option, 1);
+      auto value = CountOption(option, 1);
       if (!value.ok()) return value.error();
       request.iters = *value;
     } else if (name == "-w" || name == "-c" || name == "-r") {
-      auto value = count_option(option, 0);
+      auto value = CountOption(option, 0);
       if (!value.ok()) return value.error();
       (name == "-w" ? request.warmup : name == "-c" ? request.check : request.root) = *value;
     } else if (name == "-d") {
@@ -137,7 +128,7 @@ Result<CommRequest> ParseCommRequest(const std::vector<std::string>& args) {
       }
       request.type = *type;
     } else if (name == "--stride") {
-      auto value = count_option(option, 1);
+      auto value = CountOption(option, 1);
       if (!value.ok()) return value.error();
       request.stride = *value;
     } else if (name == "--parallel-groups") {

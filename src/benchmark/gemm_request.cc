@@ -104,14 +104,9 @@ Result<GemmRequest> ParseGemmRequest(const std::vector<std::string>& args) {
     } else if (name == "--trans-b") {
       request.trans_b = option.value == "true";
     } else if (name == "--iters" || name == "--warmup") {
-      auto value = ParseInt(option.value);
-      int64_t lowest = name == "--iters" ? 1 : 0;
-      if (!value || *value < lowest || *value > 1000000) {
-        return UsageError("option " + option.written + " must be a count from " + std::to_string(lowest) +
-                              " to 1000000, not '" + option.value + "'",
-                          "write e.g. " + option.written + " 20");
-      }
-      (name == "--iters" ? request.iters : request.warmup) = static_cast<int>(*value);
+      auto value = CountOption(option, name == "--iters" ? 1 : 0);
+      if (!value.ok()) return value.error();
+      (name == "--iters" ? request.iters : request.warmup) = *value;
     } else if (name == "--duration") {
       auto value = ParseDouble(option.value);
       if (!value || *value <= 0 || *value > 86400) {

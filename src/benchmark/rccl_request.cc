@@ -20,16 +20,6 @@ const std::vector<OptionSpec>& SharedOptions() {
   return table;
 }
 
-Result<int> Count(const ParsedOption& option, int lowest) {
-  auto value = ParseInt(option.value);
-  if (!value || *value < lowest || *value > 1000000) {
-    return UsageError("option " + option.written + " must be a count from " + std::to_string(lowest) + ", not '" +
-                          option.value + "'",
-                      "write e.g. " + option.written + " 20");
-  }
-  return static_cast<int>(*value);
-}
-
 Result<std::string> Dtype(const ParsedOption& option) {
   std::string value = ToLower(option.value);
   if (value != "bf16" && value != "fp16" && value != "fp32") {
@@ -145,7 +135,7 @@ Result<CollectiveTranslation> TranslateRccl(const std::vector<std::string>& raw_
       }
       (name == "--min-bytes" ? min_bytes : max_bytes) = *size;
     } else if (name == "--num-sizes" || name == "--warmup" || name == "--iters") {
-      auto count = Count(option, name == "--warmup" ? 0 : 1);
+      auto count = CountOption(option, name == "--warmup" ? 0 : 1);
       if (!count.ok()) return count.error();
       (name == "--num-sizes" ? num_sizes : name == "--warmup" ? warmup : iters) = *count;
     } else if (name == "--scale") {
@@ -170,7 +160,7 @@ Result<CollectiveTranslation> TranslateRccl(const std::vector<std::string>& raw_
       if (option.spec->kind != K::kFlag) extra.push_back(option.value);
       else if (option.value != "true") extra.back() += "=false";
     } else if (name == "--repeat") {
-      auto count = Count(option, 1);
+      auto count = CountOption(option, 1);
       if (!count.ok()) return count.error();
       if (*count > 1) {
         return Refuse(option, "each row is already the mean of --iters iterations; run the benchmark again to compare runs");
@@ -233,7 +223,7 @@ Result<CollectiveTranslation> TranslateStridedAllgather(const std::vector<std::s
     if (name == "--sizes-mb") {
       sizes_mb = option.value;
     } else if (name == "--stride" || name == "--iters" || name == "--warmup") {
-      auto count = Count(option, name == "--warmup" ? 0 : 1);
+      auto count = CountOption(option, name == "--warmup" ? 0 : 1);
       if (!count.ok()) return count.error();
       (name == "--stride" ? stride : name == "--iters" ? iters : warmup) = *count;
     } else if (name == "--parallel") {

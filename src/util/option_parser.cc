@@ -130,6 +130,16 @@ Result<ParsedOptions> ParseOptions(const std::vector<std::string>& tokens, size_
   return parsed;
 }
 
+Result<int> CountOption(const ParsedOption& option, int lowest) {
+  auto value = ParseInt(option.value);
+  if (!value || *value < lowest || *value > 1000000) {
+    return UsageError("option " + option.written + " must be a count from " + std::to_string(lowest) + " to 1000000, not '" +
+                          option.value + "'",
+                      "write e.g. " + option.written + " 20");
+  }
+  return static_cast<int>(*value);
+}
+
 std::string FormatOptionHelp(const std::vector<OptionSpec>& table) {
   std::vector<std::pair<std::string, std::string>> rows;
   size_t width = 0;

@@ -55,6 +55,11 @@ Result<ParsedOptions> ParseOptions(const std::vector<std::string>& tokens, size_
                                    const std::vector<const std::vector<OptionSpec>*>& tables,
                                    UnknownOptionPolicy policy, const std::string& context);
 
+// An option's value as a count from `lowest` to 1,000,000 (iterations,
+// warm-ups, sizes to sweep); anything else is a usage error naming the flag
+// as written.
+Result<int> CountOption(const ParsedOption& option, int lowest);
+
 // Two-column help text for a table.
 std::string FormatOptionHelp(const std::vector<OptionSpec>& table);
 

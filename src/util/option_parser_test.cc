@@ -92,3 +92,25 @@ TEST(OptionParserTest, HelpListsNamesAndValues) {
 
 }  // namespace
 }  // namespace primus
+
+namespace primus {
+namespace {
+
+TEST(OptionParserTest, CountOptionNamesTheFlagAsWritten) {
+  OptionSpec spec{{"--iters", "-n"}, OptionSpec::Kind::kValue, "N", "", "iterations"};
+  ParsedOption ok{&spec, "-n", "20"};
+  ASSERT_TRUE(CountOption(ok, 1).ok());
+  EXPECT_EQ(*CountOption(ok, 1), 20);
+  for (const char* bad : {"0", "1000001", "x", "-3", ""}) {
+    ParsedOption option{&spec, "-n", bad};
+    auto count = CountOption(option, 1);
+    ASSERT_FALSE(count.ok()) << bad;
+    EXPECT_EQ(count.error().code, ExitCode::kUsage);
+    EXPECT_EQ(count.error().message, std::string("option -n must be a count from 1 to 1000000, not '") + bad + "'");
+  }
+  ParsedOption zero{&spec, "--iters", "0"};
+  EXPECT_TRUE(CountOption(zero, 0).ok());
+}
+
+}  // namespace
+}  // namespace primus

@@ -50,9 +50,12 @@ std::string PrimusVersion(const std::string& root) {
 PrimusSearch FindPrimus(const config::Environment& environment, const std::string& configured_path,
                         const std::string& current_dir, const std::vector<std::string>& usual_places) {
   PrimusSearch search;
-  auto take = [&](const std::string& dir, const std::string& found_by) {
-    search.install = PrimusInstall{Absolute(dir, current_dir), found_by, ""};
-    search.install->version = PrimusVersion(search.install->root);
+  // Takes `dir` when it is a checkout; the path is resolved once.
+  auto take_if_checkout = [&](const std::string& dir, const std::string& found_by) {
+    std::string root = Absolute(dir, current_dir);
+    if (!IsPrimusCheckout(root)) return false;
+    search.install = PrimusInstall{root, found_by, PrimusVersion(root)};
+    return true;
   };
   // A location the user set is used or is an error; it never falls through.
   std::optional<std::string> from_env = environment.Get("PRIMUS_PATH");
@@ -62,23 +65,15 @@ PrimusSearch FindPrimus(const config::Environment& environment, const std::strin
       search.tried.push_back(name + " (not set)");
       continue;
     }
-    if (IsPrimusCheckout(Absolute(value, current_dir))) {
-      take(value, name);
-      return search;
+    if (!take_if_checkout(value, name)) {
+      search.broken_setting = name + "=" + value + " has no primus/cli/main.py and primus/configs/";
     }
-    search.broken_setting = name + "=" + value + " has no primus/cli/main.py and primus/configs/";
     return search;
   }
-  if (IsPrimusCheckout(current_dir)) {
-    take(current_dir, "the current directory");
-    return search;
-  }
+  if (take_if_checkout(current_dir, "the current directory")) return search;
   search.tried.push_back("the current directory " + current_dir);
   for (const std::string& place : usual_places) {
-    if (IsPrimusCheckout(place)) {
-      take(place, place);
-      return search;
-    }
+    if (take_if_checkout(place, place)) return search;
     search.tried.push_back(place);
   }
   return search;

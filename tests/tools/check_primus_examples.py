@@ -16,6 +16,7 @@ framework first), 8 workers each. Prints a line per refusal and the counts.
 import argparse
 import collections
 import concurrent.futures
+import functools
 import json
 import os
 import shutil
@@ -41,26 +42,26 @@ def make_install(root, release):
     os.symlink(os.path.abspath(os.path.join(release, "primus", "configs")), os.path.join(root, "primus", "configs"))
 
 
-def suite_of(path):
+@functools.lru_cache(maxsize=None)
+def modules_of(path):
+    """The file's modules: map as Primus would see it at the top level, or {}."""
     try:
         with open(path) as f:
             data = yaml.safe_load(f)
-        modules = data.get("modules") if isinstance(data, dict) else None
-        if isinstance(modules, dict) and "post_trainer" in modules and "pre_trainer" not in modules:
-            return "posttrain"
     except Exception:
-        pass
-    return "pretrain"
+        return {}
+    modules = data.get("modules") if isinstance(data, dict) else None
+    return modules if isinstance(modules, dict) else {}
+
+
+def suite_of(path):
+    modules = modules_of(path)
+    return "posttrain" if "post_trainer" in modules and "pre_trainer" not in modules else "pretrain"
 
 
 def framework_of(path):
-    try:
-        with open(path) as f:
-            data = yaml.safe_load(f)
-        for module in (data.get("modules") or {}).values():
-            return str(module.get("framework"))
-    except Exception:
-        pass
+    for module in modules_of(path).values():
+        return str(module.get("framework")) if isinstance(module, dict) else "-"
     return "-"
 
 

@@ -47,13 +47,37 @@ Json ObjectField(const Json& json, const char* key) {
 }
 
 std::string NodeIdentity::Describe() const {
+  if (node_rank < 0) return "the node on " + (host.empty() ? std::string("?") : host);
   return "node " + std::to_string(node_rank) + " (" + (host.empty() ? "?" : host) + ")";
 }
 
 Json HelloMessage(const NodeIdentity& node, const std::string& token) {
-  return Json{{"type", "hello"},         {"token", token},   {"node_rank", node.node_rank},
-              {"nnodes", node.nnodes},   {"nproc_per_node", node.nproc_per_node},
-              {"version", node.version}, {"host", node.host}, {"pid", node.pid}};
+  return Json{{"type", "hello"},
+              {"token", token},
+              {"node_rank", node.node_rank},
+              {"nnodes", node.nnodes},
+              {"min_nnodes", node.Minimum()},
+              {"nproc_per_node", node.nproc_per_node},
+              {"rendezvous", node.rendezvous},
+              {"version", node.version},
+              {"host", node.host},
+              {"pid", node.pid}};
+}
+
+Json StartMessage(int generation, const GenerationLayout& layout) {
+  return Json{{"type", "start"},
+              {"generation", generation},
+              {"node_rank", layout.node_rank},
+              {"nnodes", layout.nnodes},
+              {"master_addr", layout.master_addr},
+              {"master_port", layout.master_port}};
+}
+
+void ReadStartMessage(const Json& message, GenerationLayout* layout) {
+  layout->node_rank = IntField(message, "node_rank", layout->node_rank);
+  layout->nnodes = IntField(message, "nnodes", layout->nnodes);
+  layout->master_addr = StringField(message, "master_addr", layout->master_addr);
+  layout->master_port = IntField(message, "master_port", layout->master_port);
 }
 
 std::optional<std::string> ParseHello(const Json& message, NodeIdentity* node, std::string* token) {
@@ -63,14 +87,23 @@ std::optional<std::string> ParseHello(const Json& message, NodeIdentity* node, s
       return std::string("malformed hello: '") + key + "' must be a string";
     }
   }
-  for (const char* key : {"node_rank", "nnodes", "nproc_per_node"}) {
-    if (!message.contains(key) || !message[key].is_number_integer() || IntField(message, key, -1) < 0) {
-      return std::string("malformed hello: '") + key + "' must be a non-negative integer";
+  for (const char* key : {"nnodes", "nproc_per_node"}) {
+    if (!message.contains(key) || !message[key].is_number_integer() || IntField(message, key, -1) < 1) {
+      return std::string("malformed hello: '") + key + "' must be a positive integer";
     }
+  }
+  if (!message.contains("node_rank") || !message["node_rank"].is_number_integer() ||
+      IntField(message, "node_rank", -2) < -1) {
+    return "malformed hello: 'node_rank' must be an integer from -1 (to be assigned) up";
   }
   *token = message["token"].get<std::string>();
   node->node_rank = IntField(message, "node_rank", 0);
   node->nnodes = IntField(message, "nnodes", 0);
+  node->min_nnodes = IntField(message, "min_nnodes", node->nnodes);
+  if (node->min_nnodes < 1 || node->min_nnodes > node->nnodes) {
+    return "malformed hello: 'min_nnodes' must be from 1 to nnodes";
+  }
+  node->rendezvous = StringField(message, "rendezvous", kStaticRendezvous);
   node->nproc_per_node = IntField(message, "nproc_per_node", 0);
   node->version = message["version"].get<std::string>();
   node->host = message["host"].get<std::string>();
@@ -84,9 +117,17 @@ std::optional<std::string> Inconsistency(const NodeIdentity& reference, const No
     problems.push_back("primus-cli " + joining.version + " on " + joining.Describe() + " but " +
                        reference.version + " on " + reference.Describe());
   }
-  if (joining.nnodes != reference.nnodes) {
-    problems.push_back("nnodes " + std::to_string(joining.nnodes) + " on " + joining.Describe() + " but " +
-                       std::to_string(reference.nnodes) + " on " + reference.Describe());
+  auto node_count = [](const NodeIdentity& node) {
+    return node.Minimum() == node.nnodes ? std::to_string(node.nnodes)
+                                         : std::to_string(node.Minimum()) + ":" + std::to_string(node.nnodes);
+  };
+  if (joining.nnodes != reference.nnodes || joining.Minimum() != reference.Minimum()) {
+    problems.push_back("nnodes " + node_count(joining) + " on " + joining.Describe() + " but " +
+                       node_count(reference) + " on " + reference.Describe());
+  }
+  if (joining.rendezvous != reference.rendezvous) {
+    problems.push_back("rendezvous " + joining.rendezvous + " on " + joining.Describe() + " but " +
+                       reference.rendezvous + " on " + reference.Describe());
   }
   if (joining.nproc_per_node != reference.nproc_per_node) {
     problems.push_back("nproc_per_node " + std::to_string(joining.nproc_per_node) + " on " + joining.Describe() +
@@ -94,7 +135,11 @@ std::optional<std::string> Inconsistency(const NodeIdentity& reference, const No
                        " (world size " + std::to_string(joining.nnodes * joining.nproc_per_node) + " vs " +
                        std::to_string(reference.nnodes * reference.nproc_per_node) + ")");
   }
-  if (joining.node_rank < 1 || joining.node_rank >= reference.nnodes) {
+  bool assigned = reference.rendezvous != kStaticRendezvous;
+  if (assigned && joining.node_rank != -1) {
+    problems.push_back(joining.Describe() + " brings its own node rank, but with the " + reference.rendezvous +
+                       " rendezvous node ranks are handed out as nodes join");
+  } else if (!assigned && (joining.node_rank < 1 || joining.node_rank >= reference.nnodes)) {
     problems.push_back(joining.Describe() + " has node rank " + std::to_string(joining.node_rank) +
                        ", outside 1.." + std::to_string(reference.nnodes - 1));
   }
@@ -212,6 +257,8 @@ Json DecisionToJson(const JobDecision& decision, int generation) {
             {"restart", decision.restart},
             {"exit_code", decision.exit_code},
             {"restarts", decision.restarts},
+            {"membership_changed", decision.membership_changed},
+            {"next_nnodes", decision.next_nnodes},
             {"reason", decision.reason},
             {"other_failures", FailureList(decision.other_failures)}};
   if (decision.root_cause) json["root_cause"] = FailureToJson(*decision.root_cause);
@@ -223,6 +270,8 @@ JobDecision DecisionFromJson(const Json& json) {
   decision.restart = BoolField(json, "restart", false);
   decision.exit_code = IntField(json, "exit_code", 1);
   decision.restarts = IntField(json, "restarts", 0);
+  decision.membership_changed = BoolField(json, "membership_changed", false);
+  decision.next_nnodes = IntField(json, "next_nnodes", 0);
   decision.reason = StringField(json, "reason");
   decision.root_cause = OptionalFailure(json, "root_cause");
   decision.other_failures = FailuresFrom(json, "other_failures");

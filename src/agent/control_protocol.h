@@ -2,9 +2,10 @@
 // per line over TCP (readable in a packet capture, easy to extend). Node 0's
 // agent coordinates; every other agent is a member:
 //
-//   member -> node 0   hello {token, node_rank, nnodes, nproc_per_node, version, host}
-//   node 0 -> member   welcome | refuse {reason}
-//   node 0 -> all      start {generation}             every node joined: start the workers
+//   member -> node 0   hello {token, node_rank, nnodes, min_nnodes, nproc_per_node, rendezvous, version, host}
+//   node 0 -> member   welcome {standby} | refuse {reason}
+//   node 0 -> each     start {generation, node_rank, nnodes, master_addr, master_port}
+//                                                     the job's nodes are here: start the workers
 //   member -> node 0   failure {generation, failure}  a local worker failed or hung, or the agent was signalled
 //   node 0 -> all      stop {generation, reason}      tear down your workers now
 //   member -> node 0   done {generation, exit_code, root_cause, other_failures, agent_signal}
@@ -31,26 +32,51 @@ using Json = nlohmann::json;
 // (the Slurm runtime, the pod's Secret) creates it, every agent reads it.
 inline constexpr char kJobTokenVariable[] = "PRIMUS_JOB_TOKEN";
 
+// How the agents of a job find each other and their node ranks:
+//   static   every node is given its node rank; node 0 coordinates.
+//   c10d     the host of the rendezvous endpoint coordinates (the agent that
+//            binds it first); node ranks are handed out as nodes join.
+//   etcd-v2  an etcd server names the coordinator; ranks as with c10d.
+// Only a job whose ranks are handed out can be elastic (min_nnodes < nnodes).
+inline constexpr char kStaticRendezvous[] = "static";
+
 // What a node says about itself when it joins.
 struct NodeIdentity {
-  int node_rank = 0;
-  int nnodes = 1;
+  int node_rank = 0;  // -1: to be assigned by the coordinator (c10d, etcd-v2)
+  int nnodes = 1;     // the most nodes the job may have
   int nproc_per_node = 1;
   std::string version;  // primus-cli version
   std::string host;
   int pid = 0;
+  int min_nnodes = 0;  // the fewest nodes it may run with; 0: nnodes (a fixed-size job)
+  std::string rendezvous = kStaticRendezvous;
 
-  // "node 1 (host2)"
+  int Minimum() const { return min_nnodes > 0 ? min_nnodes : nnodes; }
+
+  // "node 1 (host2)", or "the node on host2" before it has a rank
   std::string Describe() const;
 };
+
+// A node's place in one generation of the job, sent in each start message.
+// In a fixed-size job it never changes; in an elastic one node ranks are
+// renumbered and nnodes changes as nodes are lost and join.
+struct GenerationLayout {
+  int node_rank = 0;
+  int nnodes = 1;
+  std::string master_addr;  // the workers' MASTER_ADDR and MASTER_PORT
+  int master_port = 0;
+};
+Json StartMessage(int generation, const GenerationLayout& layout);
+// Fills the fields the start message carries; those it lacks keep their value.
+void ReadStartMessage(const Json& message, GenerationLayout* layout);
 
 Json HelloMessage(const NodeIdentity& node, const std::string& token);
 // An error text when `message` is not a well-formed hello.
 std::optional<std::string> ParseHello(const Json& message, NodeIdentity* node, std::string* token);
 
 // Why `joining` cannot be part of the job node 0 (`reference`) runs: different
-// node count, workers per node or version, or a node rank out of range.
-// nullopt when it fits.
+// node counts, workers per node, rendezvous or version, or a node rank out of
+// range (or given where the coordinator hands them out). nullopt when it fits.
 std::optional<std::string> Inconsistency(const NodeIdentity& reference, const NodeIdentity& joining);
 
 // Compares without leaking the matching prefix length through timing.
@@ -76,6 +102,8 @@ struct JobDecision {
   bool restart = false;
   int exit_code = 0;
   int restarts = 0;         // restarts of the whole job so far (including this one when restart)
+  bool membership_changed = false;  // an elastic restart: a node was lost or joined (not counted in restarts)
+  int next_nnodes = 0;      // the nodes of the next generation, when restart
   std::string reason;       // why the job ends or restarts, for the log
   std::optional<WorkerFailure> root_cause;
   std::vector<WorkerFailure> other_failures;

@@ -46,7 +46,8 @@ void Tune(int fd) {
 
 }  // namespace
 
-Result<UniqueFd> ListenForNodes(int port) {
+Result<UniqueFd> ListenForNodes(int port, bool* port_in_use) {
+  if (port_in_use != nullptr) *port_in_use = false;
   UniqueFd fd(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   bool ipv6 = fd.valid();
   if (!ipv6) fd.Reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
@@ -71,6 +72,7 @@ Result<UniqueFd> ListenForNodes(int port) {
   if (bound != 0) {
     int error = errno;
     if (error == EADDRINUSE) {
+      if (port_in_use != nullptr) *port_in_use = true;
       return EnvironmentError("control port " + std::to_string(port) + " is already in use on this node",
                               "another job (or an earlier one still ending) holds it: choose another with "
                               "--control-port (the same on every node), or a different --master-port");
@@ -81,6 +83,30 @@ Result<UniqueFd> ListenForNodes(int port) {
     return EnvironmentError("cannot listen on control port " + std::to_string(port) + ": " + std::strerror(errno));
   }
   return fd;
+}
+
+int BoundPort(int listen_fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  if (::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return 0;
+  if (address.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&address)->sin6_port);
+  return ntohs(reinterpret_cast<sockaddr_in*>(&address)->sin_port);
+}
+
+bool IsLocalAddress(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), "0", &hints, &found) != 0) return false;
+  bool local = false;
+  for (addrinfo* entry = found; entry != nullptr && !local; entry = entry->ai_next) {
+    UniqueFd fd(::socket(entry->ai_family, entry->ai_socktype | SOCK_CLOEXEC, entry->ai_protocol));
+    // Binding to port 0 of an address succeeds only where the address is ours.
+    local = fd.valid() && ::bind(fd.get(), entry->ai_addr, entry->ai_addrlen) == 0;
+  }
+  ::freeaddrinfo(found);
+  return local;
 }
 
 UniqueFd AcceptNode(int listen_fd, std::string* peer) {

@@ -16,8 +16,15 @@
 namespace primus::agent {
 
 // A listening socket on `port` of every local address; a port in use is an
-// EnvironmentError naming it.
-Result<UniqueFd> ListenForNodes(int port);
+// EnvironmentError naming it (and sets *port_in_use when given).
+Result<UniqueFd> ListenForNodes(int port, bool* port_in_use = nullptr);
+
+// The port a listening socket is bound to.
+int BoundPort(int listen_fd);
+
+// Whether `host` (a name or an address, resolved forward) is an address of
+// this machine: one a socket can be bound to here.
+bool IsLocalAddress(const std::string& host);
 
 // Accepts one pending connection; an invalid fd when none is pending.
 // `peer` receives "10.0.0.2:51234".

@@ -22,8 +22,9 @@ std::string FormatEndings(const std::vector<WorkerEnding>& endings) {
                           stamp, ending.rank, ending.exit_grace_s,
                           ending.signal != 0 ? SignalName(ending.signal) : "exited when asked", who);
     } else if (ending.stopped_by_agent) {
-      text += fmt::format("{} O rank {}: stopped by the agent ({}) {}\n", stamp, ending.rank,
-                          ending.signal != 0 ? SignalName(ending.signal) : "exited when asked", who);
+      text += fmt::format("{} O rank {}: stopped by the agent ({}) {}{}\n", stamp, ending.rank,
+                          ending.signal != 0 ? SignalName(ending.signal) : "exited when asked", who,
+                          ending.stop_reason.empty() ? "" : ": " + ending.stop_reason);
     } else if (ending.exit_code == 0) {
       text += fmt::format("{} O rank {}: exited 0 {}\n", stamp, ending.rank, who);
     } else {

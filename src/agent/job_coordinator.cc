@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "agent/failure_report.h"
+#include "agent/master_port.h"
 #include "agent/signal_channel.h"
 #include "util/log.h"
 #include "util/strings.h"
@@ -31,8 +32,8 @@ std::string RankNames(const std::vector<int>& ranks) {
 }  // namespace
 
 Result<std::unique_ptr<JobCoordinator>> JobCoordinator::Open(const JobLinkSettings& settings,
-                                                             AgentRuntime& runtime) {
-  auto listener = ListenForNodes(settings.control_port);
+                                                             AgentRuntime& runtime, bool* port_in_use) {
+  auto listener = ListenForNodes(settings.control_port, port_in_use);
   if (!listener) return listener.error();
   std::unique_ptr<JobCoordinator> coordinator(new JobCoordinator(settings, runtime, std::move(*listener)));
   if (Status status = runtime.poller().Add(coordinator->listener_.get(), kListenerTag); !status) {
@@ -43,8 +44,10 @@ Result<std::unique_ptr<JobCoordinator>> JobCoordinator::Open(const JobLinkSettin
 
 JobCoordinator::JobCoordinator(const JobLinkSettings& settings, AgentRuntime& runtime, UniqueFd listener)
     : settings_(settings), runtime_(runtime), listener_(std::move(listener)) {
-  peers_.resize(static_cast<size_t>(settings_.self.nnodes));
+  // Fixed ranks: a slot per rank. Handed-out ranks: slots as nodes join.
+  peers_.resize(AssignsRanks() ? 1 : static_cast<size_t>(settings_.self.nnodes));
   peers_[0].node = settings_.self;
+  peers_[0].node.node_rank = 0;
   peers_[0].joined = true;
   generation_ = settings_.restarts_before;
   restarts_ = settings_.restarts_before;
@@ -59,9 +62,23 @@ JobCoordinator::~JobCoordinator() {
 }
 
 Result<int> JobCoordinator::Join() {
+  SteadyTime deadline = SteadyClock::now() + Seconds(settings_.join_timeout_s);
+  auto joined = AssignsRanks() ? JoinElastic(deadline) : JoinFixed(deadline);
+  if (!joined || *joined != 0) return joined;
+  started_ = true;
+  if (size_t unlogged = stranger_log_.TakeSuppressed()) {
+    log::Warn("control channel: {} more refused or dropped connections were not logged", unlogged);
+  }
+  if (Status status = StartGeneration(); !status) {
+    RefuseEveryone(status.error().message);
+    return status.error();
+  }
+  return 0;
+}
+
+Result<int> JobCoordinator::JoinFixed(SteadyTime deadline) {
   log::Info("node 0 of {}: control channel on port {}; waiting for {} node{} to join", settings_.self.nnodes,
             settings_.control_port, settings_.self.nnodes - 1, settings_.self.nnodes == 2 ? "" : "s");
-  SteadyTime deadline = SteadyClock::now() + Seconds(settings_.join_timeout_s);
   while (!refusal_ && !MissingRanks().empty() && SteadyClock::now() < deadline) {
     int signal = PumpLinkEvents(runtime_, *this, deadline);
     if (signal != 0) {
@@ -86,13 +103,89 @@ Result<int> JobCoordinator::Join() {
                           settings_.self.nnodes, settings_.master_addr, kJobTokenVariable,
                           settings_.control_port));
   }
-  started_ = true;
-  if (size_t unlogged = stranger_log_.TakeSuppressed()) {
-    log::Warn("control channel: {} more refused or dropped connections were not logged", unlogged);
-  }
-  log::Info("all {} nodes joined; starting generation {}", settings_.self.nnodes, generation_);
-  Broadcast(Json{{"type", "start"}, {"generation", generation_}});
+  log::Info("all {} nodes joined", settings_.self.nnodes);
   return 0;
+}
+
+// torchrun's dynamic rendezvous: the job starts once the minimum joined and
+// the last call passed (at once when the maximum joined).
+Result<int> JobCoordinator::JoinElastic(SteadyTime deadline) {
+  std::string count = minimum() == maximum() ? std::to_string(maximum())
+                                             : fmt::format("{} to {}", minimum(), maximum());
+  log::Info("{} rendezvous for {} nodes: this node coordinates, control channel on port {}; waiting for {} more",
+            settings_.self.rendezvous, count, settings_.control_port, minimum() - 1);
+  std::optional<SteadyTime> last_call;
+  while (LiveNodes() < maximum()) {
+    SteadyTime now = SteadyClock::now();
+    if (LiveNodes() >= minimum()) {
+      if (!last_call) {
+        last_call = now + Seconds(settings_.last_call_timeout_s);
+        if (minimum() < maximum()) {
+          log::Info("{} of at most {} nodes joined; last call for more: {:g} s", LiveNodes(), maximum(),
+                    settings_.last_call_timeout_s);
+        }
+      }
+      if (now >= *last_call) break;
+    } else if (now >= deadline) {
+      break;
+    }
+    SteadyTime until = last_call && LiveNodes() >= minimum() ? *last_call : deadline;
+    int signal = PumpLinkEvents(runtime_, *this, until);
+    if (signal != 0) {
+      RefuseEveryone("the coordinator received " + SignalName(signal) + " before the job started");
+      return signal;
+    }
+  }
+  if (LiveNodes() < minimum()) {
+    std::string text = fmt::format("only {} of at least {} nodes joined within {:g} s", LiveNodes(), minimum(),
+                                   settings_.join_timeout_s);
+    RefuseEveryone(text);
+    return EnvironmentError(
+        text, fmt::format("start the other nodes with the same --nnodes and --rdzv-endpoint {}:{} (and the same "
+                          "{}); check that port {} of this host is reachable from them, or raise join_timeout",
+                          settings_.master_addr, settings_.control_port, kJobTokenVariable, settings_.control_port));
+  }
+  return 0;
+}
+
+int JobCoordinator::LiveNodes() const {
+  return static_cast<int>(
+      std::count_if(peers_.begin(), peers_.end(), [](const Peer& peer) { return peer.joined && peer.lost.empty(); }));
+}
+
+Status JobCoordinator::StartGeneration() {
+  std::vector<std::string> names;
+  int nodes = 0;
+  for (Peer& peer : peers_) {
+    bool live = peer.joined && peer.lost.empty();
+    peer.active = live && nodes < maximum();
+    if (!peer.active) continue;
+    peer.node.node_rank = nodes++;
+    names.push_back(peer.node.Describe());
+  }
+  layout_.node_rank = 0;
+  layout_.nnodes = nodes;
+  layout_.master_addr = settings_.master_addr;
+  layout_.master_port = settings_.master_port;
+  if (layout_.master_port == 0) {
+    auto port = PickFreePort();
+    if (!port) return port.error();
+    layout_.master_port = *port;
+  }
+  if (AssignsRanks()) {
+    log::Info("starting generation {} with {} node{}: {}; master {}:{}", generation_, nodes, nodes == 1 ? "" : "s",
+              primus::Join(names, ", "), layout_.master_addr, layout_.master_port);
+  } else {
+    log::Info("starting generation {}", generation_);
+  }
+  for (size_t slot = 1; slot < peers_.size(); ++slot) {
+    Peer& peer = peers_[slot];
+    if (!peer.active) continue;
+    GenerationLayout layout = layout_;
+    layout.node_rank = peer.node.node_rank;
+    Send(peer, StartMessage(generation_, layout));
+  }
+  return Status::Ok();
 }
 
 std::vector<int> JobCoordinator::MissingRanks() const {
@@ -186,7 +279,7 @@ void JobCoordinator::Admit(uint64_t id, std::vector<Json>& messages) {
     refuse(std::string("wrong job token: ") + kJobTokenVariable + " differs from node 0's");
     return;
   }
-  if (started_) {
+  if (started_ && !AssignsRanks()) {
     log::Warn("control channel: refused {} from {}: the job already started", node.Describe(), connection.peer());
     refuse("the job already started without this node");
     return;
@@ -194,10 +287,19 @@ void JobCoordinator::Admit(uint64_t id, std::vector<Json>& messages) {
   if (auto problem = Inconsistency(settings_.self, node)) {
     log::Error("control channel: {} from {} does not fit this job: {}", node.Describe(), connection.peer(), *problem);
     refuse("inconsistent job: " + *problem);
-    refusal_ = *problem;
+    // With handed-out ranks the job goes on without the misfit.
+    if (!AssignsRanks()) refusal_ = *problem;
     return;
   }
-  Peer& peer = peers_[static_cast<size_t>(node.node_rank)];
+  if (AssignsRanks()) {
+    if (peers_.size() >= (uint64_t{1} << 23)) {
+      refuse("too many nodes have joined this job");
+      return;
+    }
+    peers_.emplace_back();
+  }
+  size_t slot = AssignsRanks() ? peers_.size() - 1 : static_cast<size_t>(node.node_rank);
+  Peer& peer = peers_[slot];
   if (peer.joined) {
     std::string problem = "node rank " + std::to_string(node.node_rank) + " claimed by both " + peer.node.host +
                           " (" + peer.connection->peer() + ") and " + node.host + " (" + connection.peer() + ")";
@@ -211,20 +313,36 @@ void JobCoordinator::Admit(uint64_t id, std::vector<Json>& messages) {
   peer.node = node;
   peer.joined = true;
   peer.last_seen = SteadyClock::now();
-  if (!runtime_.poller().Add(peer.connection->fd(), kFirstPeerTag + static_cast<uint64_t>(node.node_rank))) {
+  if (!runtime_.poller().Add(peer.connection->fd(), kFirstPeerTag + static_cast<uint64_t>(slot))) {
     LosePeer(peer, "cannot watch its connection");
     return;
   }
-  Send(peer, Json{{"type", "welcome"}});
-  int joined = settings_.self.nnodes - static_cast<int>(MissingRanks().size());
-  log::Info("{} joined from {} ({} of {})", node.Describe(), peer.connection->peer(), joined, settings_.self.nnodes);
+  int active = static_cast<int>(std::count_if(peers_.begin(), peers_.end(), [](const Peer& p) { return p.active; }));
+  bool standby = started_ && active >= maximum();
+  Send(peer, Json{{"type", "welcome"}, {"standby", standby}});
+  if (!AssignsRanks()) {
+    int joined = settings_.self.nnodes - static_cast<int>(MissingRanks().size());
+    log::Info("{} joined from {} ({} of {})", node.Describe(), peer.connection->peer(), joined, settings_.self.nnodes);
+  } else if (!started_) {
+    log::Info("{} joined from {} ({} of {} to {})", node.Describe(), peer.connection->peer(), LiveNodes(), minimum(),
+              maximum());
+  } else if (standby) {
+    log::Info("{} joined from {}; the job already runs on its maximum of {} nodes, so it waits as a standby",
+              node.Describe(), peer.connection->peer(), maximum());
+  } else {
+    // torchrun's policy: a node waiting to join restarts the job at once.
+    scale_up_ = node.Describe();
+    log::Warn("{} joined the running job from {}: restarting every node at {} nodes", node.Describe(),
+              peer.connection->peer(), active + 1);
+    StopEveryone(node.Describe() + " joined: scaling up to " + std::to_string(active + 1) + " nodes");
+  }
   // Messages that came right behind the hello.
   for (size_t i = 1; i < messages.size(); ++i) OnPeerMessage(peer, messages[i]);
 }
 
-void JobCoordinator::HandlePeer(int rank) {
-  if (rank <= 0 || rank >= static_cast<int>(peers_.size())) return;
-  Peer& peer = peers_[static_cast<size_t>(rank)];
+void JobCoordinator::HandlePeer(int slot) {
+  if (slot <= 0 || slot >= static_cast<int>(peers_.size())) return;
+  Peer& peer = peers_[static_cast<size_t>(slot)];
   if (!peer.connection) return;
   std::vector<Json> messages;
   bool closed = peer.connection->Receive(&messages) == MessageConnection::ReadResult::kClosed;
@@ -236,6 +354,7 @@ void JobCoordinator::HandlePeer(int rank) {
 void JobCoordinator::OnPeerMessage(Peer& peer, const Json& message) {
   std::string type = MessageType(message);
   if (type == "heartbeat") return;
+  if (started_ && !peer.active) return;  // a standby has nothing to report
   int generation = MessageGeneration(message);
   if (generation != generation_) {
     log::Debug("control channel: ignored a stale {} of generation {} from {}", type, generation, peer.node.Describe());
@@ -271,6 +390,13 @@ void JobCoordinator::LosePeer(Peer& peer, std::string why) {
     peer.joined = false;
     return;
   }
+  if (!peer.active) {
+    if (peer.lost.empty()) log::Warn("standby {} left: {}", peer.node.Describe(), why);
+    if (peer.lost.empty()) peer.lost = why;
+    if (scale_up_ == peer.node.Describe()) scale_up_.clear();
+    return;
+  }
+  if (!peer.lost.empty()) return;
   if (peer.outcome && !stop_reason_) {
     // It reported and left: a normal end on its side.
     peer.lost = "left after reporting";
@@ -357,11 +483,12 @@ JobDecision JobCoordinator::EndGeneration(const NodeOutcome& outcome) {
   peers_[0].outcome = outcome;
   if (outcome.agent_signal != 0 && agent_signal_ == 0) agent_signal_ = outcome.agent_signal;
   auto unreported = [this] {
-    std::vector<int> ranks;
-    for (size_t rank = 1; rank < peers_.size(); ++rank) {
-      if (!peers_[rank].outcome && peers_[rank].lost.empty()) ranks.push_back(static_cast<int>(rank));
+    std::vector<int> slots;
+    for (size_t slot = 1; slot < peers_.size(); ++slot) {
+      const Peer& peer = peers_[slot];
+      if (peer.active && !peer.outcome && peer.lost.empty()) slots.push_back(static_cast<int>(slot));
     }
-    return ranks;
+    return slots;
   };
   // A stopping node may need its whole SIGTERM grace before it can report.
   auto barrier_end = [this, start = SteadyClock::now()] {
@@ -378,24 +505,49 @@ JobDecision JobCoordinator::EndGeneration(const NodeOutcome& outcome) {
   std::vector<int> never_reported = unreported();
   if (!never_reported.empty()) {
     std::vector<std::string> names;
-    for (int rank : never_reported) names.push_back(peers_[static_cast<size_t>(rank)].node.Describe());
+    for (int slot : never_reported) names.push_back(peers_[static_cast<size_t>(slot)].node.Describe());
     log::Error("exit barrier: {} never reported the end of generation {} (waited {:g} s)", primus::Join(names, ", "),
                generation_, settings_.exit_barrier_timeout_s);
+    if (AssignsRanks()) {
+      // An elastic job goes on without them, as without any lost node.
+      for (int slot : never_reported) {
+        Peer& peer = peers_[static_cast<size_t>(slot)];
+        if (peer.connection) runtime_.poller().Remove(peer.connection->fd());
+        peer.connection.reset();
+        peer.lost = "never reported the end of generation " + std::to_string(generation_);
+      }
+      never_reported.clear();
+    }
   }
   JobDecision decision = Decide(never_reported);
-  if (decision.root_cause) PrintBanner(decision);
+  if (decision.root_cause && !decision.membership_changed) PrintBanner(decision);
   Broadcast(DecisionToJson(decision, generation_));
-  if (!decision.restart) return decision;
+  if (!decision.restart) {
+    // Standbys never started: tell them the job is over.
+    for (Peer& peer : peers_) {
+      if (!peer.active && peer.connection) Send(peer, Json{{"type", "refuse"}, {"reason", "the job ended: " + decision.reason}});
+    }
+    return decision;
+  }
 
-  double backoff = std::min(settings_.restart_backoff_s * std::pow(2.0, std::min(restarts_ - 1, 30)),
-                            settings_.max_restart_backoff_s);
-  log::Warn("restarting every node's workers in {:g} s (restart {} of {})", backoff, restarts_,
-            settings_.max_restarts);
-  if (!SleepForBackoff(backoff)) {
+  double backoff = decision.membership_changed
+                       ? 0
+                       : std::min(settings_.restart_backoff_s * std::pow(2.0, std::min(restarts_ - 1, 30)),
+                                  settings_.max_restart_backoff_s);
+  if (decision.membership_changed) {
+    log::Warn("restarting every node's workers at once, on {} node{} ({})", decision.next_nnodes,
+              decision.next_nnodes == 1 ? "" : "s", decision.reason);
+  } else {
+    log::Warn("restarting every node's workers in {:g} s (restart {} of {})", backoff, restarts_,
+              settings_.max_restarts);
+  }
+  if (!SleepForBackoff(backoff) || (AssignsRanks() && LiveNodes() < minimum())) {
     JobDecision ended = decision;
     ended.restart = false;
     ended.exit_code = agent_signal_ != 0 ? 128 + agent_signal_ : 1;
-    ended.reason = stop_reason_.value_or("the restart was called off");
+    ended.reason = LiveNodes() < minimum() && AssignsRanks()
+                       ? fmt::format("{} nodes remain, fewer than the minimum of {}", LiveNodes(), minimum())
+                       : stop_reason_.value_or("the restart was called off");
     log::Error("not restarting: {}", ended.reason);
     Broadcast(DecisionToJson(ended, generation_));
     return ended;
@@ -403,14 +555,24 @@ JobDecision JobCoordinator::EndGeneration(const NodeOutcome& outcome) {
   ++generation_;
   stop_reason_.reset();
   reported_failures_.clear();
+  scale_up_.clear();
   for (Peer& peer : peers_) peer.outcome.reset();
-  Broadcast(Json{{"type", "start"}, {"generation", generation_}});
+  if (Status status = StartGeneration(); !status) {
+    JobDecision ended = decision;
+    ended.restart = false;
+    ended.exit_code = static_cast<int>(status.error().code);
+    ended.reason = status.error().message;
+    log::Error("not restarting: {}", ended.reason);
+    Broadcast(DecisionToJson(ended, generation_ - 1));
+    return ended;
+  }
   return decision;
 }
 
 bool JobCoordinator::SleepForBackoff(double seconds) {
   // stop_reason_ was set by the failure; a new one during the backoff is a
-  // lost node or a signal, and calls the restart off.
+  // lost node or a signal, and calls the restart off (in an elastic job only
+  // a signal does: the next generation starts with the nodes there are).
   std::string failure_reason = stop_reason_.value_or("");
   stop_reason_.reset();
   SteadyTime until = SteadyClock::now() + Seconds(seconds);
@@ -420,7 +582,9 @@ bool JobCoordinator::SleepForBackoff(double seconds) {
       if (agent_signal_ == 0) agent_signal_ = signal;
       stop_reason_ = "node 0's agent received " + SignalName(signal);
     }
-    if (stop_reason_ || agent_signal_ != 0) return false;
+    if (agent_signal_ != 0) return false;
+    if (stop_reason_ && !AssignsRanks()) return false;
+    if (AssignsRanks()) stop_reason_.reset();
   }
   return true;
 }
@@ -429,6 +593,7 @@ JobDecision JobCoordinator::Decide(const std::vector<int>& never_reported) {
   std::vector<WorkerFailure> failures;
   bool complete_lists = true;
   for (const Peer& peer : peers_) {
+    if (!peer.active) continue;
     if (!peer.outcome) {
       complete_lists = false;
       continue;
@@ -446,9 +611,9 @@ JobDecision JobCoordinator::Decide(const std::vector<int>& never_reported) {
     }
   }
   std::vector<std::string> lost;
-  for (size_t rank = 1; rank < peers_.size(); ++rank) {
-    const Peer& peer = peers_[rank];
-    if (!peer.lost.empty() && peer.lost != "left after reporting") {
+  for (size_t slot = 1; slot < peers_.size(); ++slot) {
+    const Peer& peer = peers_[slot];
+    if (peer.active && !peer.lost.empty() && peer.lost != "left after reporting") {
       lost.push_back(peer.node.Describe() + " (" + peer.lost + ")");
     }
   }
@@ -466,7 +631,7 @@ JobDecision JobCoordinator::Decide(const std::vector<int>& never_reported) {
   if (clean) {
     std::vector<std::string> stuck;
     for (const Peer& peer : peers_) {
-      if (peer.outcome && !peer.outcome->stuck_at_exit.empty()) {
+      if (peer.active && peer.outcome && !peer.outcome->stuck_at_exit.empty()) {
         std::vector<int> ranks = peer.outcome->stuck_at_exit;
         stuck.push_back(fmt::format("rank{} {} on {}", ranks.size() == 1 ? "" : "s", RankNames(ranks),
                                     peer.node.Describe()));
@@ -479,8 +644,18 @@ JobDecision JobCoordinator::Decide(const std::vector<int>& never_reported) {
       log::Error("generation {}: {} (exit code {})", generation_, decision.reason, decision.exit_code);
       return decision;
     }
-    bool all_zero = std::all_of(peers_.begin(), peers_.end(),
-                                [](const Peer& peer) { return peer.outcome && peer.outcome->exit_code == 0; });
+    bool all_zero = std::all_of(peers_.begin(), peers_.end(), [](const Peer& peer) {
+      return !peer.active || (peer.outcome && peer.outcome->exit_code == 0);
+    });
+    if (!all_zero && !scale_up_.empty() && agent_signal_ == 0 && !fatal_) {
+      // Every node was stopped for the one that joined.
+      decision.restart = true;
+      decision.membership_changed = true;
+      decision.next_nnodes = std::min(LiveNodes(), maximum());
+      decision.reason = scale_up_ + " joined";
+      ++membership_changes_;
+      return decision;
+    }
     decision.exit_code = all_zero ? 0 : 1;
     decision.reason = all_zero ? "every node finished" : "a node ended without a worker failure";
     if (all_zero) log::Info("every node's workers finished (generation {})", generation_);
@@ -495,6 +670,29 @@ JobDecision JobCoordinator::Decide(const std::vector<int>& never_reported) {
   } else {
     decision.exit_code = 1;
     decision.reason = !lost.empty() ? "lost " + primus::Join(lost, ", ") : "a node never reported its end";
+  }
+  if (AssignsRanks() && !lost.empty() && agent_signal_ == 0 && !fatal_) {
+    // Elastic: the survivors go on together, renumbered, while enough remain.
+    // Their workers' failures followed from the loss: kept, but not the cause.
+    if (decision.root_cause) {
+      decision.other_failures.insert(decision.other_failures.begin(), *decision.root_cause);
+      decision.root_cause.reset();
+    }
+    if (LiveNodes() >= minimum()) {
+      decision.restart = true;
+      decision.membership_changed = true;
+      decision.next_nnodes = std::min(LiveNodes(), maximum());
+      decision.reason = "lost " + primus::Join(lost, ", ");
+      ++membership_changes_;
+      log::Warn("{}; {} node{} remain (minimum {})", decision.reason, LiveNodes(), LiveNodes() == 1 ? "" : "s",
+                minimum());
+      return decision;
+    }
+    decision.exit_code = 1;
+    decision.reason = fmt::format("lost {}; {} node{} remain, fewer than the minimum of {}", primus::Join(lost, ", "),
+                                  LiveNodes(), LiveNodes() == 1 ? "" : "s", minimum());
+    log::Error("the job ends: {}", decision.reason);
+    return decision;
   }
   bool restartable = decision.root_cause && lost.empty() && never_reported.empty() && agent_signal_ == 0 && !fatal_;
   if (restartable && restarts_ < settings_.max_restarts) {
@@ -513,7 +711,7 @@ void JobCoordinator::PrintBanner(const JobDecision& decision) const {
   banner.root_cause = *decision.root_cause;
   banner.other_failures = decision.other_failures;
   log::Error("job failed (generation {} of {} nodes): root cause rank {} on host {}\n{}", generation_,
-             settings_.self.nnodes, decision.root_cause->rank, decision.root_cause->host,
+             layout_.nnodes, decision.root_cause->rank, decision.root_cause->host,
              FormatFailureBanner(banner));
 }
 

@@ -2,6 +2,11 @@
 // nodes of this job (token, consistency), starts every generation, spreads a
 // stop the moment any node reports a failure or goes silent, and decides at
 // the end of each generation for the whole job. See job_link.h.
+//
+// With fixed node ranks (static rendezvous) a node's slot is its rank. When
+// the coordinator hands ranks out (c10d, etcd-v2) slots are kept in the
+// order nodes joined; each generation numbers the live ones from 0 (this
+// node) up to the job's maximum, and the rest wait as standbys.
 #pragma once
 
 #include <map>
@@ -17,11 +22,15 @@ namespace primus::agent {
 class JobCoordinator : public JobLink {
  public:
   // Binds the control port (an EnvironmentError when it is taken).
-  static Result<std::unique_ptr<JobCoordinator>> Open(const JobLinkSettings& settings, AgentRuntime& runtime);
+  // `port_in_use`, when given, is set when the port was taken (rather than
+  // some other failure): with c10d another agent coordinates then.
+  static Result<std::unique_ptr<JobCoordinator>> Open(const JobLinkSettings& settings, AgentRuntime& runtime,
+                                                      bool* port_in_use = nullptr);
   ~JobCoordinator() override;
 
   Result<int> Join() override;
   int generation() const override { return generation_; }
+  const GenerationLayout& layout() const override { return layout_; }
   void OnEvent(uint64_t tag) override;
   std::optional<SteadyTime> NextDeadline() const override;
   void OnDeadline(SteadyTime now) override;
@@ -35,6 +44,7 @@ class JobCoordinator : public JobLink {
     std::unique_ptr<MessageConnection> connection;  // null until joined, and after it is lost
     NodeIdentity node;
     bool joined = false;
+    bool active = false;  // one of the nodes of the running generation
     std::string lost;  // why the node was lost; empty while it is fine
     SteadyTime last_seen{}, last_sent{};
     std::optional<NodeOutcome> outcome;  // of the current generation
@@ -46,11 +56,20 @@ class JobCoordinator : public JobLink {
 
   JobCoordinator(const JobLinkSettings& settings, AgentRuntime& runtime, UniqueFd listener);
 
+  bool AssignsRanks() const { return settings_.self.rendezvous != kStaticRendezvous; }
+  int maximum() const { return settings_.self.nnodes; }
+  int minimum() const { return settings_.self.Minimum(); }
+  int LiveNodes() const;  // joined and not lost, this node included
+  Result<int> JoinFixed(SteadyTime deadline);
+  Result<int> JoinElastic(SteadyTime deadline);
+  // Numbers the nodes of the next generation, picks its master port and
+  // sends each node its start.
+  Status StartGeneration();
   void AcceptAll();
   void HandlePending(uint64_t id);
   void DropPending(std::map<uint64_t, Pending>::iterator it, const std::string& why, bool quiet);
   void Admit(uint64_t id, std::vector<Json>& messages);
-  void HandlePeer(int rank);
+  void HandlePeer(int slot);
   void OnPeerMessage(Peer& peer, const Json& message);
   void LosePeer(Peer& peer, std::string why);
   void StopEveryone(const std::string& reason);
@@ -70,7 +89,10 @@ class JobCoordinator : public JobLink {
   LogLimiter stranger_log_{5, 10};       // refused and dropped connections
   uint64_t next_pending_id_ = 0;
   int generation_ = 0;
+  GenerationLayout layout_;
   int restarts_ = 0;
+  int membership_changes_ = 0;
+  std::string scale_up_;                      // a node joined the running job: who
   bool started_ = false;
   std::optional<std::string> refusal_;        // an inconsistent job: why
   std::optional<std::string> stop_reason_;    // set once per generation

@@ -8,12 +8,22 @@
 namespace primus::agent {
 
 Result<std::unique_ptr<JobLink>> OpenJobLink(const JobLinkSettings& settings, AgentRuntime& runtime) {
-  if (settings.self.node_rank == 0) {
+  bool assigned = settings.self.rendezvous != kStaticRendezvous;
+  if (!assigned && settings.self.node_rank == 0) {
     auto coordinator = JobCoordinator::Open(settings, runtime);
     if (!coordinator) return coordinator.error();
     return std::unique_ptr<JobLink>(std::move(*coordinator));
   }
-  return std::unique_ptr<JobLink>(std::make_unique<JobMember>(settings, runtime));
+  if (assigned && IsLocalAddress(settings.master_addr)) {
+    // The endpoint is here: coordinate, unless another agent already does.
+    bool in_use = false;
+    auto coordinator = JobCoordinator::Open(settings, runtime, &in_use);
+    if (coordinator) return std::unique_ptr<JobLink>(std::move(*coordinator));
+    if (!in_use) return coordinator.error();
+  }
+  JobLinkSettings member = settings;
+  if (assigned) member.self.node_rank = -1;
+  return std::unique_ptr<JobLink>(std::make_unique<JobMember>(member, runtime));
 }
 
 int PumpLinkEvents(AgentRuntime& runtime, JobLink& link, std::optional<SteadyTime> until) {

@@ -2,7 +2,8 @@
 // has no link; with nnodes > 1, node 0's agent holds a JobCoordinator and
 // every other agent a JobMember, joined by the control channel
 // (control_protocol.h). The link makes the agents act as one job:
-//   - Join: a start barrier; no worker starts until every node joined, and a
+//   - Join: a start barrier; no worker starts until every node joined (an
+//     elastic job: at least its minimum, and the last call passed), and a
 //     job whose nodes disagree (version, nnodes, nproc, node rank) is refused.
 //   - while the workers run, the supervisor forwards the link's epoll events
 //     and deadlines to it, reports its first local failure, and stops its
@@ -10,6 +11,10 @@
 //   - EndGeneration: an exit barrier; node 0 gathers every node's outcome,
 //     picks the root cause across nodes, prints the banner, and decides for
 //     everyone: restart together (a new generation) or exit with one code.
+//   - elastic jobs (min_nnodes < nnodes, ranks handed out by the coordinator):
+//     a lost node, or a node that joins the running job, ends the generation
+//     at once; the next one starts with the nodes there are, renumbered, if
+//     at least min_nnodes remain (layout() says this node's place).
 #pragma once
 
 #include <memory>
@@ -28,6 +33,8 @@ struct JobLinkSettings {
   std::string token;        // PRIMUS_JOB_TOKEN; "" when unset (then every node must lack it)
   std::string master_addr;  // node 0, as the user or the scheduler gave it
   int control_port = 0;
+  int master_port = 0;      // the workers' MASTER_PORT; 0: the coordinator picks one for each generation
+  double last_call_timeout_s = 30;  // elastic: once min_nnodes joined, how long more may join before the start
   double join_timeout_s = 300;
   double exit_barrier_timeout_s = 30;
   double heartbeat_interval_s = 1;
@@ -49,6 +56,8 @@ class JobLink {
   virtual Result<int> Join() = 0;
   // The generation now running (TORCHELASTIC_RESTART_COUNT of its workers).
   virtual int generation() const = 0;
+  // This node's place in it: node rank, node count, the workers' master.
+  virtual const GenerationLayout& layout() const = 0;
 
   // While the supervisor runs: events of tags >= kFirstLinkTag, and deadlines.
   virtual void OnEvent(uint64_t tag) = 0;
@@ -66,7 +75,10 @@ class JobLink {
   virtual JobDecision EndGeneration(const NodeOutcome& outcome) = 0;
 };
 
-// Node 0 binds its control port here, so a busy port fails before anything starts.
+// Node 0 binds its control port here, so a busy port fails before anything
+// starts. With the c10d rendezvous the agent coordinates when the endpoint
+// (master_addr) is an address of this host and it binds the port first; the
+// others join it, as torchrun's agents do.
 Result<std::unique_ptr<JobLink>> OpenJobLink(const JobLinkSettings& settings, AgentRuntime& runtime);
 
 // Waits for the runtime's next events until `until` (nullopt: no limit but the

@@ -19,14 +19,21 @@ constexpr double kWaitingNoticeS = 10;
 }  // namespace
 
 JobMember::JobMember(const JobLinkSettings& settings, AgentRuntime& runtime)
-    : settings_(settings), runtime_(runtime), generation_(settings.restarts_before) {}
+    : settings_(settings), runtime_(runtime), generation_(settings.restarts_before) {
+  layout_.node_rank = settings.self.node_rank;
+  layout_.nnodes = settings.self.nnodes;
+  layout_.master_addr = settings.master_addr;
+  layout_.master_port = settings.master_port;
+  next_layout_ = layout_;
+}
 
 JobMember::~JobMember() {
   if (connection_) runtime_.poller().Remove(connection_->fd());
 }
 
 std::string JobMember::Coordinator() const {
-  return "node 0 at " + settings_.master_addr + ":" + std::to_string(settings_.control_port);
+  return (settings_.self.rendezvous == kStaticRendezvous ? "node 0 at " : "the coordinator at ") +
+         settings_.master_addr + ":" + std::to_string(settings_.control_port);
 }
 
 Status JobMember::Connect(SteadyTime deadline, int* signal) {
@@ -64,12 +71,24 @@ Status JobMember::Connect(SteadyTime deadline, int* signal) {
 Result<int> JobMember::Join() {
   SteadyTime deadline = SteadyClock::now() + Seconds(settings_.join_timeout_s);
   int signal = 0;
-  log::Info("node {} of {}: joining {}", settings_.self.node_rank, settings_.self.nnodes, Coordinator());
+  if (settings_.self.node_rank >= 0) {
+    log::Info("node {} of {}: joining {}", settings_.self.node_rank, settings_.self.nnodes, Coordinator());
+  } else {
+    log::Info("joining {} (node rank to be assigned)", Coordinator());
+  }
   if (Status status = Connect(deadline, &signal); !status) return status.error();
   if (signal != 0) return signal;
   Send(HelloMessage(settings_.self, settings_.token));
-  while (!refused_ && !lost_ && !start_generation_ && SteadyClock::now() < deadline) {
-    signal = PumpLinkEvents(runtime_, *this, deadline);
+  // Once welcomed, a node waits for its start as long as the coordinator is
+  // alive (a standby, or a node waiting for the others): the coordinator
+  // owns the join timeout, and its heartbeats say it is alive.
+  bool said_standby = false;
+  while (!refused_ && !lost_ && !start_generation_ && (welcomed_ || SteadyClock::now() < deadline)) {
+    if (standby_ && !said_standby) {
+      log::Info("the job runs at its maximum node count: waiting as a standby until a node leaves");
+      said_standby = true;
+    }
+    signal = PumpLinkEvents(runtime_, *this, welcomed_ ? std::nullopt : std::optional<SteadyTime>(deadline));
     if (signal != 0) return signal;
   }
   if (refused_) {
@@ -90,7 +109,8 @@ Result<int> JobMember::Join() {
                             "some other node has not joined; node 0's log names it");
   }
   generation_ = *start_generation_;
-  log::Info("joined; starting generation {}", generation_);
+  layout_ = next_layout_;
+  log::Info("joined; starting generation {} as node {} of {}", generation_, layout_.node_rank, layout_.nnodes);
   return 0;
 }
 
@@ -112,11 +132,13 @@ void JobMember::OnMessage(const Json& message) {
   if (type == "heartbeat") return;
   if (type == "welcome") {
     welcomed_ = true;
+    standby_ = BoolField(message, "standby", false);
   } else if (type == "refuse") {
     refused_ = StringField(message, "reason", "no reason given");
     if (!stop_reason_) stop_reason_ = "node 0 ended the job: " + *refused_;
   } else if (type == "start") {
     start_generation_ = MessageGeneration(message);
+    ReadStartMessage(message, &next_layout_);
   } else if (type == "stop") {
     if (MessageGeneration(message) == generation_ && !stop_reason_) {
       stop_reason_ = StringField(message, "reason", "node 0 stopped the job");
@@ -154,13 +176,13 @@ void JobMember::Send(const Json& message) {
 std::optional<SteadyTime> JobMember::NextDeadline() const {
   if (!connection_) return std::nullopt;
   SteadyTime next = last_sent_ + Seconds(settings_.heartbeat_interval_s);
-  if (start_generation_) next = std::min(next, last_seen_ + Seconds(settings_.heartbeat_timeout_s));
+  if (start_generation_ || welcomed_) next = std::min(next, last_seen_ + Seconds(settings_.heartbeat_timeout_s));
   return next;
 }
 
 void JobMember::OnDeadline(SteadyTime now) {
   if (!connection_) return;
-  if (start_generation_ && now >= last_seen_ + Seconds(settings_.heartbeat_timeout_s)) {
+  if ((start_generation_ || welcomed_) && now >= last_seen_ + Seconds(settings_.heartbeat_timeout_s)) {
     LoseCoordinator(fmt::format("no heartbeat for {:g} s", settings_.heartbeat_timeout_s));
     return;
   }
@@ -202,8 +224,13 @@ JobDecision JobMember::EndGeneration(const NodeOutcome& outcome) {
     if (decision.exit_code != 0) log::Error("the job ends with exit code {}: {}", decision.exit_code, decision.reason);
     return decision;
   }
-  log::Warn("node 0 restarts the job (restart {} of {}); waiting for its start", decision.restarts,
-            settings_.max_restarts);
+  if (decision.membership_changed) {
+    log::Warn("the job restarts on {} node{} ({}); waiting for its start", decision.next_nnodes,
+              decision.next_nnodes == 1 ? "" : "s", decision.reason);
+  } else {
+    log::Warn("node 0 restarts the job (restart {} of {}); waiting for its start", decision.restarts,
+              settings_.max_restarts);
+  }
   int next = generation_ + 1;
   WaitUntil([&] { return (start_generation_ && *start_generation_ >= next) || (decision_ && !decision_->restart); });
   if (decision_ && !decision_->restart) return *decision_;
@@ -216,6 +243,7 @@ JobDecision JobMember::EndGeneration(const NodeOutcome& outcome) {
     return alone;
   }
   generation_ = *start_generation_;
+  layout_ = next_layout_;
   decision_.reset();
   stop_reason_.reset();
   return decision;

@@ -1,7 +1,8 @@
 // The side of the job link on every node but node 0: connects to node 0's
 // control channel (retrying until the join timeout), introduces itself with
-// the job token, then follows node 0's orders — start, stop, restart, exit —
-// and reports its own failures and outcomes. Losing node 0 (the connection
+// the job token, then follows node 0's orders — start (with this node's rank
+// and the node count of the generation), stop, restart, exit — and reports
+// its own failures and outcomes. Losing node 0 (the connection
 // drops, or no heartbeat for heartbeat_timeout) stops the local workers and
 // ends this agent. See job_link.h.
 #pragma once
@@ -20,6 +21,7 @@ class JobMember : public JobLink {
 
   Result<int> Join() override;
   int generation() const override { return generation_; }
+  const GenerationLayout& layout() const override { return layout_; }
   void OnEvent(uint64_t tag) override;
   std::optional<SteadyTime> NextDeadline() const override;
   void OnDeadline(SteadyTime now) override;
@@ -44,7 +46,10 @@ class JobMember : public JobLink {
   std::unique_ptr<MessageConnection> connection_;
   SteadyTime last_seen_{}, last_sent_{};
   int generation_ = 0;
+  GenerationLayout layout_;              // from the last start order
+  GenerationLayout next_layout_;         // of a start not yet taken up
   bool welcomed_ = false;
+  bool standby_ = false;                 // welcomed while the job runs at its maximum
   std::optional<int> start_generation_;   // the last start order
   std::optional<std::string> refused_;    // node 0 refused this node or the job
   std::optional<std::string> lost_;       // node 0 is gone: why

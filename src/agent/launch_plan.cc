@@ -63,15 +63,36 @@ Status ValidateNumbers(const LaunchSpec& spec) {
   if (spec.master_port < 0 || spec.master_port > 65535) {
     return UsageError("master_port " + std::to_string(spec.master_port) + " is not a TCP port (1..65535)");
   }
-  if (spec.nnodes > 1 && spec.master_port == 0) {
+  bool assigned = spec.rendezvous != "static" && spec.nnodes > 1;
+  if (spec.rendezvous != "static" && spec.rendezvous != "c10d" && spec.rendezvous != "etcd-v2") {
+    return UsageError("rendezvous '" + spec.rendezvous + "' is not one of static, c10d, etcd-v2");
+  }
+  if (spec.min_nnodes < 0 || spec.min_nnodes > spec.nnodes) {
+    return UsageError("min_nnodes " + std::to_string(spec.min_nnodes) + " is outside 1.." + std::to_string(spec.nnodes),
+                      "an elastic job runs on MIN..MAX nodes: give --nnodes MIN:MAX");
+  }
+  if (spec.min_nnodes != 0 && spec.min_nnodes < spec.nnodes && !assigned) {
+    return UsageError("an elastic job (" + std::to_string(spec.min_nnodes) + ":" + std::to_string(spec.nnodes) +
+                          " nodes) needs node ranks handed out as nodes join",
+                      "use the c10d rendezvous (--rdzv-backend c10d --rdzv-endpoint HOST:PORT) or etcd-v2");
+  }
+  if (!(spec.last_call_timeout_s >= 0)) return UsageError("last_call_timeout must not be negative");
+  if (spec.nnodes > 1 && spec.master_port == 0 && !assigned) {
     return UsageError("master_port is required when nnodes > 1",
                       "every node must agree on it; pick one such as 29500");
   }
-  if (spec.nnodes > 1 && spec.master_addr.empty()) {
+  if (assigned && spec.rendezvous == "c10d" && (spec.control_port == 0 || spec.master_addr.empty())) {
+    return UsageError("the c10d rendezvous needs its endpoint: the host and port of the agent that coordinates",
+                      "give --rdzv-endpoint HOST:PORT, the same on every node");
+  }
+  if (assigned && spec.rendezvous == "etcd-v2" && spec.rdzv_endpoint.empty()) {
+    return UsageError("the etcd-v2 rendezvous needs the etcd server's address", "give --rdzv-endpoint HOST:PORT");
+  }
+  if (spec.nnodes > 1 && spec.master_addr.empty() && spec.rendezvous == "static") {
     return UsageError("master_addr is required when nnodes > 1",
                       "give the address of node rank 0, reachable from every node");
   }
-  if (spec.nnodes > 1) {
+  if (spec.nnodes > 1 && !assigned) {
     int control_port = spec.control_port != 0 ? spec.control_port : spec.master_port + 1;
     if (spec.control_port < 0 || control_port > 65535) {
       return UsageError("control port " + std::to_string(control_port) + " is not a TCP port (1..65535)",
@@ -80,6 +101,11 @@ Status ValidateNumbers(const LaunchSpec& spec) {
     if (control_port == spec.master_port) {
       return UsageError("the control port must differ from the master port (" + std::to_string(spec.master_port) + ")",
                         "leave --control-port unset (master port + 1) or pick another port");
+    }
+  }
+  if (spec.nnodes > 1) {
+    if (spec.control_port < 0 || spec.control_port > 65535) {
+      return UsageError("control port " + std::to_string(spec.control_port) + " is not a TCP port (1..65535)");
     }
     if (!(spec.join_timeout_s > 0) || !(spec.exit_barrier_timeout_s >= 0)) {
       return UsageError("join_timeout must be positive and exit_barrier_timeout not negative");
@@ -183,8 +209,12 @@ Result<LaunchPlan> PlanLaunch(const LaunchSpec& spec) {
                         std::string(std::getenv("PATH") ? std::getenv("PATH") : "") + ")");
   }
 
-  if (plan.spec.master_addr.empty()) plan.spec.master_addr = "127.0.0.1";
-  if (plan.spec.master_port == 0) {
+  if (plan.spec.min_nnodes == 0) plan.spec.min_nnodes = plan.spec.nnodes;
+  bool assigned = plan.spec.rendezvous != "static" && plan.spec.nnodes > 1;
+  if (plan.spec.master_addr.empty() && !assigned) plan.spec.master_addr = "127.0.0.1";
+  if (assigned) {
+    // The coordinator picks the master port of each generation.
+  } else if (plan.spec.master_port == 0) {
     auto port = PickFreePort();
     if (!port) return port.error();
     plan.spec.master_port = *port;

@@ -28,8 +28,21 @@ struct LaunchSpec {
   // visible GPUs (at least 1) and clears this. Whoever sets nproc_per_node itself clears it.
   bool nproc_per_node_auto = false;
   int nnodes = 1, node_rank = 0;
+  // How the agents find each other (control_protocol.h): "static" (node
+  // ranks given, node 0 coordinates), "c10d" (the agent on the host of
+  // master_addr:control_port coordinates and hands node ranks out) or
+  // "etcd-v2" (an etcd server at rdzv_endpoint names the coordinator).
+  std::string rendezvous = "static";
+  std::string rdzv_endpoint;          // etcd-v2: the etcd server, host:port
+  std::string local_addr;             // etcd-v2: this node's address as the others reach it ("" -> host name)
+  // Elastic: the job runs on min_nnodes..nnodes nodes (0: exactly nnodes);
+  // needs a rendezvous that hands node ranks out.
+  int min_nnodes = 0;
+  double last_call_timeout_s = 30;    // once min_nnodes joined, how long more may join before the start
   std::string master_addr;  // "" -> "127.0.0.1" (single node only)
-  int master_port = 0;      // 0 -> a free port (single node only); a port in use on node 0 -> error 4
+  // 0 -> a free port (single node, or the coordinator's pick for each
+  // generation when node ranks are handed out); a port in use on node 0 -> error 4
+  int master_port = 0;
   std::map<std::string, std::string> env;  // extra worker env, applied only where the agent's env lacks it
   std::map<std::string, std::string> env_overrides;  // set even over the agent's env (the user's explicit --env)
   std::string log_dir;                     // "" -> ${TMPDIR:-/tmp}/primus-<uid>/<run_id>

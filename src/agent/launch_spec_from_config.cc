@@ -49,6 +49,7 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher, 
   }
   for (auto [key, field] : {std::pair{"direct.nnodes", &spec.nnodes},
                             std::pair{"direct.node_rank", &spec.node_rank},
+                            std::pair{"direct.min_nnodes", &spec.min_nnodes},
                             std::pair{"direct.master_port", &spec.master_port},
                             std::pair{"direct.control_port", &spec.control_port},
                             std::pair{"direct.max_restarts", &spec.max_restarts}}) {
@@ -57,6 +58,15 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher, 
     *field = *value;
   }
   spec.master_addr = launcher.GetString("direct.master_addr");
+  spec.rendezvous = launcher.GetString("direct.rendezvous");
+  if (spec.rendezvous != "static" && spec.rendezvous != "c10d" && spec.rendezvous != "etcd-v2") {
+    return config::ConfigErrorAt(launcher.OriginOf("direct.rendezvous"),
+                                 "direct.rendezvous must be static, c10d or etcd-v2, not '" + spec.rendezvous + "'",
+                                 "static: every node gets --node-rank; c10d: the endpoint's host coordinates");
+  }
+  spec.rdzv_endpoint = launcher.GetString("direct.rdzv_endpoint");
+  spec.local_addr = launcher.GetString("direct.local_addr");
+  spec.last_call_timeout_s = launcher.GetDouble("direct.last_call_timeout");
   spec.restart_backoff_s = launcher.GetDouble("direct.restart_backoff");
   spec.term_timeout_s = launcher.GetDouble("direct.term_timeout");
   spec.hang_timeout_s = launcher.GetDouble("direct.hang_timeout");

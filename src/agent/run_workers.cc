@@ -24,14 +24,17 @@ double BackoffSeconds(const LaunchSpec& spec, int restart_index) {
   return std::min(backoff, spec.max_restart_backoff_s);
 }
 
-void LogStart(const LaunchPlan& plan, int attempt) {
+// `elastic`: generations follow membership, not only failures.
+void LogStart(const LaunchPlan& plan, int attempt, bool elastic = false) {
   const LaunchSpec& spec = plan.spec;
   int first = plan.global_rank(0);
   int last = plan.global_rank(spec.nproc_per_node - 1);
   std::string ranks = first == last ? "rank " + std::to_string(first)
                                     : "ranks " + std::to_string(first) + "-" + std::to_string(last);
   log::Info("{} {} worker{} ({} of world size {}): {}; master {}:{}; logs in {}",
-            attempt == 0 ? "starting" : fmt::format("restart {}/{}: starting", attempt, spec.max_restarts),
+            attempt == 0 ? "starting"
+            : elastic    ? fmt::format("generation {}: starting", attempt)
+                         : fmt::format("restart {}/{}: starting", attempt, spec.max_restarts),
             spec.nproc_per_node, spec.nproc_per_node == 1 ? "" : "s", ranks, plan.world_size(),
             ShellJoin(spec.argv), spec.master_addr, spec.master_port,
             Supervisor::AttemptDir(plan, attempt));
@@ -46,6 +49,8 @@ JobLinkSettings LinkSettings(const LaunchPlan& plan) {
   JobLinkSettings settings;
   settings.self.node_rank = spec.node_rank;
   settings.self.nnodes = spec.nnodes;
+  settings.self.min_nnodes = spec.min_nnodes;
+  settings.self.rendezvous = spec.rendezvous;
   settings.self.nproc_per_node = spec.nproc_per_node;
   settings.self.version = PRIMUS_VERSION;
   settings.self.host = plan.host;
@@ -53,7 +58,10 @@ JobLinkSettings LinkSettings(const LaunchPlan& plan) {
   const char* token = std::getenv(kJobTokenVariable);
   settings.token = token != nullptr ? token : "";
   settings.master_addr = spec.master_addr;
-  settings.control_port = spec.control_port != 0 ? spec.control_port : spec.master_port + 1;
+  bool assigned = spec.rendezvous != kStaticRendezvous;
+  settings.control_port = spec.control_port != 0 || assigned ? spec.control_port : spec.master_port + 1;
+  settings.master_port = spec.master_port;
+  settings.last_call_timeout_s = spec.last_call_timeout_s;
   settings.join_timeout_s = spec.join_timeout_s;
   settings.exit_barrier_timeout_s = spec.exit_barrier_timeout_s;
   settings.heartbeat_interval_s = spec.heartbeat_interval_s;
@@ -67,7 +75,7 @@ JobLinkSettings LinkSettings(const LaunchPlan& plan) {
 }
 
 // One node of a multi-node job: the generations are the job's, decided by node 0.
-Result<RunResult> RunJobNode(const LaunchPlan& plan, const WorkerEnvironment& environment, AgentRuntime& runtime,
+Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime,
                              RunResult result) {
   JobLinkSettings settings = LinkSettings(plan);
   if (settings.token.empty()) {
@@ -87,8 +95,17 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, const WorkerEnvironment& en
   }
   while (true) {
     int generation = (*link)->generation();
-    LogStart(plan, generation);
-    Supervisor supervisor(plan, environment, runtime, generation, link->get());
+    // This generation's place of the node: the same every time with fixed
+    // node ranks; renumbered in an elastic job.
+    GenerationLayout layout = (*link)->layout();
+    LaunchPlan generation_plan = plan;
+    generation_plan.spec.node_rank = layout.node_rank;
+    generation_plan.spec.nnodes = layout.nnodes;
+    generation_plan.spec.master_addr = layout.master_addr;
+    generation_plan.spec.master_port = layout.master_port;
+    WorkerEnvironment generation_environment(generation_plan, environ);
+    LogStart(generation_plan, generation, plan.spec.rendezvous != kStaticRendezvous);
+    Supervisor supervisor(generation_plan, generation_environment, runtime, generation, link->get());
     auto attempt = supervisor.Run();
     NodeOutcome outcome;
     if (!attempt) {
@@ -96,7 +113,7 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, const WorkerEnvironment& en
       log::Error("{}", attempt.error().Format());
       WorkerFailure failure;
       failure.host = plan.host;
-      failure.rank = plan.global_rank(0);
+      failure.rank = generation_plan.global_rank(0);
       failure.attempt = generation;
       failure.exit_code = static_cast<int>(attempt.error().code);
       failure.message = attempt.error().message;
@@ -117,6 +134,7 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, const WorkerEnvironment& en
     result.root_cause = decision.root_cause;
     result.other_failures = decision.other_failures;
     result.restarts = decision.restarts - plan.spec.restarts_before;
+    result.master_port = layout.master_port;
     if (!decision.restart) return result;
   }
 }
@@ -139,7 +157,7 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
   result.run_id = plan->spec.run_id;
   result.master_addr = plan->spec.master_addr;
   result.master_port = plan->spec.master_port;
-  if (plan->spec.nnodes > 1) return RunJobNode(*plan, environment, **runtime, std::move(result));
+  if (plan->spec.nnodes > 1) return RunJobNode(*plan, **runtime, std::move(result));
 
   if (plan->spec.restarts_before > 0) {
     log::Info("the scheduler already restarted this job {} time{}; they count against --max-restarts {}",

@@ -230,6 +230,7 @@ void Supervisor::CheckJobStop() {
   std::optional<std::string> reason = link_->stop_reason();
   if (!reason) return;
   ending_ = AttemptResult::Ending::kStoppedByJob;
+  job_stop_reason_ = *reason;
   log::Warn("stopping this node's workers: {}", *reason);
   BeginStop(SIGTERM);
 }
@@ -641,6 +642,7 @@ AttemptResult Supervisor::Summarize() {
                           plan_.spec.hang_timeout_s};
       ending.stuck_at_exit = worker->stuck_at_exit && worker->ended_after_stop;
       ending.exit_grace_s = plan_.spec.exit_grace_s;
+      if (stopped_by_agent && !ending.stuck_at_exit) ending.stop_reason = job_stop_reason_;
       endings.push_back(ending);
     }
   }

@@ -118,6 +118,7 @@ class Supervisor {
   Phase phase_ = Phase::kRunning;
   AttemptResult::Ending ending_ = AttemptResult::Ending::kSucceeded;
   int stop_signal_ = 0;
+  std::string job_stop_reason_;  // the job link's reason, when it stopped this node's workers
   int agent_signal_ = 0;
   std::optional<SteadyTime> kill_deadline_;
   std::optional<SteadyTime> give_up_deadline_;

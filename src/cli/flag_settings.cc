@@ -46,6 +46,14 @@ Result<std::vector<config::FlagSetting>> FlagSettings(const CommandLine& command
       from_files.insert(from_files.end(), entries->begin(), entries->end());
       return Status::Ok();
     }
+    // --nnodes MIN:MAX: an elastic job of MIN to MAX nodes (torchrun's form).
+    if (spec.config_key == "direct.nnodes" && option.value.find(':') != std::string::npos) {
+      std::string value = option.value;
+      size_t colon = value.find(':');
+      settings.push_back(config::FlagSetting{"direct.min_nnodes", {value.substr(0, colon)}, option.written});
+      settings.push_back(config::FlagSetting{spec.config_key, {value.substr(colon + 1)}, option.written});
+      return Status::Ok();
+    }
     // Map keys (direct.env) take NAME=VALUE as the value; list keys append.
     settings.push_back(config::FlagSetting{spec.config_key, {option.value}, option.written});
     return Status::Ok();

@@ -368,14 +368,10 @@ class Reader {
       if (*low < 1 || *low > *high || *high > (1 << 18)) {
         return Usage(nnodes->source + " " + nnodes->value + ": needs 0 < MIN <= MAX <= 262144");
       }
-      if (*low != *high) {
-        return Usage(nnodes->source + " " + nnodes->value + " asks for an elastic job (from " + std::to_string(*low) +
-                         " to " + std::to_string(*high) + " nodes, joining and leaving while it runs): not supported yet",
-                     "give a fixed node count (" + nnodes->source + " " + std::to_string(*high) + ", or " +
-                         std::to_string(*high) + ":" + std::to_string(*high) + "); elastic membership needs torchrun itself");
-      }
-      nnodes_ = static_cast<int>(*low);
+      nnodes_ = static_cast<int>(*high);
+      min_nnodes_ = static_cast<int>(*low);
       Set("direct.nnodes", std::to_string(nnodes_), *nnodes);
+      if (min_nnodes_ != nnodes_) Set("direct.min_nnodes", std::to_string(min_nnodes_), *nnodes);
     }
     if (const Given* nproc = Get(Arg::kNprocPerNode)) {
       std::string value = ToLower(Trim(nproc->value));
@@ -450,23 +446,27 @@ class Reader {
       run_id_ = std::string(Trim(id->value));
       Set("direct.run_id", run_id_, *id);
     }
-    if (backend == "etcd" || backend == "etcd-v2") {
-      return Usage(backend_given->source + " " + backend + ": the etcd rendezvous is not supported yet",
-                   "use the static rendezvous (--node-rank, --master-addr, --master-port on each node) or c10d with "
-                   "--node-rank and --rdzv-endpoint at node rank 0");
-    }
-    if (backend != "static" && backend != "c10d") {
+    if (backend != "static" && backend != "c10d" && backend != "etcd" && backend != "etcd-v2") {
       return Usage(backend_given->source + " '" + backend_given->value + "': unknown rendezvous backend",
                    "torchrun's backends are static (the default), c10d, etcd and etcd-v2");
     }
     if (const Given* conf = Get(Arg::kRdzvConf)) {
       if (Status status = RendezvousConf(*conf); !status) return status;
     }
-    if (const Given* local_addr = Get(Arg::kLocalAddr)) {
+    if (const Given* local_addr = Get(Arg::kLocalAddr); local_addr != nullptr && backend != "etcd" &&
+                                                          backend != "etcd-v2") {
       Note(Level::kDebug, local_addr->source + " " + local_addr->value +
                               ": not needed; the workers' MASTER_ADDR is the rendezvous host as given");
     }
 
+    bool elastic = min_nnodes_ != nnodes_;
+    if (backend == "static" && elastic) {
+      const Given* nnodes = Get(Arg::kNnodes);
+      return Usage(nnodes->source + " " + nnodes->value + " is an elastic job, but the static rendezvous gives every "
+                       "node a fixed rank",
+                   "add --rdzv-backend c10d --rdzv-endpoint HOST:PORT (the same on every node; HOST runs the "
+                   "rendezvous), as with torchrun");
+    }
     if (backend == "static") {
       if (endpoint_given != nullptr) {
         // torchrun's static rendezvous takes its endpoint over --master-addr/--master-port.
@@ -499,18 +499,16 @@ class Reader {
       return Status::Ok();
     }
 
-    // c10d: its endpoint hosts the rendezvous; here that host must be node rank 0.
+    // c10d and etcd: the endpoint hosts the rendezvous (c10d) or names the etcd server.
     if (endpoint_given == nullptr) {
-      return Usage(backend_given->source + " c10d needs --rdzv-endpoint HOST[:PORT]",
-                   "give the host of node rank 0 and a port, e.g. --rdzv-endpoint node0:29400");
+      return Usage(backend_given->source + " " + backend + " needs --rdzv-endpoint HOST[:PORT]",
+                   backend == "c10d" ? "give a host that runs one of the nodes and a port, e.g. --rdzv-endpoint "
+                                       "node0:29400"
+                                     : "give the etcd server, e.g. --rdzv-endpoint etcd0:2379");
     }
+    if (backend == "etcd" || backend == "etcd-v2") return EtcdRendezvous(*backend_given, *endpoint_given);
     auto endpoint = ParseEndpoint(*endpoint_given, 29400);
     if (!endpoint.ok()) return endpoint.error();
-    if (nnodes_ > 1 && !node_rank_given_) {
-      return Usage("--rdzv-backend c10d without --node-rank: assigning node ranks as nodes join is not supported yet",
-                   "give --node-rank R on each node (0 on the host of --rdzv-endpoint), or use the static "
-                   "rendezvous: --node-rank R --master-addr HOST --master-port PORT");
-    }
     if (nnodes_ > 1 && endpoint->port == 0) {
       return Usage(endpoint_given->source + " " + endpoint_given->value +
                        ": port 0 is chosen at random, so the other nodes cannot find it",
@@ -522,20 +520,75 @@ class Reader {
                                              "rendezvous endpoint " + endpoint_given->value + " is used");
       }
     }
+    if (nnodes_ > 1) {
+      // torchrun's dynamic rendezvous: the agent on the endpoint's host that
+      // binds the port first coordinates, node ranks go to nodes as they
+      // join, and rank 0's host publishes a free MASTER_PORT.
+      if (const Given* rank = Get(Arg::kNodeRank)) {
+        Note(Level::kDebug, rank->source + " " + rank->value + ": not used with c10d, which hands node ranks out as "
+                                                                  "nodes join (as torchrun does)");
+      }
+      Set("direct.rendezvous", "c10d", *backend_given);
+      Set("direct.node_rank", "0", *backend_given);
+      Set("direct.master_addr", endpoint->host, *endpoint_given);
+      Set("direct.master_port", "0", *endpoint_given);
+      Set("direct.control_port", std::to_string(endpoint->port), *endpoint_given);
+      Note(Level::kPlan, "rendezvous: c10d at " + endpoint->host + ":" + std::to_string(endpoint->port) +
+                             "; the agent on that host coordinates, node ranks are handed out as nodes join, " +
+                             (elastic ? "the job runs on " + std::to_string(min_nnodes_) + " to " +
+                                            std::to_string(nnodes_) + " nodes"
+                                      : "the job runs on " + std::to_string(nnodes_) + " nodes") +
+                             "; MASTER_ADDR is " + endpoint->host + " and MASTER_PORT a free port there");
+      return Status::Ok();
+    }
     Set("direct.master_addr", endpoint->host, *endpoint_given);
     Set("direct.master_port", std::to_string(endpoint->port), *endpoint_given);  // 0: a free port
     Note(Level::kPlan, "rendezvous: c10d at " + endpoint->host + ":" +
                            (endpoint->port == 0 ? std::string("a free port") : std::to_string(endpoint->port)) +
-                           (nnodes_ > 1 ? ", which must be the host of node rank 0 (node ranks come from --node-rank)"
-                                        : "") +
                            "; the workers get it as MASTER_ADDR/MASTER_PORT");
     return Status::Ok();
   }
 
-  // --rdzv-conf k=v,...: join_timeout and the keep-alive settings map onto
-  // ours; the others tune torchrun's rendezvous store.
+  // etcd / etcd-v2: the etcd server at the endpoint names the coordinator
+  // (the first agent to claim the run id); ranks as with c10d.
+  Status EtcdRendezvous(const Given& backend, const Given& endpoint_given) {
+    auto endpoint = ParseEndpoint(endpoint_given, 2379);
+    if (!endpoint.ok()) return endpoint.error();
+    if (endpoint->port == 0) {
+      return Usage(endpoint_given.source + " " + endpoint_given.value + ": port 0 is not an etcd server's port",
+                   "give the etcd server's client port, e.g. " + endpoint->host + ":2379");
+    }
+    if (nnodes_ == 1) {
+      Note(Level::kDebug, backend.source + " " + backend.value + " with one node: no rendezvous needed");
+      return Status::Ok();
+    }
+    if (run_id_.empty()) {
+      return Usage(backend.source + " " + backend.value + " needs --rdzv-id: the agents of one job find each other "
+                                                           "under it in etcd",
+                   "give the same --rdzv-id on every node (a job id is a good one)");
+    }
+    if (const Given* rank = Get(Arg::kNodeRank)) {
+      Note(Level::kDebug, rank->source + " " + rank->value + ": not used with etcd, which hands node ranks out as "
+                                                              "nodes join");
+    }
+    if (const Given* local_addr = Get(Arg::kLocalAddr)) {
+      Set("direct.local_addr", std::string(Trim(local_addr->value)), *local_addr);
+    }
+    Set("direct.rendezvous", "etcd-v2", backend);
+    Set("direct.node_rank", "0", backend);
+    Set("direct.master_port", "0", endpoint_given);
+    Set("direct.rdzv_endpoint", endpoint->host + ":" + std::to_string(endpoint->port), endpoint_given);
+    Note(Level::kPlan, "rendezvous: etcd v2 API at " + endpoint->host + ":" + std::to_string(endpoint->port) +
+                           " under run id " + run_id_ + "; the first agent to claim it coordinates, node ranks are "
+                           "handed out as nodes join");
+    return Status::Ok();
+  }
+
+  // --rdzv-conf k=v,...: the rendezvous timeouts and the keep-alive settings
+  // map onto ours; the others tune torchrun's rendezvous store.
   Status RendezvousConf(const Given& conf) {
     std::optional<double> keep_alive_interval, keep_alive_attempts;
+    std::optional<std::string> read_timeout;
     for (const std::string& raw : Split(conf.value, ',')) {
       std::string item(Trim(raw));
       if (item.empty()) continue;
@@ -552,10 +605,22 @@ class Reader {
         }
         return *number;
       };
-      if (key == "join_timeout") {
+      if (key == "join_timeout" || key == "timeout") {
         auto timeout = seconds();
         if (!timeout.ok()) return timeout.error();
         Set("direct.join_timeout", value, conf);
+      } else if (key == "last_call_timeout" || key == "close_timeout") {
+        // last call: how long more nodes may join once the minimum did;
+        // close: how long the nodes have to report the end of a generation.
+        std::optional<double> number = ParseDouble(value);
+        if (!number || !(*number >= 0)) {
+          return Usage(conf.source + " " + key + "=" + value + ": expected a number of seconds, 0 or more");
+        }
+        Set(key == "last_call_timeout" ? "direct.last_call_timeout" : "direct.exit_barrier_timeout", value, conf);
+      } else if (key == "read_timeout") {
+        auto timeout = seconds();
+        if (!timeout.ok()) return timeout.error();
+        read_timeout = value;
       } else if (key == "keep_alive_interval") {
         auto interval = seconds();
         if (!interval.ok()) return interval.error();
@@ -564,8 +629,8 @@ class Reader {
         auto attempts = seconds();
         if (!attempts.ok()) return attempts.error();
         keep_alive_attempts = *attempts;
-      } else if (key == "last_call_timeout" || key == "close_timeout" || key == "timeout" || key == "read_timeout" ||
-                 key == "is_host" || key == "use_agent_store" || key == "rank" || key == "store_type") {
+      } else if (key == "is_host" || key == "use_agent_store" || key == "rank" || key == "store_type" ||
+                 key == "use_libuv") {
         Note(Level::kDebug, conf.source + " " + key + ": not needed (it tunes torchrun's rendezvous store)");
       } else {
         Note(Level::kWarn, conf.source + " " + key + "=" + value + ": not a setting torchrun's rendezvous reads; ignored");
@@ -576,6 +641,13 @@ class Reader {
       double interval = keep_alive_interval.value_or(5), attempts = keep_alive_attempts.value_or(3);
       Set("direct.heartbeat_interval", FormatSeconds(interval), conf);
       Set("direct.heartbeat_timeout", FormatSeconds(interval * std::max(1.0, attempts)), conf);
+      if (read_timeout) {
+        Note(Level::kWarn, conf.source + " read_timeout=" + *read_timeout + ": ignored, keep_alive_* set how long a "
+                                                                             "silent node may stay silent");
+      }
+    } else if (read_timeout) {
+      // How long a peer may stay silent before it is called lost.
+      Set("direct.heartbeat_timeout", *read_timeout, conf);
     }
     return Status::Ok();
   }
@@ -747,7 +819,8 @@ class Reader {
   std::map<Arg, Given> given_;
   std::string script_;
   std::vector<std::string> script_args_;
-  int nnodes_ = 1;
+  int nnodes_ = 1;      // the most nodes
+  int min_nnodes_ = 1;  // the fewest (== nnodes_ unless elastic)
   bool node_rank_given_ = false;
   std::string run_id_;
 };
@@ -776,16 +849,17 @@ std::string TorchrunHelp() {
          "banner and --dry-run. Everything after the training script is the script's. Every flag may also\n"
          "be given as PET_<FLAG> (PET_NNODES=2). docs/torchrun.md has the full table.\n"
          "\n"
-         "  --nnodes N                       nodes (MIN:MAX only with MIN == MAX: elastic jobs are not supported yet)\n"
+         "  --nnodes N|MIN:MAX               nodes; MIN:MAX is an elastic job (needs c10d or etcd-v2)\n"
          "  --nproc-per-node N|auto|gpu|cpu  workers on this node (default 1)\n"
-         "  --node-rank R                    this node's rank (default 0)\n"
+         "  --node-rank R                    this node's rank with the static rendezvous (default 0)\n"
          "  --master-addr A, --master-port P node rank 0's address and port (static rendezvous; default\n"
          "                                   127.0.0.1, and a free port on one node, 29500 on several)\n"
-         "  --rdzv-backend static|c10d       c10d needs --rdzv-endpoint HOST[:PORT] at node rank 0 and, with\n"
-         "                                   several nodes, --node-rank; etcd and etcd-v2 are not supported yet\n"
-         "  --rdzv-endpoint HOST[:PORT]      the rendezvous: the workers' MASTER_ADDR and MASTER_PORT\n"
+         "  --rdzv-backend static|c10d|etcd-v2  c10d: the agent on the endpoint's host coordinates and hands\n"
+         "                                   node ranks out; etcd-v2: an etcd server names the coordinator\n"
+         "  --rdzv-endpoint HOST[:PORT]      c10d: the coordinating host; etcd-v2: the etcd server\n"
          "  --rdzv-id ID                     the run id (TORCHELASTIC_RUN_ID); default: generated\n"
-         "  --rdzv-conf K=V,...              join_timeout, keep_alive_interval, keep_alive_max_attempt are used\n"
+         "  --rdzv-conf K=V,...              join_timeout, last_call_timeout, close_timeout, read_timeout,\n"
+         "                                   keep_alive_interval, keep_alive_max_attempt are used\n"
          "  --standalone                     one node, a free port\n"
          "  --max-restarts N                 restart all workers up to N times (N >= 0)\n"
          "  --role NAME                      ROLE_NAME (default: default)\n"

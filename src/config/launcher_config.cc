@@ -21,15 +21,19 @@ constexpr std::pair<std::string_view, std::string_view> kTorchrunVariables[] = {
     {"PET_MASTER_PORT", "direct.master_port"},       {"PET_MAX_RESTARTS", "direct.max_restarts"},
 };
 
-// Kubeflow's elastic PET_NNODES is "MIN:MAX"; a fixed-size job ("4:4") means
-// 4 nodes. A real range stays out of this layer: the pod layer (direct.platform
-// pytorchjob) explains why an elastic range is refused.
+// Kubeflow's elastic PET_NNODES is "MIN:MAX": nnodes is MAX, and MIN goes to
+// direct.min_nnodes (ElasticMinimum); "4:4" is 4 nodes.
 std::optional<std::string> TorchrunValue(std::string_view variable, const std::string& text) {
   if (variable != "PET_NNODES") return text;
   size_t colon = text.find(':');
   if (colon == std::string::npos) return text;
-  if (text.substr(0, colon) == text.substr(colon + 1)) return text.substr(0, colon);
-  return std::nullopt;
+  return text.substr(colon + 1);
+}
+
+std::optional<std::string> ElasticMinimum(const std::string& nnodes) {
+  size_t colon = nnodes.find(':');
+  if (colon == std::string::npos || nnodes.substr(0, colon) == nnodes.substr(colon + 1)) return std::nullopt;
+  return nnodes.substr(0, colon);
 }
 
 std::string SectionOf(std::string_view path) { return std::string(path.substr(0, path.find('.'))); }
@@ -69,6 +73,12 @@ Result<Value> EnvironmentLayer(const Environment& env, std::vector<std::string>*
       known_variables.push_back(variable);
       std::optional<std::string> text = env.Get(variable);
       if (!text || text->empty()) continue;  // set-but-empty counts as unset
+      if (variable == "PET_NNODES") {
+        if (auto minimum = ElasticMinimum(*text)) {
+          Status status = layer.Set("direct.min_nnodes", Value::String(*minimum, Origin::Env(variable)));
+          (void)status;
+        }
+      }
       text = TorchrunValue(variable, *text);
       if (!text) continue;
       Status status = layer.Set(key.path, Value::String(*text, Origin::Env(variable)));

@@ -300,8 +300,8 @@ TEST(LauncherConfigTest, FromProcessUsesTheStandardPaths) {
   EXPECT_EQ(sources.set_assignments, (std::vector<std::string>{"a.b=1"}));
 }
 
-// A fixed-size elastic PyTorchJob pod: PET_NNODES=3:3 is 3 nodes, and an
-// elastic range is explained by the pod layer, not refused as a bad integer.
+// A fixed-size elastic PyTorchJob pod: PET_NNODES=3:3 is 3 nodes; a range
+// 1:4 is an elastic job of 1 to 4 nodes meeting at the rendezvous endpoint.
 TEST(LauncherConfigTest, KubeflowElasticNodeCounts) {
   LauncherSources sources;
   sources.environment = Environment({{"HOSTNAME", "gpt-worker-2"},
@@ -314,9 +314,11 @@ TEST(LauncherConfigTest, KubeflowElasticNodeCounts) {
   sources.environment = Environment({{"HOSTNAME", "gpt-worker-2"},
                                      {"PET_RDZV_ENDPOINT", "gpt-worker-0:23456"},
                                      {"PET_NNODES", "1:4"}});
-  Error error = LoadError(sources);
-  EXPECT_EQ(error.code, ExitCode::kEnvironment) << error.message;
-  EXPECT_NE(error.message.find("PET_NNODES=1:4 is an elastic range"), std::string::npos) << error.message;
+  LauncherConfig elastic = Load(sources);
+  EXPECT_EQ(elastic.GetInt("direct.nnodes"), 4);
+  EXPECT_EQ(elastic.GetInt("direct.min_nnodes"), 1);
+  EXPECT_EQ(elastic.GetString("direct.rendezvous"), "c10d");
+  EXPECT_EQ(elastic.GetInt("direct.control_port"), 23456);
 }
 
 

@@ -26,7 +26,12 @@ std::vector<SchemaKey> LauncherKeys() {
       {"train.hang_timeout", kDouble, "1800.0", "train's hang watchdog when neither --hang-timeout nor the experiment's fault_tolerance.hang_timeout sets one; 0 is off"},
 
       {"direct.nproc_per_node", kString, "auto", "workers per node: a number, or auto (one per GPU)"},
-      {"direct.nnodes", kInt, "1", "number of nodes"},
+      {"direct.nnodes", kInt, "1", "number of nodes (the most, in an elastic job)"},
+      {"direct.min_nnodes", kInt, "0", "elastic jobs: the fewest nodes the job runs on (0: exactly nnodes); needs the c10d or etcd-v2 rendezvous"},
+      {"direct.rendezvous", kString, "static", "how the nodes find each other: static (node ranks given, node 0 coordinates), c10d (the agent on the host of master_addr:control_port coordinates and hands node ranks out) or etcd-v2 (an etcd server at direct.rdzv_endpoint names the coordinator)"},
+      {"direct.rdzv_endpoint", kString, "", "etcd-v2: the etcd server's host:port"},
+      {"direct.local_addr", kString, "", "etcd-v2: this node's address as the other nodes reach it; empty: its host name"},
+      {"direct.last_call_timeout", kDouble, "30.0", "elastic jobs: once the minimum joined, seconds more nodes may join before the start"},
       {"direct.node_rank", kInt, "0", "rank of this node, 0 to nnodes-1"},
       {"direct.master_addr", kString, "", "address of the rank-0 node"},
       {"direct.master_port", kInt, "0", "rendezvous port; 0 chooses a free port"},

@@ -119,24 +119,41 @@ std::optional<int64_t> RankFromHostName(const Environment& env, const std::optio
   return ParseInt(index);
 }
 
-// PET_NNODES: "4", or an elastic "MIN:MAX" (accepted only when MIN == MAX).
-Result<int64_t> ReadNodeCount(const std::string& text) {
+// PET_NNODES: "4", or an elastic "MIN:MAX".
+struct NodeCount {
+  int64_t minimum = 1, maximum = 1;
+};
+Result<NodeCount> ReadNodeCount(const std::string& text) {
   size_t colon = text.find(':');
   if (colon == std::string::npos) {
-    return ReadNumber("pytorchjob", "PET_NNODES", text, 1, 1 << 20, "the number of pods");
+    auto count = ReadNumber("pytorchjob", "PET_NNODES", text, 1, 1 << 20, "the number of pods");
+    if (!count.ok()) return count.error();
+    return NodeCount{*count, *count};
   }
   std::optional<int64_t> low = ParseInt(text.substr(0, colon)), high = ParseInt(text.substr(colon + 1));
-  if (!low || !high || *low < 1 || *high < *low) {
+  if (!low || !high || *low < 1 || *high < *low || *high > (1 << 20)) {
     return PodError("pytorchjob", Assignment("PET_NNODES", text) + " is neither a number nor a MIN:MAX range");
   }
-  if (*low != *high) {
-    return Error{ExitCode::kEnvironment,
-                 "pytorchjob pod: " + Assignment("PET_NNODES", text) +
-                     " is an elastic range (elasticPolicy minReplicas != maxReplicas); primus-cli's agents start "
-                     "a fixed number of nodes together",
-                 "set minReplicas = maxReplicas in the PyTorchJob's elasticPolicy"};
+  return NodeCount{*low, *high};
+}
+
+// An elastic PyTorchJob (elasticPolicy minReplicas < maxReplicas): the pods
+// meet at PET_RDZV_ENDPOINT, whose pod coordinates and hands node ranks out.
+Result<SchedulerSettings> ElasticPyTorchJob(const Environment& env, const NodeCount& count, SchedulerSettings found) {
+  std::optional<Endpoint> endpoint = RendezvousEndpoint(env);
+  if (!endpoint || endpoint->host.empty() || endpoint->port.empty()) {
+    return PodError("pytorchjob", "PET_NNODES=" + *Present(env, "PET_NNODES") +
+                                      " is an elastic range, but PET_RDZV_ENDPOINT (HOST:PORT) is not set");
   }
-  return *low;
+  Add(&found, "direct.nnodes", std::to_string(count.maximum), "PET_NNODES");
+  Add(&found, "direct.min_nnodes", std::to_string(count.minimum), "PET_NNODES");
+  Add(&found, "direct.rendezvous", "c10d", "PET_NNODES");
+  Add(&found, "direct.master_addr", endpoint->host, "PET_RDZV_ENDPOINT");
+  Add(&found, "direct.control_port", endpoint->port, "PET_RDZV_ENDPOINT");
+  if (std::optional<std::string> nproc = Present(env, "PET_NPROC_PER_NODE")) {
+    Add(&found, "direct.nproc_per_node", *nproc, "PET_NPROC_PER_NODE");
+  }
+  return found;
 }
 
 Result<SchedulerSettings> DetectPyTorchJob(const Environment& env) {
@@ -148,8 +165,10 @@ Result<SchedulerSettings> DetectPyTorchJob(const Environment& env) {
                  "a training-operator older than v1.7 sets only WORLD_SIZE (= pods), RANK and MASTER_ADDR/PORT: "
                  "use --platform platform there; outside a PyTorchJob use --platform auto"};
   }
-  Result<int64_t> nnodes = ReadNodeCount(*nnodes_text);
-  if (!nnodes.ok()) return nnodes.error();
+  Result<NodeCount> count = ReadNodeCount(*nnodes_text);
+  if (!count.ok()) return count.error();
+  if (count->minimum != count->maximum) return ElasticPyTorchJob(env, *count, std::move(found));
+  const int64_t* nnodes = &count->maximum;
   Add(&found, "direct.nnodes", std::to_string(*nnodes), "PET_NNODES");
 
   std::optional<std::string> nproc = Present(env, "PET_NPROC_PER_NODE");

@@ -130,11 +130,24 @@ TEST(PodSettingsTest, ElasticPyTorchJobTakesTheRankFromTheHostName) {
   EXPECT_EQ(settings["direct.master_port"], Pair("23456", "PET_RDZV_ENDPOINT"));
 }
 
-TEST(PodSettingsTest, ElasticRangeAndUnknownRankAreErrors) {
-  Error range = DetectError(Pod({{"HOSTNAME", "gpt-worker-1"}, {"PET_RDZV_ENDPOINT", "gpt-worker-0:23456"},
-                                 {"PET_NNODES", "1:4"}}));
-  EXPECT_NE(range.message.find("PET_NNODES=1:4 is an elastic range"), std::string::npos) << range.message;
-  EXPECT_NE(range.hint.find("minReplicas = maxReplicas"), std::string::npos);
+// An elastic range: the pods meet at the rendezvous endpoint, whose pod
+// coordinates and hands node ranks out; nothing names this pod's rank.
+TEST(PodSettingsTest, ElasticRangeMeetsAtTheRendezvousEndpoint) {
+  SchedulerSettings found = Detect(Pod({{"HOSTNAME", "gpt-worker-1"}, {"PET_RDZV_ENDPOINT", "gpt-worker-0:23456"},
+                                          {"PET_NNODES", "1:4"}, {"PET_NPROC_PER_NODE", "2"}}));
+  auto settings = ByKey(found);
+  EXPECT_EQ(settings["direct.nnodes"], Pair("4", "PET_NNODES"));
+  EXPECT_EQ(settings["direct.min_nnodes"], Pair("1", "PET_NNODES"));
+  EXPECT_EQ(settings["direct.rendezvous"], Pair("c10d", "PET_NNODES"));
+  EXPECT_EQ(settings["direct.master_addr"], Pair("gpt-worker-0", "PET_RDZV_ENDPOINT"));
+  EXPECT_EQ(settings["direct.control_port"], Pair("23456", "PET_RDZV_ENDPOINT"));
+  EXPECT_EQ(settings.count("direct.node_rank"), 0u);
+
+  Error no_endpoint = DetectError(Pod({{"HOSTNAME", "gpt-worker-1"}, {"PET_NNODES", "1:4"}}));
+  EXPECT_NE(no_endpoint.message.find("PET_RDZV_ENDPOINT"), std::string::npos) << no_endpoint.message;
+}
+
+TEST(PodSettingsTest, UnknownRankIsAnError) {
 
   Error rank = DetectError(Pod({{"HOSTNAME", "somewhere-else"}, {"PET_RDZV_ENDPOINT", "gpt-worker-0:23456"},
                                 {"PET_NNODES", "2"}}));

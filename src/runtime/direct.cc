@@ -27,7 +27,11 @@ class DirectRuntime : public Runtime {
   const std::vector<OptionSpec>& options() const override {
     static const std::vector<OptionSpec> table = {
         {{"--nproc-per-node"}, K::kValue, "N|auto", "direct.nproc_per_node", "workers on this node (auto: visible GPUs, else 1)"},
-        {{"--nnodes"}, K::kValue, "N", "direct.nnodes", "number of nodes in the job"},
+        {{"--nnodes"}, K::kValue, "N|MIN:MAX", "direct.nnodes", "number of nodes in the job; MIN:MAX: elastic (needs --rendezvous c10d or etcd-v2)"},
+        {{"--rendezvous"}, K::kValue, "static|c10d|etcd-v2", "direct.rendezvous",
+         "static: node ranks given, node 0 coordinates; c10d: the agent on --master-addr's host coordinates at --control-port and hands node ranks out; etcd-v2: an etcd server names it"},
+        {{"--rdzv-endpoint"}, K::kValue, "HOST:PORT", "direct.rdzv_endpoint", "etcd-v2: the etcd server"},
+        {{"--last-call-timeout"}, K::kValue, "SECONDS", "direct.last_call_timeout", "elastic: once the minimum joined, how long more nodes may join before the start"},
         {{"--node-rank"}, K::kValue, "R", "direct.node_rank", "this node's rank (0..nnodes-1)"},
         {{"--master-addr"}, K::kValue, "ADDR", "direct.master_addr", "address of node 0 (never reverse-resolved)"},
         {{"--master-port"}, K::kValue, "PORT", "direct.master_port", "rendezvous port (default: a free port)"},

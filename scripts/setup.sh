@@ -32,6 +32,8 @@ PACKAGES=(
   podman crun docker.io
   # `analyze topology --visualize` renders its Graphviz graph with dot
   graphviz
+  # the etcd rendezvous tests start a real etcd 3.4 (src/agent/etcd_rendezvous_etcd_test.cc)
+  etcd-server
   # the fuzz targets (tests/fuzz): clang's libFuzzer and sanitizer runtimes
   clang libclang-rt-14-dev
 )

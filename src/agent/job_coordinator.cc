@@ -455,10 +455,15 @@ std::optional<SteadyTime> JobCoordinator::NextDeadline() const {
     if (started_) consider(peer.last_seen + Seconds(settings_.heartbeat_timeout_s));
   }
   for (const auto& [id, pending] : pending_) consider(pending.since + Seconds(kHelloTimeoutS));
+  if (settings_.keep_alive) consider(next_keep_alive_);
   return next;
 }
 
 void JobCoordinator::OnDeadline(SteadyTime now) {
+  if (settings_.keep_alive && now >= next_keep_alive_) {
+    settings_.keep_alive();
+    next_keep_alive_ = SteadyClock::now() + Seconds(settings_.keep_alive_interval_s);
+  }
   for (size_t rank = 1; rank < peers_.size(); ++rank) {
     Peer& peer = peers_[rank];
     if (!peer.connection) continue;

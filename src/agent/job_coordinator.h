@@ -86,6 +86,7 @@ class JobCoordinator : public JobLink {
   UniqueFd listener_;
   std::vector<Peer> peers_;  // index = node rank; [0] is this node and has no connection
   std::map<uint64_t, Pending> pending_;  // connections that have not said hello yet (bounded)
+  SteadyTime next_keep_alive_{};
   LogLimiter stranger_log_{5, 10};       // refused and dropped connections
   uint64_t next_pending_id_ = 0;
   int generation_ = 0;

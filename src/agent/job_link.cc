@@ -9,6 +9,16 @@ namespace primus::agent {
 
 Result<std::unique_ptr<JobLink>> OpenJobLink(const JobLinkSettings& settings, AgentRuntime& runtime) {
   bool assigned = settings.self.rendezvous != kStaticRendezvous;
+  if (settings.coordinates) {
+    if (*settings.coordinates) {
+      auto coordinator = JobCoordinator::Open(settings, runtime);
+      if (!coordinator) return coordinator.error();
+      return std::unique_ptr<JobLink>(std::move(*coordinator));
+    }
+    JobLinkSettings member = settings;
+    if (assigned) member.self.node_rank = -1;
+    return std::unique_ptr<JobLink>(std::make_unique<JobMember>(member, runtime));
+  }
   if (!assigned && settings.self.node_rank == 0) {
     auto coordinator = JobCoordinator::Open(settings, runtime);
     if (!coordinator) return coordinator.error();

@@ -17,6 +17,7 @@
 //     at least min_nnodes remain (layout() says this node's place).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,13 @@ struct JobLinkSettings {
   int control_port = 0;
   int master_port = 0;      // the workers' MASTER_PORT; 0: the coordinator picks one for each generation
   double last_call_timeout_s = 30;  // elastic: once min_nnodes joined, how long more may join before the start
+  // Decided before the link opens (etcd-v2 elected it): whether this agent
+  // coordinates. Unset: node rank 0 (static) or the endpoint's host (c10d).
+  std::optional<bool> coordinates;
+  // Called by the coordinator every keep_alive_interval_s while the job runs
+  // (etcd-v2: the refresh of its key); none when unset.
+  std::function<void()> keep_alive;
+  double keep_alive_interval_s = 0;
   double join_timeout_s = 300;
   double exit_barrier_timeout_s = 30;
   double heartbeat_interval_s = 1;

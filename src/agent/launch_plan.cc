@@ -88,6 +88,10 @@ Status ValidateNumbers(const LaunchSpec& spec) {
   if (assigned && spec.rendezvous == "etcd-v2" && spec.rdzv_endpoint.empty()) {
     return UsageError("the etcd-v2 rendezvous needs the etcd server's address", "give --rdzv-endpoint HOST:PORT");
   }
+  if (assigned && spec.rendezvous == "etcd-v2" && spec.run_id.empty()) {
+    return UsageError("the etcd-v2 rendezvous needs the run id: the nodes of one job meet under it",
+                      "give the same --rdzv-id (direct.run_id) on every node");
+  }
   if (spec.nnodes > 1 && spec.master_addr.empty() && spec.rendezvous == "static") {
     return UsageError("master_addr is required when nnodes > 1",
                       "give the address of node rank 0, reachable from every node");

@@ -3,11 +3,16 @@
 #include <algorithm>
 #include <cmath>
 
-#include "agent/agent_runtime.h"
-#include "agent/job_link.h"
 #include <unistd.h>
+
 #include <cstdlib>
+
+#include "agent/agent_runtime.h"
+#include "agent/control_socket.h"
+#include "agent/etcd_rendezvous.h"
+#include "agent/job_link.h"
 #include "agent/launch_plan.h"
+#include "agent/master_port.h"
 #include "agent/signal_channel.h"
 #include "agent/supervisor.h"
 #include "agent/worker_env.h"
@@ -74,10 +79,98 @@ JobLinkSettings LinkSettings(const LaunchPlan& plan) {
   return settings;
 }
 
+// The etcd-v2 rendezvous: etcd names the coordinator (the first agent to
+// claim the run id) and where its control channel listens. A published
+// coordinator that refuses connections is dead: its claim is withdrawn and
+// the election runs again.
+class EtcdRendezvous {
+ public:
+  explicit EtcdRendezvous(const LaunchPlan& plan) : plan_(plan) { etcd_.endpoint = plan.spec.rdzv_endpoint; }
+  ~EtcdRendezvous() {
+    if (point_.coordinator) {
+      if (Status released = ReleaseCoordinator(etcd_, plan_.spec.run_id, point_, 5); !released) {
+        log::Warn("etcd: could not withdraw this node's claim to coordinate {}: {}", plan_.spec.run_id,
+                  released.error().message);
+      }
+    }
+  }
+
+  // Fills in who coordinates and where; the coordinator refreshes its claim.
+  Status Elect(JobLinkSettings* settings) {
+    std::string self_host = plan_.spec.local_addr;
+    if (self_host.empty()) {
+      char name[256] = {};
+      ::gethostname(name, sizeof(name) - 1);
+      self_host = name;
+    }
+    int port = plan_.spec.control_port;
+    if (port == 0) {
+      auto free_port = PickFreePort();
+      if (!free_port) return free_port.error();
+      port = *free_port;
+    }
+    SteadyTime deadline = SteadyClock::now() + Seconds(plan_.spec.join_timeout_s);
+    while (true) {
+      double left = std::chrono::duration<double>(deadline - SteadyClock::now()).count();
+      auto point = ElectCoordinator(etcd_, plan_.spec.run_id, self_host, port, std::max(left, 1.0));
+      if (!point) return point.error();
+      if (point->coordinator || PublishedCoordinatorAnswers(*point)) {
+        point_ = *point;
+        break;
+      }
+      log::Warn("etcd: the coordinator published at {}:{} refuses connections; electing again", point->host,
+                point->port);
+      (void)ReleaseCoordinator(etcd_, plan_.spec.run_id, *point, 5);
+      if (SteadyClock::now() >= deadline) {
+        return EnvironmentError("etcd rendezvous: no live coordinator for " + plan_.spec.run_id + " within the join "
+                                "timeout", "check the other nodes' logs");
+      }
+    }
+    log::Info("etcd rendezvous at {} for {}: {}", etcd_.endpoint, plan_.spec.run_id,
+              point_.coordinator ? fmt::format("this node coordinates, on {}:{}", point_.host, point_.port)
+                                 : fmt::format("the coordinator is {}:{}", point_.host, point_.port));
+    settings->coordinates = point_.coordinator;
+    settings->master_addr = point_.host;
+    settings->control_port = point_.port;
+    if (point_.coordinator) {
+      settings->keep_alive_interval_s = etcd_.RefreshInterval();
+      settings->keep_alive = [this] {
+        if (Status refreshed = RefreshCoordinator(etcd_, plan_.spec.run_id, point_, 2); !refreshed) {
+          log::Warn("etcd: could not refresh this node's claim to coordinate (late joiners may not find it): {}",
+                    refreshed.error().message);
+        }
+      };
+    }
+    return Status::Ok();
+  }
+
+ private:
+  // Refused for a few seconds in a row: nothing listens there any more.
+  // Anything else (it answers, a timeout, no route) counts as alive.
+  bool PublishedCoordinatorAnswers(const RendezvousPoint& point) {
+    SteadyTime until = SteadyClock::now() + Seconds(3);
+    while (true) {
+      auto fd = ConnectToNode(point.host, point.port, 1);
+      if (fd || fd.error().message.find("refused") == std::string::npos) return true;
+      if (SteadyClock::now() >= until) return false;
+      ::usleep(100 * 1000);
+    }
+  }
+
+  const LaunchPlan& plan_;
+  EtcdSettings etcd_;
+  RendezvousPoint point_;
+};
+
 // One node of a multi-node job: the generations are the job's, decided by node 0.
 Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime,
                              RunResult result) {
   JobLinkSettings settings = LinkSettings(plan);
+  std::optional<EtcdRendezvous> etcd;
+  if (plan.spec.rendezvous == "etcd-v2") {
+    etcd.emplace(plan);
+    if (Status elected = etcd->Elect(&settings); !elected) return elected.error();
+  }
   if (settings.token.empty()) {
     log::Warn("{} is not set: the control channel on port {} accepts any agent of this job; set the same secret "
               "value on every node (the slurm and k8s modes do it for you)",

@@ -157,13 +157,36 @@ TEST(TorchrunCommandTest, StaticMultiNodeMapsOntoOurs) {
             true);
 }
 
-TEST(TorchrunCommandTest, C10dWithNodeRanksMapsOntoOurs) {
+// c10d on several nodes: the endpoint is the coordinator's control channel,
+// node ranks are handed out (a --node-rank is not used, as in torchrun), and
+// the coordinator picks the workers' master port.
+TEST(TorchrunCommandTest, C10dHandsNodeRanksOut) {
   TorchrunCommand command = Read({"--nnodes", "2", "--node-rank", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint",
                                   "node0", "--rdzv-id", "job42", "t.py"});
+  EXPECT_EQ(Value(command, "direct.rendezvous"), "c10d");
   EXPECT_EQ(Value(command, "direct.master_addr"), "node0");
-  EXPECT_EQ(Value(command, "direct.master_port"), "29400");  // c10d's default port
+  EXPECT_EQ(Value(command, "direct.control_port"), "29400");  // c10d's default port
+  EXPECT_EQ(Value(command, "direct.master_port"), "0");       // the coordinator's pick
+  EXPECT_EQ(Value(command, "direct.node_rank"), "0");
   EXPECT_EQ(Value(command, "direct.run_id"), "job42");
-  EXPECT_TRUE(HasNote(command, Level::kPlan, "must be the host of node rank 0"));
+  EXPECT_TRUE(HasNote(command, Level::kPlan, "node ranks are handed out as nodes join"));
+  EXPECT_TRUE(HasNote(command, Level::kDebug, "--node-rank 1: not used with c10d"));
+  // Elastic: MIN:MAX.
+  TorchrunCommand elastic =
+      Read({"--nnodes=1:4", "--rdzv-backend=c10d", "--rdzv-endpoint=node0:29400", "--rdzv-conf",
+            "last_call_timeout=2,close_timeout=7", "t.py"});
+  EXPECT_EQ(Value(elastic, "direct.nnodes"), "4");
+  EXPECT_EQ(Value(elastic, "direct.min_nnodes"), "1");
+  EXPECT_EQ(Value(elastic, "direct.last_call_timeout"), "2");
+  EXPECT_EQ(Value(elastic, "direct.exit_barrier_timeout"), "7");
+  EXPECT_TRUE(HasNote(elastic, Level::kPlan, "the job runs on 1 to 4 nodes"));
+  // etcd-v2: the server's address and the run id the nodes meet under.
+  TorchrunCommand etcd = Read({"--nnodes=2:3", "--rdzv-backend=etcd-v2", "--rdzv-endpoint=etcd0:2379",
+                               "--rdzv-id=j7", "--local-addr=10.0.0.5", "t.py"});
+  EXPECT_EQ(Value(etcd, "direct.rendezvous"), "etcd-v2");
+  EXPECT_EQ(Value(etcd, "direct.rdzv_endpoint"), "etcd0:2379");
+  EXPECT_EQ(Value(etcd, "direct.local_addr"), "10.0.0.5");
+  EXPECT_EQ(Value(etcd, "direct.min_nnodes"), "2");
   EXPECT_EQ(Value(Read({"--rdzv_backend=c10d", "--rdzv_endpoint=[::1]:29401", "t.py"}), "direct.master_addr"), "::1");
   // One node: port 0 is a free port.
   TorchrunCommand local = Read({"--rdzv-backend=c10d", "--rdzv-endpoint=localhost:0", "t.py"});
@@ -189,11 +212,11 @@ TEST(TorchrunCommandTest, WhatCannotWorkYetIsRefusedNamingTheFlag) {
     std::string message;
   };
   for (const Case& c : std::vector<Case>{
-           {{"--nnodes", "1:4", "t.py"}, "--nnodes 1:4 asks for an elastic job"},
-           {{"--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", "h:29400", "t.py"},
-            "--rdzv-backend c10d without --node-rank"},
-           {{"--rdzv-backend", "etcd", "t.py"}, "--rdzv-backend etcd: the etcd rendezvous is not supported yet"},
-           {{"--rdzv_backend", "etcd-v2", "t.py"}, "--rdzv_backend etcd-v2"},
+           {{"--nnodes", "1:4", "t.py"}, "--nnodes 1:4 is an elastic job, but the static rendezvous"},
+           {{"--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", "h:0", "t.py"}, "port 0 is chosen at random"},
+           {{"--rdzv-backend", "etcd", "t.py"}, "--rdzv-backend etcd needs --rdzv-endpoint"},
+           {{"--nnodes", "2", "--rdzv_backend", "etcd-v2", "--rdzv-endpoint", "e:2379", "t.py"},
+            "--rdzv_backend etcd-v2 needs --rdzv-id"},
            {{"--rdzv-backend", "zk", "t.py"}, "unknown rendezvous backend"},
            {{"--rdzv-backend", "c10d", "t.py"}, "c10d needs --rdzv-endpoint"},
            {{"--logs-specs", "mine", "t.py"}, "--logs-specs mine names a Python plugin"},
@@ -264,7 +287,7 @@ TEST(TorchrunCommandTest, PetVariablesStandInForFlagsNotGiven) {
   Error bad = ReadError({"t.py"}, {{"PET_NO_PYTHON", "yes"}});
   EXPECT_NE(bad.message.find("PET_NO_PYTHON=yes"), std::string::npos);
   Error elastic = ReadError({"t.py"}, {{"PET_NNODES", "1:4"}});
-  EXPECT_EQ(elastic.message.rfind("PET_NNODES 1:4 asks for an elastic job", 0), 0u) << elastic.message;
+  EXPECT_EQ(elastic.message.rfind("PET_NNODES 1:4 is an elastic job", 0), 0u) << elastic.message;
   Error restarts = ReadError({"t.py"}, {{"PET_MAX_RESTARTS", "-1"}});
   EXPECT_EQ(restarts.code, ExitCode::kUsage);
 }
@@ -282,7 +305,10 @@ TEST(TorchrunCommandTest, RendezvousConfUsesWhatWeHave) {
   EXPECT_EQ(Value(command, "direct.join_timeout"), "900");
   EXPECT_EQ(Value(command, "direct.heartbeat_interval"), "2");
   EXPECT_EQ(Value(command, "direct.heartbeat_timeout"), "6");  // 3 missed beats, torchrun's default
-  EXPECT_TRUE(HasNote(command, Level::kDebug, "read_timeout: not needed"));
+  EXPECT_EQ(Value(command, "direct.last_call_timeout"), "5");
+  EXPECT_TRUE(HasNote(command, Level::kWarn, "read_timeout=60: ignored"));
+  // Without keep-alive settings read_timeout bounds a silent node.
+  EXPECT_EQ(Value(Read({"--rdzv-conf", "read_timeout=12", "t.py"}), "direct.heartbeat_timeout"), "12");
   EXPECT_TRUE(HasNote(command, Level::kWarn, "bogus=1: not a setting"));
   EXPECT_EQ(ReadError({"--rdzv_conf=join_timeout", "t.py"}).code, ExitCode::kUsage);
   EXPECT_EQ(ReadError({"--rdzv_conf=join_timeout=-3", "t.py"}).code, ExitCode::kUsage);

@@ -143,7 +143,7 @@ TEST(PodSettingsTest, ElasticRangeMeetsAtTheRendezvousEndpoint) {
   EXPECT_EQ(settings["direct.control_port"], Pair("23456", "PET_RDZV_ENDPOINT"));
   EXPECT_EQ(settings.count("direct.node_rank"), 0u);
 
-  Error no_endpoint = DetectError(Pod({{"HOSTNAME", "gpt-worker-1"}, {"PET_NNODES", "1:4"}}));
+  Error no_endpoint = DetectError(Pod({{"HOSTNAME", "gpt-worker-1"}, {"PET_NNODES", "1:4"}}), "pytorchjob");
   EXPECT_NE(no_endpoint.message.find("PET_RDZV_ENDPOINT"), std::string::npos) << no_endpoint.message;
 }
 

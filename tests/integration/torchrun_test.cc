@@ -143,10 +143,10 @@ TEST_F(TorchrunTest, DryRunReadsPetVariablesAndSaysWhichPython) {
 TEST_F(TorchrunTest, WhatWeCannotDoIsRefusedWithExitTwoEvenInADryRun) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"--max-restarts=-1", "t.py"},
-           {"--nnodes", "1:4", "t.py"},
+           {"--nnodes", "1:4", "t.py"},  // elastic needs c10d or etcd-v2
            {"--logs-specs", "custom", "t.py"},
-           {"--rdzv-backend", "etcd-v2", "--rdzv-endpoint", "h:2379", "t.py"},
-           {"--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", "h:29400", "t.py"},
+           {"--nnodes", "2", "--rdzv-backend", "etcd-v2", "--rdzv-endpoint", "h:2379", "t.py"},  // no --rdzv-id
+           {"--nnodes", "2", "--rdzv-backend", "c10d", "t.py"},  // no endpoint
            {"--numa-binding", "socket", "t.py"},
            {"--no-such-flag", "t.py"}}) {
     for (bool dry_run : {false, true}) {

@@ -324,8 +324,10 @@ void JobCoordinator::Admit(uint64_t id, std::vector<Json>& messages) {
     int joined = settings_.self.nnodes - static_cast<int>(MissingRanks().size());
     log::Info("{} joined from {} ({} of {})", node.Describe(), peer.connection->peer(), joined, settings_.self.nnodes);
   } else if (!started_) {
-    log::Info("{} joined from {} ({} of {} to {})", node.Describe(), peer.connection->peer(), LiveNodes(), minimum(),
-              maximum());
+    log::Info("{} joined from {} ({} node{} here; the job runs on {})", node.Describe(), peer.connection->peer(),
+              LiveNodes(), LiveNodes() == 1 ? "" : "s",
+              minimum() == maximum() ? std::to_string(maximum())
+                                     : std::to_string(minimum()) + " to " + std::to_string(maximum()));
   } else if (standby) {
     log::Info("{} joined from {}; the job already runs on its maximum of {} nodes, so it waits as a standby",
               node.Describe(), peer.connection->peer(), maximum());

@@ -5,7 +5,10 @@
 // report stopping everyone, a silent node lost after the heartbeat timeout,
 // the restart decision and its limit, a stuck exit (exit 6, no restart), an
 // agent signal (no restart), and strangers on the control port (garbage,
-// floods) held to a bounded number of connections.
+// floods) held to a bounded number of connections. Elastic jobs (c10d):
+// the start after the minimum and the last call, ranks handed out and
+// renumbered after a loss, a scale-up when a node joins, standbys at the
+// maximum, and the end below the minimum.
 #include "agent/job_coordinator.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +17,7 @@
 #include <sys/socket.h>
 
 #include <memory>
+#include <set>
 
 #include "agent/control_socket.h"
 
@@ -35,6 +39,11 @@ class FakeNode {
   }
   void Hello(const std::string& token, int nnodes = 2, int nproc = 1, const std::string& version = "test") {
     NodeIdentity self{node_rank_, nnodes, nproc, version, "fakehost" + std::to_string(node_rank_), 4242};
+    Send(HelloMessage(self, token));
+  }
+  // A c10d node: no rank of its own, the job's MIN:MAX.
+  void HelloElastic(const std::string& token, int min_nnodes, int max_nnodes, const std::string& host) {
+    NodeIdentity self{-1, max_nnodes, 1, "test", host, 4242, min_nnodes, "c10d"};
     Send(HelloMessage(self, token));
   }
   void Send(const Json& message) { ASSERT_TRUE(connection_->Send(message)); }
@@ -284,6 +293,184 @@ TEST_F(JobCoordinatorTest, AStrangerStreamingWithoutNewlinesIsCutOffAtTheHelloLi
     Pump(0.01);
   }
   EXPECT_TRUE(cut_off) << "node 0 kept reading " << sent << " bytes without a newline";
+}
+
+// Elastic jobs: the coordinator hands ranks out (c10d).
+class ElasticCoordinatorTest : public JobCoordinatorTest {
+ protected:
+  void SetUp() override {
+    JobCoordinatorTest::SetUp();
+    settings_.self = NodeIdentity{0, 3, 1, "test", "host0", 1, 2, "c10d"};  // 2 to 3 nodes
+    settings_.last_call_timeout_s = 0.3;
+  }
+  std::unique_ptr<FakeNode> Joining(const std::string& host) {
+    auto node = std::make_unique<FakeNode>(settings_.control_port, -1);
+    node->HelloElastic(settings_.token, settings_.self.Minimum(), settings_.self.nnodes, host);
+    return node;
+  }
+  static NodeOutcome Stopped() {
+    NodeOutcome stopped;
+    stopped.exit_code = 143;
+    stopped.stopped_by_job = true;
+    return stopped;
+  }
+  static int RankIn(const Json* start) { return start == nullptr ? -2 : start->value("node_rank", -2); }
+};
+
+TEST_F(ElasticCoordinatorTest, StartsWithTheMinimumOnceTheLastCallPassed) {
+  Open();
+  auto a = Joining("hostA");
+  SteadyTime begin = SteadyClock::now();
+  auto joined = coordinator_->Join();
+  ASSERT_TRUE(joined.ok()) << joined.error().Format();
+  double waited = std::chrono::duration<double>(SteadyClock::now() - begin).count();
+  EXPECT_GE(waited, 0.25) << "the last call is waited for below the maximum";
+  a->Read(1000);
+  const Json* start = a->Last("start");
+  ASSERT_NE(start, nullptr);
+  EXPECT_EQ(RankIn(start), 1);
+  EXPECT_EQ(start->value("nnodes", 0), 2);
+  EXPECT_GT(start->value("master_port", 0), 0) << "the coordinator picks the workers' master port";
+  EXPECT_EQ(coordinator_->layout().nnodes, 2);
+  EXPECT_EQ(coordinator_->layout().node_rank, 0);
+}
+
+TEST_F(ElasticCoordinatorTest, StartsAtOnceWhenTheMaximumJoined) {
+  settings_.last_call_timeout_s = 30;
+  Open();
+  auto a = Joining("hostA");
+  auto b = Joining("hostB");
+  SteadyTime begin = SteadyClock::now();
+  ASSERT_TRUE(coordinator_->Join().ok());
+  EXPECT_LT(std::chrono::duration<double>(SteadyClock::now() - begin).count(), 5);
+  a->Read(1000);
+  b->Read(1000);
+  std::set<int> ranks = {RankIn(a->Last("start")), RankIn(b->Last("start"))};
+  EXPECT_EQ(ranks, (std::set<int>{1, 2}));
+  EXPECT_EQ(a->Last("start")->value("nnodes", 0), 3);
+}
+
+TEST_F(ElasticCoordinatorTest, BelowTheMinimumWithinTheJoinTimeoutNothingStarts) {
+  settings_.join_timeout_s = 0.3;
+  Open();
+  auto joined = coordinator_->Join();
+  ASSERT_FALSE(joined.ok());
+  EXPECT_EQ(joined.error().code, ExitCode::kEnvironment);
+  EXPECT_NE(joined.error().message.find("only 1 of at least 2 nodes joined"), std::string::npos)
+      << joined.error().message;
+}
+
+TEST_F(ElasticCoordinatorTest, ALostNodeRestartsTheSurvivorsRenumberedWithoutUsingARestart) {
+  settings_.last_call_timeout_s = 30;
+  Open();
+  auto a = Joining("hostA");
+  a->Read(500);  // A joins first: node 1
+  Pump(0.2);
+  auto b = Joining("hostB");
+  ASSERT_TRUE(coordinator_->Join().ok());
+  b->Read(1000);
+  ASSERT_EQ(RankIn(b->Last("start")), 2);
+  a.reset();  // node 1's agent dies: its connection closes
+  Pump(2, [&] { return coordinator_->stop_reason().has_value(); });
+  ASSERT_TRUE(coordinator_->stop_reason().has_value());
+  EXPECT_NE(coordinator_->stop_reason()->find("lost node 1 (hostA)"), std::string::npos) << *coordinator_->stop_reason();
+  b->Send(Json{{"type", "done"}, {"generation", 0}, {"outcome", OutcomeToJson(Stopped())}});
+  JobDecision decision = coordinator_->EndGeneration(Stopped());
+  EXPECT_TRUE(decision.restart);
+  EXPECT_TRUE(decision.membership_changed);
+  EXPECT_EQ(decision.next_nnodes, 2);
+  EXPECT_EQ(decision.restarts, 0) << "a membership change is not one of --max-restarts";
+  EXPECT_NE(decision.reason.find("lost node 1 (hostA)"), std::string::npos) << decision.reason;
+  EXPECT_EQ(coordinator_->generation(), 1);
+  EXPECT_EQ(coordinator_->layout().nnodes, 2);
+  b->Read(1000);
+  const Json* start = b->Last("start");
+  ASSERT_NE(start, nullptr);
+  EXPECT_EQ(start->value("generation", -1), 1);
+  EXPECT_EQ(RankIn(start), 1) << "hostB is renumbered from node 2 to node 1";
+  EXPECT_EQ(start->value("nnodes", 0), 2);
+}
+
+TEST_F(ElasticCoordinatorTest, BelowTheMinimumAfterALossTheJobEnds) {
+  settings_.self.min_nnodes = 3;  // 3:3 with c10d
+  Open();
+  auto a = Joining("hostA");
+  auto b = Joining("hostB");
+  ASSERT_TRUE(coordinator_->Join().ok());
+  b->Read(1000);
+  a.reset();
+  Pump(2, [&] { return coordinator_->stop_reason().has_value(); });
+  b->Send(Json{{"type", "done"}, {"generation", 0}, {"outcome", OutcomeToJson(Stopped())}});
+  JobDecision decision = coordinator_->EndGeneration(Stopped());
+  EXPECT_FALSE(decision.restart);
+  EXPECT_EQ(decision.exit_code, 1);
+  EXPECT_NE(decision.reason.find("2 nodes remain, fewer than the minimum of 3"), std::string::npos) << decision.reason;
+  b->Read(1000);
+  ASSERT_NE(b->Last("decision"), nullptr);
+  EXPECT_FALSE(b->Last("decision")->value("restart", true));
+}
+
+TEST_F(ElasticCoordinatorTest, ANodeJoiningTheRunningJobScalesItUp) {
+  Open();
+  auto a = Joining("hostA");
+  ASSERT_TRUE(coordinator_->Join().ok());  // 2 nodes, after the last call
+  a->Read(1000);
+  ASSERT_EQ(a->Last("start")->value("nnodes", 0), 2);
+  auto c = Joining("hostC");
+  Pump(2, [&] { return coordinator_->stop_reason().has_value(); });
+  ASSERT_TRUE(coordinator_->stop_reason().has_value());
+  EXPECT_NE(coordinator_->stop_reason()->find("joined: scaling up to 3 nodes"), std::string::npos)
+      << *coordinator_->stop_reason();
+  a->Read(500);
+  ASSERT_NE(a->Last("stop"), nullptr);
+  a->Send(Json{{"type", "done"}, {"generation", 0}, {"outcome", OutcomeToJson(Stopped())}});
+  JobDecision decision = coordinator_->EndGeneration(Stopped());
+  EXPECT_TRUE(decision.restart);
+  EXPECT_TRUE(decision.membership_changed);
+  EXPECT_EQ(decision.next_nnodes, 3);
+  c->Read(1000);
+  const Json* start = c->Last("start");
+  ASSERT_NE(start, nullptr);
+  EXPECT_EQ(start->value("generation", -1), 1);
+  EXPECT_EQ(RankIn(start), 2);
+  EXPECT_EQ(start->value("nnodes", 0), 3);
+}
+
+TEST_F(ElasticCoordinatorTest, AtTheMaximumANewNodeWaitsAsAStandbyAndReplacesALostOne) {
+  settings_.self = NodeIdentity{0, 2, 1, "test", "host0", 1, 1, "c10d"};  // 1 to 2 nodes
+  Open();
+  auto a = Joining("hostA");
+  ASSERT_TRUE(coordinator_->Join().ok());
+  a->Read(1000);
+  ASSERT_EQ(a->Last("start")->value("nnodes", 0), 2);
+  auto spare = Joining("hostS");
+  Pump(0.5);
+  spare->Read(500);
+  ASSERT_NE(spare->Last("welcome"), nullptr);
+  EXPECT_TRUE(spare->Last("welcome")->value("standby", false));
+  EXPECT_FALSE(coordinator_->stop_reason().has_value()) << "a standby does not restart a full job";
+  a.reset();
+  Pump(2, [&] { return coordinator_->stop_reason().has_value(); });
+  JobDecision decision = coordinator_->EndGeneration(Stopped());
+  EXPECT_TRUE(decision.restart);
+  EXPECT_EQ(decision.next_nnodes, 2) << "the standby takes the lost node's place";
+  spare->Read(1000);
+  ASSERT_NE(spare->Last("start"), nullptr);
+  EXPECT_EQ(RankIn(spare->Last("start")), 1);
+}
+
+TEST_F(ElasticCoordinatorTest, ANodeWithItsOwnRankIsRefusedAndTheJobGoesOn) {
+  settings_.last_call_timeout_s = 0.2;
+  Open();
+  FakeNode stray(settings_.control_port, 1);
+  stray.Hello(settings_.token, 3);  // static-style hello: rank 1 of 3
+  auto a = Joining("hostA");
+  ASSERT_TRUE(coordinator_->Join().ok());
+  stray.Read(500);
+  ASSERT_NE(stray.Last("refuse"), nullptr);
+  EXPECT_NE(stray.Last("refuse")->value("reason", "").find("node ranks are handed out"), std::string::npos);
+  a->Read(1000);
+  EXPECT_NE(a->Last("start"), nullptr);
 }
 
 }  // namespace

@@ -273,8 +273,7 @@ def breakdown(phases):
     found = [p for p in phases if p]
     if not found:
         return "no breakdown"
-    return ", ".join(f"{name} +{statistics.median(p[name] for p in found):.2f} s" for name in names) + \
-        ", first step"
+    return ", ".join(f"{name} +{statistics.median(p[name] for p in found):.2f} s" for name in names)
 
 
 def describe(result, cap):
@@ -394,7 +393,8 @@ def main():
         for side in sides:
             result = results.get((side, scenario))
             if result and result["phases"]:
-                print(f"    {scenario}, {side}: new worker process {breakdown(result['phases'])}")
+                print(f"    {scenario}, {side}: new worker process {breakdown(result['phases'])}, "
+                      f"then its first step")
     for (side, scenario), result in sorted(results.items()):
         if result["note"]:
             what = ("did not start" if result["error"] and not result["capped"]

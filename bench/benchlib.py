@@ -1,11 +1,13 @@
 """Shared helpers of the bench scripts: where the binaries are, an isolated
 environment for primus-cli (no user configuration), timing, and the
-side-by-side table every bench prints (anchor, ours, ratio).
+side-by-side table every bench prints (anchor, ours, ratio), and hosts made
+of network namespaces for the multi-node benches (Hosts; root and iproute2).
 
 Run the benches with /usr/bin/python3 (Debian's, with torch 1.13): the
 torchrun anchors need it. Binaries come from $PRIMUS_BUILD_DIR (default
 <repo>/build)."""
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -70,3 +72,115 @@ def table(title, rows, note=""):
         print(f"  {label:<{width}}  {value:>12.3f} {unit}")
     if note:
         print(f"  {note}")
+
+
+def alive(pid):
+    """False when the process is gone or a zombie (dead, not yet reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
+
+
+def ip(*args, check=True):
+    result = subprocess.run(["ip", *args], capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise SystemExit(f"`ip {' '.join(args)}` failed: {result.stderr.strip()} "
+                         "(network namespaces need root and iproute2)")
+
+
+class Hosts:
+    """host1..hostN: network namespaces on a bridge, eth0 at 10.A.B.<i>/24, lo
+    up, their own host name and an /etc/hosts naming them all (the layout of
+    tests/support/netns_hosts.h). Names carry our pid; the bridge has no
+    address, so the subnet exists only inside our namespaces."""
+
+    def __init__(self, count, workdir):
+        self.count = count
+        self.tag = f"{os.getpid()}b"
+        self.bridge = f"pb{self.tag}"
+        value = os.getpid() % 32768
+        self.subnet = f"10.{128 + value // 256}.{value % 256}."
+        self.hosts_file = os.path.join(workdir, "hosts")
+        self.made = []  # ("netns"|"link", name), to remove in reverse
+
+    def address(self, host):
+        return f"{self.subnet}{host}"
+
+    def namespace(self, host):
+        return f"primus-{self.tag}-h{host}"
+
+    def __enter__(self):
+        try:
+            with open(self.hosts_file, "w") as f:
+                f.write("127.0.0.1\tlocalhost\n")
+                f.writelines(f"{self.address(h)}\thost{h}\n" for h in range(1, self.count + 1))
+            ip("link", "add", self.bridge, "type", "bridge")
+            self.made.append(("link", self.bridge))
+            ip("link", "set", self.bridge, "up")
+            for host in range(1, self.count + 1):
+                ns, outside = self.namespace(host), self.outside_link(host)
+                ip("netns", "add", ns)
+                self.made.append(("netns", ns))
+                ip("link", "add", outside, "type", "veth", "peer", "name", "eth0", "netns", ns)
+                # Removed before its namespace: deleting one end removes the pair at once,
+                # while a deleted namespace is cleaned up by the kernel later.
+                self.made.append(("link", outside))
+                ip("link", "set", outside, "master", self.bridge)
+                ip("link", "set", outside, "up")
+                ip("-n", ns, "addr", "add", f"{self.address(host)}/24", "dev", "eth0")
+                ip("-n", ns, "link", "set", "eth0", "up")
+                ip("-n", ns, "link", "set", "lo", "up")
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def command(self, host, argv):
+        """argv run on `host`; nsenter, unshare and sh exec into it."""
+        script = f'hostname host{host} && mount --bind {self.hosts_file} /etc/hosts && exec "$@"'
+        return ["nsenter", f"--net=/run/netns/{self.namespace(host)}", "unshare", "--uts", "--mount",
+                "--propagation", "private", "sh", "-c", script, f"host{host}", *argv]
+
+    def outside_link(self, host):
+        """The bridge-side end of host's veth pair: `ip link set <it> down` cuts the host off."""
+        return f"pv{self.tag}h{host}"
+
+    def processes(self, host=None):
+        """Live pids in our namespaces (only host's, when given)."""
+        inodes = set()
+        for kind, name in self.made:
+            if host is not None and name != self.namespace(host):
+                continue
+            if kind == "netns" and os.path.exists(f"/run/netns/{name}"):
+                st = os.stat(f"/run/netns/{name}")
+                inodes.add((st.st_dev, st.st_ino))
+        found = []
+        for entry in os.listdir("/proc"):
+            try:
+                st = os.stat(f"/proc/{entry}/ns/net") if entry.isdigit() else None
+            except OSError:
+                continue
+            if st and (st.st_dev, st.st_ino) in inodes and alive(int(entry)):
+                found.append(int(entry))
+        return found
+
+    def kill_all(self, host=None):
+        """SIGKILL what still runs in our namespaces (only host's, when given): only we
+        start processes there."""
+        deadline = time.monotonic() + 5
+        while (pids := self.processes(host)) and time.monotonic() < deadline:
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.01)
+
+    def __exit__(self, *exc):
+        self.kill_all()
+        for kind, name in reversed(self.made):
+            ip(*(("netns", "del") if kind == "netns" else ("link", "del")), name, check=False)
+        self.made = []

@@ -25,114 +25,11 @@ import subprocess
 import time
 
 import benchlib as b
+from benchlib import Hosts, alive
 
 NPROC = 2
 MASTER_PORT = 29500  # every namespace is a fresh network stack: always free
 VICTIM = 2           # rank 2 = host2's local rank 0
-
-
-def alive(pid):
-    """False when the process is gone or a zombie (dead, not yet reaped)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            stat = f.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
-
-
-def ip(*args, check=True):
-    result = subprocess.run(["ip", *args], capture_output=True, text=True)
-    if check and result.returncode != 0:
-        raise SystemExit(f"`ip {' '.join(args)}` failed: {result.stderr.strip()} "
-                         "(network namespaces need root and iproute2)")
-
-
-class Hosts:
-    """host1..hostN: network namespaces on a bridge, eth0 at 10.A.B.<i>/24, lo
-    up, their own host name and an /etc/hosts naming them all (the layout of
-    tests/support/netns_hosts.h). Names carry our pid; the bridge has no
-    address, so the subnet exists only inside our namespaces."""
-
-    def __init__(self, count, workdir):
-        self.count = count
-        self.tag = f"{os.getpid()}b"
-        self.bridge = f"pb{self.tag}"
-        value = os.getpid() % 32768
-        self.subnet = f"10.{128 + value // 256}.{value % 256}."
-        self.hosts_file = os.path.join(workdir, "hosts")
-        self.made = []  # ("netns"|"link", name), to remove in reverse
-
-    def address(self, host):
-        return f"{self.subnet}{host}"
-
-    def namespace(self, host):
-        return f"primus-{self.tag}-h{host}"
-
-    def __enter__(self):
-        try:
-            with open(self.hosts_file, "w") as f:
-                f.write("127.0.0.1\tlocalhost\n")
-                f.writelines(f"{self.address(h)}\thost{h}\n" for h in range(1, self.count + 1))
-            ip("link", "add", self.bridge, "type", "bridge")
-            self.made.append(("link", self.bridge))
-            ip("link", "set", self.bridge, "up")
-            for host in range(1, self.count + 1):
-                ns, outside = self.namespace(host), f"pv{self.tag}h{host}"
-                ip("netns", "add", ns)
-                self.made.append(("netns", ns))
-                ip("link", "add", outside, "type", "veth", "peer", "name", "eth0", "netns", ns)
-                # Removed before its namespace: deleting one end removes the pair at once,
-                # while a deleted namespace is cleaned up by the kernel later.
-                self.made.append(("link", outside))
-                ip("link", "set", outside, "master", self.bridge)
-                ip("link", "set", outside, "up")
-                ip("-n", ns, "addr", "add", f"{self.address(host)}/24", "dev", "eth0")
-                ip("-n", ns, "link", "set", "eth0", "up")
-                ip("-n", ns, "link", "set", "lo", "up")
-        except BaseException:
-            self.__exit__()
-            raise
-        return self
-
-    def command(self, host, argv):
-        """argv run on `host`; nsenter, unshare and sh exec into it."""
-        script = f'hostname host{host} && mount --bind {self.hosts_file} /etc/hosts && exec "$@"'
-        return ["nsenter", f"--net=/run/netns/{self.namespace(host)}", "unshare", "--uts", "--mount",
-                "--propagation", "private", "sh", "-c", script, f"host{host}", *argv]
-
-    def processes(self):
-        inodes = set()
-        for kind, name in self.made:
-            if kind == "netns" and os.path.exists(f"/run/netns/{name}"):
-                st = os.stat(f"/run/netns/{name}")
-                inodes.add((st.st_dev, st.st_ino))
-        found = []
-        for entry in os.listdir("/proc"):
-            try:
-                st = os.stat(f"/proc/{entry}/ns/net") if entry.isdigit() else None
-            except OSError:
-                continue
-            if st and (st.st_dev, st.st_ino) in inodes and alive(int(entry)):
-                found.append(int(entry))
-        return found
-
-    def kill_all(self):
-        """SIGKILL what still runs in our namespaces: only we start processes there."""
-        deadline = time.monotonic() + 5
-        while (pids := self.processes()) and time.monotonic() < deadline:
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.01)
-
-    def __exit__(self, *exc):
-        self.kill_all()
-        for kind, name in reversed(self.made):
-            ip(*(("netns", "del") if kind == "netns" else ("link", "del")), name, check=False)
-        self.made = []
 
 
 def worker(piddir):

@@ -9,10 +9,12 @@ stable). `--data PATH` trains on any file instead (its bytes are the tokens).
 
     /usr/bin/python3 examples/gpt/data.py --write /tmp/corpus.txt   # look at it
 
-Sampling is deterministic and resumable: batch number i of rank r draws its
-windows from a generator seeded with (seed, r, i). The sampler's whole state
-is therefore the index of the next batch; a checkpoint stores it and a resumed
-run continues the exact data stream it would have seen without the restart.
+Sampling is deterministic and resumable: the global batch of step s draws
+its windows from a generator seeded with (seed, s), and each rank takes its
+contiguous shard of it. The sampler's whole state is therefore the step; a
+checkpoint stores it and a resumed run continues the exact data stream it
+would have seen without the restart, also at another world size as long as
+the global batch stays the same.
 """
 import argparse
 import random
@@ -137,26 +139,55 @@ def load_tokens(path=None, corpus_bytes=DEFAULT_CORPUS_BYTES, corpus_seed=DEFAUL
 # --- sampling -------------------------------------------------------------------
 
 class TokenSampler:
-    """Random windows of seq_len+1 tokens; deterministic per (seed, rank, batch index)."""
+    """Random windows of seq_len+1 tokens, drawn as one global batch per step
+    and sharded over the ranks.
 
-    KIND = "random-windows-v1"
+    Step s (counting completed optimizer steps from 0) draws the window starts
+    of all global_batch = micro_batch x world_size x grad_accum sequences from
+    a generator seeded with (seed, s). Rank r takes its contiguous shard,
+    sequences r*micro_batch*grad_accum onwards, in grad_accum micro-batches of
+    micro_batch. The global batch of a step therefore depends only on the seed,
+    the step and its size: when a run resumes at another world size with the
+    same global batch (--global-batch), every step sees exactly the sequences
+    it would have seen at the old size, just spread over other ranks. The
+    sampler's whole state is the step (and the micro-batch within it).
+    """
 
-    def __init__(self, tokens, seq_len, batch_size, seed, rank, device="cpu"):
+    KIND = "global-windows-v2"
+    OLD_KIND = "random-windows-v1"   # per-rank streams; resumable only at the checkpoint's step
+
+    def __init__(self, tokens, seq_len, batch_size, seed, rank=0, device="cpu", world_size=1, grad_accum=1):
         if len(tokens) < seq_len + 2:
             raise ValueError(f"corpus has {len(tokens)} tokens, fewer than seq_len+2 = {seq_len + 2}")
+        if not 0 <= rank < world_size:
+            raise ValueError(f"rank {rank} is not in a world of {world_size}")
         self.tokens = tokens
         self.seq_len = seq_len
         self.batch_size = batch_size
         self.seed = seed
         self.rank = rank
+        self.world_size = world_size
+        self.grad_accum = grad_accum
+        self.global_batch = batch_size * world_size * grad_accum
         self.device = device
-        self.next_index = 0
+        self.step = 0    # completed steps: the next batch belongs to step self.step
+        self.micro = 0   # the next micro-batch within that step
         self._offsets = np.arange(seq_len + 1)
+        self._starts = (None, None)   # (step, window starts of its global batch)
+
+    def global_starts(self, step):
+        """Window starts of the whole global batch of `step` (every rank's shard)."""
+        if self._starts[0] != step:
+            rng = np.random.default_rng([self.seed, step])
+            self._starts = (step, rng.integers(0, len(self.tokens) - self.seq_len - 1, size=self.global_batch))
+        return self._starts[1]
 
     def next_batch(self):
-        rng = np.random.default_rng([self.seed, self.rank, self.next_index])
-        self.next_index += 1
-        starts = rng.integers(0, len(self.tokens) - self.seq_len - 1, size=self.batch_size)
+        first = (self.rank * self.grad_accum + self.micro) * self.batch_size
+        starts = self.global_starts(self.step)[first:first + self.batch_size]
+        self.micro += 1
+        if self.micro == self.grad_accum:
+            self.step, self.micro = self.step + 1, 0
         windows = torch.from_numpy(self.tokens[starts[:, None] + self._offsets].astype(np.int64))
         x, y = windows[:, :-1], windows[:, 1:]
         if str(self.device) != "cpu":
@@ -165,14 +196,24 @@ class TokenSampler:
         return x.contiguous(), y.contiguous()
 
     def state_dict(self):
-        return {"kind": self.KIND, "seed": self.seed, "next_index": self.next_index}
+        return {"kind": self.KIND, "seed": self.seed, "step": self.step, "micro": self.micro,
+                "global_batch": self.global_batch}
 
-    def load_state_dict(self, state):
-        if state.get("kind") != self.KIND:
-            raise ValueError(f"unknown sampler state kind {state.get('kind')!r}")
+    def load_state_dict(self, state, step=None):
+        """Continue the stream of a checkpoint, whatever world size wrote it. `step`
+        (the checkpoint's step) positions a sampler state of the old per-rank kind."""
+        kind = state.get("kind")
+        if kind == self.OLD_KIND and step is not None:
+            self.seed, self.step, self.micro = int(state["seed"]), int(step), 0
+            return
+        if kind != self.KIND:
+            raise ValueError(f"unknown sampler state kind {kind!r}")
         # Keep the checkpoint's seed so the resumed stream is the one that was interrupted.
         self.seed = int(state["seed"])
-        self.next_index = int(state["next_index"])
+        self.step = int(state["step"])
+        self.micro = int(state.get("micro", 0))   # 0: checkpoints are taken between steps
+        if self.micro >= self.grad_accum:
+            self.step, self.micro = self.step + 1, 0
 
 
 def main(argv=None):

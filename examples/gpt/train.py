@@ -128,7 +128,8 @@ def build_parser():
 
     g = p.add_argument_group("logging")
     g.add_argument("--metrics-file", metavar="PATH", help="append per-step JSON lines here (rank 0)")
-    g.add_argument("--log-interval", type=positive_int, default=10, help="print a line every N steps")
+    g.add_argument("--log-interval", type=positive_int, default=10, help="print a progress line (step, loss, lr, tok/s, world size) on the first "
+                        "step of every attempt, every N steps and on the last step")
 
     g = p.add_argument_group("test hooks (for launcher tests; act only on the first attempt, "
                                  "i.e. when TORCHELASTIC_RESTART_COUNT is 0 or unset)")
@@ -182,7 +183,8 @@ def validate(args, parser, env):
         if args.grad_accum is None:
             if args.global_batch % per_step:
                 parser.error(f"--global-batch {args.global_batch} is not a multiple of micro-batch "
-                             f"{args.micro_batch} x data-parallel size {world} = {per_step}")
+                             f"{args.micro_batch} x data-parallel size {world} = {per_step} (elastic jobs: "
+                             "choose a global batch divisible by micro-batch x every world size they may run at)")
             args.grad_accum = args.global_batch // per_step
         elif args.global_batch != per_step * args.grad_accum:
             parser.error(f"--global-batch {args.global_batch} != micro-batch {args.micro_batch} x "
@@ -200,7 +202,7 @@ def validate(args, parser, env):
         parser.error(f"--resume {args.resume}: no such file or directory (use auto, none or a path)")
     if args.fail_rank is not None and args.fail_at_step is None:
         parser.error("--fail-rank needs --fail-at-step")
-    if args.fail_rank is not None and args.fail_rank >= world:
+    if args.fail_rank is not None and args.fail_rank >= world and env["restart_count"] == 0:
         parser.error(f"--fail-rank {args.fail_rank} is not a rank of this {world}-worker job")
     if args.crash_checkpoint_step is not None and args.crash_during_checkpoint is None:
         parser.error("--crash-checkpoint-step needs --crash-during-checkpoint")
@@ -363,7 +365,9 @@ def main(argv=None):
     optimizer = make_optimizer(raw_model, args, device)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda_for(args))
     tokens = gdata.load_tokens(args.data, args.corpus_bytes)
-    sampler = gdata.TokenSampler(tokens, args.seq_len, args.micro_batch, args.seed, rank, device)
+    sampler = gdata.TokenSampler(tokens, args.seq_len, args.micro_batch, args.seed, rank, device,
+                                 world_size=world, grad_accum=args.grad_accum)
+    global_batch = sampler.global_batch
     torch.manual_seed(args.seed + 7919 * (rank + 1))   # per-rank stream for dropout
     if use_cuda:
         torch.cuda.manual_seed(args.seed + 7919 * (rank + 1))
@@ -380,18 +384,29 @@ def main(argv=None):
         raw_model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
-        sampler.load_state_dict(state["sampler"])
+        sampler.load_state_dict(state["sampler"], step=start_step)
+        sampler.step, sampler.micro = start_step, 0   # the checkpoint's step is the authority
         rng = state["rng"]
         if rank < len(rng["cpu"]):
             torch.set_rng_state(rng["cpu"][rank])
             if use_cuda and rng.get("cuda") and rng["cuda"][rank] is not None:
                 torch.cuda.set_rng_state(rng["cuda"][rank], device)
-        for key, now in (("world_size", world), ("micro_batch", args.micro_batch),
-                         ("grad_accum", args.grad_accum), ("seq_len", args.seq_len)):
-            if state["config"].get(key) != now:
-                rank0_print(env, f"warning: resuming with {key}={now}, the checkpoint used "
-                                 f"{state['config'].get(key)}: the data stream differs from an "
-                                 "uninterrupted run", file=sys.stderr)
+        # Ranks beyond the old world size keep their fresh per-rank RNG (dropout only).
+        saved = state["config"]
+        saved_world = saved.get("world_size")
+        saved_batch = saved.get("global_batch")
+        if saved_batch is None and None not in (saved_world, saved.get("micro_batch"), saved.get("grad_accum")):
+            saved_batch = saved_world * saved["micro_batch"] * saved["grad_accum"]
+        same_stream = (saved_batch == global_batch and saved.get("seq_len") == args.seq_len
+                       and state["sampler"].get("kind") == gdata.TokenSampler.KIND)
+        if not same_stream:
+            rank0_print(env, f"warning: resuming with global batch {global_batch} x {args.seq_len} tokens, "
+                             f"the checkpoint used {saved_batch} x {saved.get('seq_len')} (or an older "
+                             "sampler): the data stream differs from an uninterrupted run", file=sys.stderr)
+        if saved_world != world:
+            rank0_print(env, f"world size changed: {saved_world} -> {world} (restart "
+                             f"{env['restart_count']}); global batch {saved_batch} -> {global_batch}, "
+                             f"{args.micro_batch} x {args.grad_accum} sequences per rank per step")
         rank0_print(env, f"resumed from {path} at step {start_step}")
         del state
     heartbeat.beat()
@@ -408,7 +423,7 @@ def main(argv=None):
     tokens_per_step = args.micro_batch * args.seq_len * args.grad_accum * world
     rank0_print(env, f"gpt example: model {args.model} ({raw_model.num_parameters():,} parameters), "
                      f"{world} worker(s) on {device.type} ({'nccl' if use_cuda else 'gloo' if env['distributed'] else 'no process group'}), "
-                     f"dtype {args.dtype}, global batch {args.micro_batch * world * args.grad_accum} x "
+                     f"dtype {args.dtype}, global batch {global_batch} x "
                      f"{args.seq_len} tokens, steps {start_step + 1}..{args.steps}"
                      + ("" if use_cuda else f", {torch.get_num_threads()} thread(s) per worker"))
     if not use_cuda and rank == 0 and reference_blas_in_use():
@@ -456,7 +471,7 @@ def main(argv=None):
             "sampler": sampler.state_dict(),
             "rng": {"cpu": [r["cpu"] for r in gathered], "cuda": [r["cuda"] for r in gathered]},
             "config": {"model": args.model, "model_config": describe(cfg), "world_size": world,
-                       "micro_batch": args.micro_batch, "grad_accum": args.grad_accum,
+                       "micro_batch": args.micro_batch, "grad_accum": args.grad_accum, "global_batch": global_batch,
                        "seq_len": args.seq_len, "seed": args.seed, "lr": args.lr, "steps": args.steps},
         }
         t0 = time.time()
@@ -513,7 +528,7 @@ def main(argv=None):
                         "restart_count": env["restart_count"]}) + "\n")
                 if step == start_step + 1 or step % args.log_interval == 0 or step == args.steps:
                     print(f"step {step}/{args.steps} loss {loss_value:.4f} lr {lr:.2e} "
-                          f"tok/s {tokens_per_step / dt:.0f}", flush=True)
+                          f"tok/s {tokens_per_step / dt:.0f} world {world}", flush=True)
             if args.ckpt_dir and ((args.ckpt_interval and step % args.ckpt_interval == 0) or step == args.steps):
                 save_checkpoint(step)
     finally:

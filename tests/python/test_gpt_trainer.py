@@ -11,6 +11,7 @@ per process.
 import contextlib
 import io
 import json
+import math
 import os
 import signal
 import socket
@@ -163,19 +164,34 @@ class DataTest(unittest.TestCase):
         self.assertTrue(a.decode("ascii").startswith("Chapter 1."))
         self.assertEqual(len(gdata.load_tokens()), gdata.DEFAULT_CORPUS_BYTES)
 
-    def test_sampler_is_per_rank_and_resumable(self):
+    def test_sampler_shards_one_global_batch_and_resumes(self):
         tokens = gdata.load_tokens(corpus_bytes=30000)
-        s0 = gdata.TokenSampler(tokens, 16, 4, seed=7, rank=0)
-        s1 = gdata.TokenSampler(tokens, 16, 4, seed=7, rank=1)
+        # World 2, one micro-batch of 4 each: the ranks take the halves of step 0's global batch of 8.
+        s0 = gdata.TokenSampler(tokens, 16, 4, seed=7, rank=0, world_size=2)
+        s1 = gdata.TokenSampler(tokens, 16, 4, seed=7, rank=1, world_size=2)
         x0, y0 = s0.next_batch()
         x1, _ = s1.next_batch()
         self.assertFalse(torch.equal(x0, x1))
         self.assertTrue(torch.equal(x0[:, 1:], y0[:, :-1]))   # targets are inputs shifted by one
-        stream = [s0.next_batch()[0] for _ in range(3)]
-        resumed = gdata.TokenSampler(tokens, 16, 4, seed=999, rank=0)
-        resumed.load_state_dict(gdata.TokenSampler(tokens, 16, 4, 7, 0).state_dict() | {"next_index": 1})
+        # The same global batch at other world sizes: 1 rank x 2 micro-batches, 4 ranks x 2 sequences.
+        one = gdata.TokenSampler(tokens, 16, 4, seed=7, rank=0, world_size=1, grad_accum=2)
+        self.assertTrue(torch.equal(torch.cat([one.next_batch()[0], one.next_batch()[0]]), torch.cat([x0, x1])))
+        four = [gdata.TokenSampler(tokens, 16, 2, seed=7, rank=r, world_size=4).next_batch()[0] for r in range(4)]
+        self.assertTrue(torch.equal(torch.cat(four), torch.cat([x0, x1])))
+        self.assertEqual(one.state_dict()["step"], 1)
+        # Resuming: the checkpoint's seed and step continue the stream, at any world size.
+        state = s0.state_dict()
+        stream = [torch.cat([s0.next_batch()[0], s1.next_batch()[0]]) for _ in range(3)]
+        resumed = gdata.TokenSampler(tokens, 16, 4, seed=999, rank=0, world_size=1, grad_accum=2)
+        resumed.load_state_dict(state)
         for expected in stream:
-            self.assertTrue(torch.equal(resumed.next_batch()[0], expected))
+            self.assertTrue(torch.equal(torch.cat([resumed.next_batch()[0], resumed.next_batch()[0]]), expected))
+        # A state of the old per-rank sampler is positioned at the checkpoint's step.
+        old = gdata.TokenSampler(tokens, 16, 4, seed=1, rank=0)
+        old.load_state_dict({"kind": "random-windows-v1", "seed": 7, "next_index": 10}, step=5)
+        self.assertEqual((old.seed, old.step), (7, 5))
+        with self.assertRaises(ValueError):
+            old.load_state_dict({"kind": "random-windows-v1", "seed": 7, "next_index": 10})
 
 
 class ScheduleTest(unittest.TestCase):
@@ -295,7 +311,7 @@ class TrainingTest(unittest.TestCase):
             self.assertAlmostEqual(r["loss"], ref[r["step"]], places=4)
         a = ckpt.load(os.path.join(ref_dir, "step_16.pt"))
         b = ckpt.load(os.path.join(run_dir, "step_16.pt"))
-        self.assertEqual(b["sampler"]["next_index"], 16)
+        self.assertEqual(b["sampler"]["step"], 16)
         for k in a["model"]:
             self.assertTrue(torch.allclose(a["model"][k], b["model"][k], atol=1e-5), k)
         # Resuming a finished run does nothing and succeeds.
@@ -374,6 +390,51 @@ class DistributedTest(unittest.TestCase):
         self.assertEqual([r["step"] for r in rows], list(range(4, 9)))
         self.assertEqual({r["world_size"] for r in rows}, {2})
         self.assertEqual(sorted(os.listdir(ck)), ["step_6.pt", "step_6.pt.corrupt", "step_8.pt"])
+
+    def test_elastic_restarts_resume_at_new_world_sizes(self):
+        """2 workers fail after a checkpoint, 3 workers resume (restart 1), then
+        one process resumes an earlier checkpoint (restart 2). The global batch
+        is fixed (12 = 2 x 2 x 3 = 2 x 3 x 2 = 2 x 1 x 6), so every step trains
+        on the same sequences as an uninterrupted single-process run."""
+        ck, metrics = os.path.join(self.dir, "ck"), os.path.join(self.dir, "m.jsonl")
+        common = FAST + ["--micro-batch", "2", "--global-batch", "12", "--steps", "8", "--ckpt-interval", "3",
+                         "--keep-last", "0", "--log-interval", "100"]
+        rc, _, _ = run_main(common + ["--resume", "none", "--metrics-file", os.path.join(self.dir, "ref.jsonl")])
+        self.assertEqual(rc, 0)
+        ref = {r["step"]: r["loss"] for r in read_metrics(os.path.join(self.dir, "ref.jsonl"))}
+
+        run = common + ["--ckpt-dir", ck, "--metrics-file", metrics, "--fail-at-step", "5"]
+        results = launch(2, run, self.dir, {"TORCHELASTIC_RESTART_COUNT": "0"})
+        self.assertTrue(all(rc != 0 for rc, _ in results), results)
+        self.assertIn("fail-at-step 5", results[0][1])
+        self.assertEqual([s for s, _ in ckpt.list_checkpoints(ck)], [3])
+
+        results = launch(3, run, self.dir, {"TORCHELASTIC_RESTART_COUNT": "1"})
+        self.assertEqual([rc for rc, _ in results], [0, 0, 0], results)
+        log0 = results[0][1]
+        self.assertIn("world size changed: 2 -> 3 (restart 1); global batch 12 -> 12", log0)
+        self.assertNotIn("data stream differs", log0)
+        self.assertIn("resumed from", log0)
+        self.assertRegex(log0, r"step 4/8 loss [0-9.]+ lr \S+ tok/s \d+ world 3\n")   # first step at world 3
+        self.assertRegex(log0, r"step 8/8 loss [0-9.]+ lr \S+ tok/s \d+ world 3\n")
+
+        rc, out, err = run_main(run + ["--resume", os.path.join(ck, "step_6.pt")], TORCHELASTIC_RESTART_COUNT=2)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("world size changed: 3 -> 1 (restart 2)", out)
+        self.assertIn("resumed from", out)
+        self.assertRegex(out, r"step 7/8 loss [0-9.]+ lr \S+ tok/s \d+ world 1\n")
+
+        rows = read_metrics(metrics)
+        by_attempt = {n: [(r["step"], r["world_size"]) for r in rows if r["restart_count"] == n] for n in range(3)}
+        self.assertEqual(by_attempt, {0: [(1, 2), (2, 2), (3, 2), (4, 2)],
+                                      1: [(4, 3), (5, 3), (6, 3), (7, 3), (8, 3)],
+                                      2: [(7, 1), (8, 1)]})
+        for r in rows:   # finite, and the same losses as the uninterrupted single-process run
+            self.assertTrue(math.isfinite(r["loss"]), r)
+            self.assertAlmostEqual(r["loss"], ref[r["step"]], places=3, msg=r)
+        state = ckpt.load(os.path.join(ck, "step_8.pt"))
+        self.assertEqual((state["step"], state["sampler"]["step"], state["config"]["world_size"]), (8, 8, 1))
+        self.assertEqual(state["config"]["global_batch"], 12)
 
     def test_failing_rank_exits_nonzero_with_error_file(self):
         args = FAST + ["--steps", "6", "--fail-at-step", "3", "--fail-rank", "1"]

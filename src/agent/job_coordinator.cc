@@ -413,7 +413,11 @@ void JobCoordinator::StopEveryone(const std::string& reason) {
   if (stop_reason_) return;
   stop_reason_ = reason;
   log::Warn("stopping every node's workers: {}", reason);
-  Broadcast(Json{{"type", "stop"}, {"generation", generation_}, {"reason", reason}});
+  Json stop{{"type", "stop"}, {"generation", generation_}, {"reason", reason}};
+  for (size_t slot = 1; slot < peers_.size(); ++slot) {
+    // Before the start every joined node is told; after it, the running ones (not standbys).
+    if (!started_ || peers_[slot].active) Send(peers_[slot], stop);
+  }
 }
 
 void JobCoordinator::ReportLocalFailure(const WorkerFailure& failure) {
@@ -553,7 +557,8 @@ JobDecision JobCoordinator::EndGeneration(const NodeOutcome& outcome) {
     ended.restart = false;
     ended.exit_code = agent_signal_ != 0 ? 128 + agent_signal_ : 1;
     ended.reason = LiveNodes() < minimum() && AssignsRanks()
-                       ? fmt::format("{} nodes remain, fewer than the minimum of {}", LiveNodes(), minimum())
+                       ? fmt::format("only {} node{} left, fewer than the minimum of {}", LiveNodes(),
+                                     LiveNodes() == 1 ? "" : "s", minimum())
                        : stop_reason_.value_or("the restart was called off");
     log::Error("not restarting: {}", ended.reason);
     Broadcast(DecisionToJson(ended, generation_));
@@ -654,8 +659,12 @@ JobDecision JobCoordinator::Decide(const std::vector<int>& never_reported) {
     bool all_zero = std::all_of(peers_.begin(), peers_.end(), [](const Peer& peer) {
       return !peer.active || (peer.outcome && peer.outcome->exit_code == 0);
     });
-    if (!all_zero && !scale_up_.empty() && agent_signal_ == 0 && !fatal_) {
-      // Every node was stopped for the one that joined.
+    bool stopped = std::any_of(peers_.begin(), peers_.end(), [](const Peer& peer) {
+      return peer.active && peer.outcome && peer.outcome->stopped_by_job;
+    });
+    if (stopped && !scale_up_.empty() && agent_signal_ == 0 && !fatal_) {
+      // The nodes were stopped for the one that joined (a worker that leaves
+      // on SIGTERM with 0 has not finished its work).
       decision.restart = true;
       decision.membership_changed = true;
       decision.next_nnodes = std::min(LiveNodes(), maximum());
@@ -691,13 +700,13 @@ JobDecision JobCoordinator::Decide(const std::vector<int>& never_reported) {
       decision.next_nnodes = std::min(LiveNodes(), maximum());
       decision.reason = "lost " + primus::Join(lost, ", ");
       ++membership_changes_;
-      log::Warn("{}; {} node{} remain (minimum {})", decision.reason, LiveNodes(), LiveNodes() == 1 ? "" : "s",
+      log::Warn("{}; {} node{} left (minimum {})", decision.reason, LiveNodes(), LiveNodes() == 1 ? "" : "s",
                 minimum());
       return decision;
     }
     decision.exit_code = 1;
-    decision.reason = fmt::format("lost {}; {} node{} remain, fewer than the minimum of {}", primus::Join(lost, ", "),
-                                  LiveNodes(), LiveNodes() == 1 ? "" : "s", minimum());
+    decision.reason = fmt::format("lost {}; only {} node{} left, fewer than the minimum of {}",
+                                  primus::Join(lost, ", "), LiveNodes(), LiveNodes() == 1 ? "" : "s", minimum());
     log::Error("the job ends: {}", decision.reason);
     return decision;
   }

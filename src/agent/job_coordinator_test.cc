@@ -404,7 +404,7 @@ TEST_F(ElasticCoordinatorTest, BelowTheMinimumAfterALossTheJobEnds) {
   JobDecision decision = coordinator_->EndGeneration(Stopped());
   EXPECT_FALSE(decision.restart);
   EXPECT_EQ(decision.exit_code, 1);
-  EXPECT_NE(decision.reason.find("2 nodes remain, fewer than the minimum of 3"), std::string::npos) << decision.reason;
+  EXPECT_NE(decision.reason.find("only 2 nodes left, fewer than the minimum of 3"), std::string::npos) << decision.reason;
   b->Read(1000);
   ASSERT_NE(b->Last("decision"), nullptr);
   EXPECT_FALSE(b->Last("decision")->value("restart", true));
@@ -423,8 +423,11 @@ TEST_F(ElasticCoordinatorTest, ANodeJoiningTheRunningJobScalesItUp) {
       << *coordinator_->stop_reason();
   a->Read(500);
   ASSERT_NE(a->Last("stop"), nullptr);
-  a->Send(Json{{"type", "done"}, {"generation", 0}, {"outcome", OutcomeToJson(Stopped())}});
-  JobDecision decision = coordinator_->EndGeneration(Stopped());
+  // Workers that leave on SIGTERM with 0 were stopped, not finished.
+  NodeOutcome left_cleanly = Stopped();
+  left_cleanly.exit_code = 0;
+  a->Send(Json{{"type", "done"}, {"generation", 0}, {"outcome", OutcomeToJson(left_cleanly)}});
+  JobDecision decision = coordinator_->EndGeneration(left_cleanly);
   EXPECT_TRUE(decision.restart);
   EXPECT_TRUE(decision.membership_changed);
   EXPECT_EQ(decision.next_nnodes, 3);

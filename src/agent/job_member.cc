@@ -140,7 +140,8 @@ void JobMember::OnMessage(const Json& message) {
     start_generation_ = MessageGeneration(message);
     ReadStartMessage(message, &next_layout_);
   } else if (type == "stop") {
-    if (MessageGeneration(message) == generation_ && !stop_reason_) {
+    // Only for a generation this node runs (not one that ran while it waited as a standby).
+    if (start_generation_ && MessageGeneration(message) == *start_generation_ && !stop_reason_) {
       stop_reason_ = StringField(message, "reason", "node 0 stopped the job");
     }
   } else if (type == "decision") {

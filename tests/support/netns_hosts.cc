@@ -137,6 +137,10 @@ Result<std::unique_ptr<NetnsHosts>> NetnsHosts::Create(int count) {
   return hosts;
 }
 
+Status NetnsHosts::SetLink(int host, bool up) const {
+  return Ip({"link", "set", Outside(host), up ? "up" : "down"});
+}
+
 std::string NetnsHosts::Name(int host) const { return "host" + std::to_string(host); }
 std::string NetnsHosts::Address(int host) const { return subnet_ + std::to_string(host); }
 std::string NetnsHosts::Namespace(int host) const { return "primus-" + tag_ + "-h" + std::to_string(host); }

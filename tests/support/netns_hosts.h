@@ -98,6 +98,10 @@ class NetnsHosts {
   // Live (non-zombie) processes inside `host`'s network namespace.
   std::vector<pid_t> ProcessesOn(int host) const;
 
+  // Cuts `host` off the bridge (its cable pulled: no FIN, no RST, packets
+  // vanish) or plugs it back in.
+  Status SetLink(int host, bool up) const;
+
  private:
   NetnsHosts(int count, int instance);
   Status SetUp();

@@ -15,9 +15,13 @@
 //                     heartbeat timeout (1 s x 3 here)
 //   ANodeJoining...   a third agent started while two train: scale-up to 3
 //   BelowTheMinimum.. 2:2, a node lost: the job ends with exit code 1
+//   Etcd...           --rdzv-backend etcd-v2 with a real etcd server on
+//                     host1: the first agent to claim the run id coordinates,
+//                     a member's loss leaves the job training
 // Each takes 15-40 s on a 2-core machine (torch starts in every generation).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cctype>
@@ -99,6 +103,11 @@ class ElasticTest : public ::testing::Test {
 
   // The torchrun line of every host; `nnodes` is "2:3" or "2:2".
   void StartAgent(int host, const std::string& nnodes, int steps = 80) {
+    StartAgentWith(host, nnodes, steps,
+                   {"--rdzv-backend", "c10d", "--rdzv-endpoint",
+                    hosts_->Address(1) + ":" + std::to_string(kRendezvousPort)});
+  }
+  void StartAgentWith(int host, const std::string& nnodes, int steps, const std::vector<std::string>& rendezvous) {
     ProcessOptions options;
     options.cwd = hosts_->dir();
     options.env["HOME"] = hosts_->dir();
@@ -107,9 +116,10 @@ class ElasticTest : public ::testing::Test {
     options.env["GLOO_SOCKET_IFNAME"] = "eth0";
     options.env["PYTHON_EXEC"] = "/usr/bin/python3";
     options.env["OMP_NUM_THREADS"] = "1";
-    std::vector<std::string> argv = {
-        Torchrun(), "--nnodes", nnodes, "--nproc-per-node", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint",
-        hosts_->Address(1) + ":" + std::to_string(kRendezvousPort), "--rdzv-id", "elastic",
+    std::vector<std::string> argv = {Torchrun(), "--nnodes", nnodes, "--nproc-per-node", "1"};
+    argv.insert(argv.end(), rendezvous.begin(), rendezvous.end());
+    std::vector<std::string> rest = {
+        "--rdzv-id", "elastic",
         // Start as soon as the others are there; a silent node is lost after 3 s.
         "--rdzv-conf", "last_call_timeout=1,keep_alive_interval=1,keep_alive_max_attempt=3",
         "--log-dir", hosts_->dir() + "/logs",
@@ -118,6 +128,7 @@ class ElasticTest : public ::testing::Test {
         "--global-batch", "12", "--steps", std::to_string(steps), "--warmup", "2", "--log-interval", "1",
         "--ckpt-dir", hosts_->dir() + "/ckpt", "--ckpt-interval", "1", "--keep-last", "3", "--device", "cpu",
         "--threads", "1"};
+    argv.insert(argv.end(), rest.begin(), rest.end());
     if (agents_.size() < static_cast<size_t>(host)) agents_.resize(static_cast<size_t>(host));
     agents_[static_cast<size_t>(host) - 1] = std::make_unique<HostProcess>(hosts_->Start(host, argv, options));
     ASSERT_TRUE(agent(host).started());
@@ -234,6 +245,56 @@ TEST_F(ElasticTest, BelowTheMinimumTheJobEndsWithExitCode1) {
   agent(2).Kill(SIGKILL);
   EXPECT_EQ(agent(1).Wait(60), 1);
   EXPECT_NE(agent(1).All().find("only 1 node left, fewer than the minimum of 2"), std::string::npos);
+}
+
+TEST_F(ElasticTest, EtcdNamesTheCoordinatorAndAMembersLossLeavesTheJobTraining) {
+  if (::access("/usr/bin/etcd", X_OK) != 0) GTEST_SKIP() << "/usr/bin/etcd is missing: scripts/setup.sh installs it";
+  std::string client = "http://" + hosts_->Address(1) + ":2379";
+  HostProcess etcd = hosts_->Start(
+      1, {"/usr/bin/etcd", "--name", "t", "--data-dir", hosts_->dir() + "/etcd", "--listen-client-urls", client,
+          "--advertise-client-urls", client, "--listen-peer-urls", "http://127.0.0.1:2380",
+          "--initial-advertise-peer-urls", "http://127.0.0.1:2380", "--initial-cluster", "t=http://127.0.0.1:2380",
+          "--enable-v2=true"});
+  ASSERT_TRUE(etcd.started());
+  std::vector<std::string> rendezvous = {"--rdzv-backend", "etcd-v2", "--rdzv-endpoint",
+                                         hosts_->Address(1) + ":2379"};
+  for (int host = 1; host <= 3; ++host) StartAgentWith(host, "2:3", 80, rendezvous);
+  // Whoever claimed the run id first coordinates (and runs rank 0).
+  int coordinator = 0;
+  WaitFor(
+      [&] {
+        for (int host = 1; host <= 3; ++host) {
+          if (agent(host).Err().find("this node coordinates") != std::string::npos) coordinator = host;
+        }
+        return coordinator != 0;
+      },
+      60);
+  ASSERT_NE(coordinator, 0) << "no agent says it coordinates";
+  auto out = [&] { return agent(coordinator).Out(); };
+  ASSERT_TRUE(WaitFor([&] { return !Steps(out()).empty() && Steps(out()).back().world == 3; }, 90));
+  WaitFor([&] { return Steps(out()).back().step >= 4; }, 30);
+  size_t seen = Steps(out()).size();
+  int member = coordinator == 3 ? 2 : 3;
+  agent(member).Kill(SIGKILL);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        std::vector<Step> steps = Steps(out());
+        return steps.size() > seen && steps.back().world == 2;
+      },
+      90))
+      << "no step at world size 2 after the loss";
+  for (int host = 1; host <= 3; ++host) {
+    if (host != member) EXPECT_EQ(agent(host).Wait(120), 0) << "host" << host;
+  }
+  EXPECT_NE(agent(coordinator).All().find("(host" + std::to_string(member) + ")"), std::string::npos);
+  // The coordinator withdrew its claim: the run id is free for the next job.
+  testing::ProcessResult keys = hosts_->Run(
+      1, {"/usr/bin/python3", "-c",
+          "import sys, urllib.request, urllib.error\n"
+          "try: urllib.request.urlopen(sys.argv[1]); print('present')\n"
+          "except urllib.error.HTTPError as e: print(e.code)",
+          client + "/v2/keys/primus/rdzv/elastic/coordinator"});
+  EXPECT_EQ(Trim(keys.out), "404") << keys.out << keys.err;
 }
 
 }  // namespace

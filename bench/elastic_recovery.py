@@ -6,7 +6,7 @@ each runs one agent of an elastic job with one worker:
 
     <launcher> --nnodes 2:3 --nproc_per_node 1 --rdzv_backend c10d
         --rdzv_endpoint <host1>:29400 --rdzv_id bench --max_restarts 3
-        --monitor_interval 0.1 --rdzv_conf join_timeout=J,last_call_timeout=1
+        --monitor_interval 0.1 --rdzv_conf join_timeout=J,last_call_timeout=L (--last-call, default 1)
         --no_python /usr/bin/python3 -u bench/workers/elastic_worker.py ...
 
 (underscore spellings: torch 1.13's torchrun knows no others; ours takes both).
@@ -150,7 +150,7 @@ class Side:
         self.launcher = launcher
 
     def agent(self, hosts, run_dir, args):
-        conf = f"join_timeout={args.join_timeout:g},last_call_timeout=1"
+        conf = f"join_timeout={args.join_timeout:g},last_call_timeout={args.last_call:g}"
         if args.keep_alive:
             interval, attempts = args.keep_alive.split(",")
             conf += f",keep_alive_interval={interval},keep_alive_max_attempt={attempts}"
@@ -316,6 +316,9 @@ def main():
     parser.add_argument("--scenarios", default="kill,crash,cut,add", help="comma-separated: " + ",".join(SCENARIOS))
     parser.add_argument("--sides", default="torchrun,ours", help="torchrun, ours or both")
     parser.add_argument("--join-timeout", type=float, default=60.0, help="rdzv_conf join_timeout (s)")
+    parser.add_argument("--last-call", type=float, default=1.0,
+                        help="rdzv_conf last_call_timeout (s); torchrun's default is 30 (it waits for it again in "
+                             "every new rendezvous round, after a loss too)")
     parser.add_argument("--keep-alive", metavar="INTERVAL,ATTEMPTS",
                         help="add keep_alive_interval/keep_alive_max_attempt to --rdzv_conf "
                              "(torch 1.13 ignores them: 5 s x 3 there)")
@@ -379,7 +382,7 @@ def main():
           f"event -> first step at the new world size on a surviving host (median [min-max] of {args.runs} runs):")
     print(f"  heartbeat timeout: keep-alive {interval} s x {attempts} = {float(interval) * int(attempts):g} s "
           f"(torch 1.13: fixed 5 s x 3); worker collective timeout {args.collective_timeout:g} s; "
-          f"last_call_timeout 1 s; step every ~{args.step_seconds:g} s")
+          f"last_call_timeout {args.last_call:g} s; step every ~{args.step_seconds:g} s")
     rows = [("scenario", "torchrun [anchor]", "ours", "torchrun/ours")]
     for scenario in scenarios:
         anchor, ours = results.get(("torchrun", scenario)), results.get(("ours", scenario))

@@ -70,7 +70,8 @@ Json StartMessage(int generation, const GenerationLayout& layout) {
               {"node_rank", layout.node_rank},
               {"nnodes", layout.nnodes},
               {"master_addr", layout.master_addr},
-              {"master_port", layout.master_port}};
+              {"master_port", layout.master_port},
+              {"run_id", layout.run_id}};
 }
 
 void ReadStartMessage(const Json& message, GenerationLayout* layout) {
@@ -78,6 +79,7 @@ void ReadStartMessage(const Json& message, GenerationLayout* layout) {
   layout->nnodes = IntField(message, "nnodes", layout->nnodes);
   layout->master_addr = StringField(message, "master_addr", layout->master_addr);
   layout->master_port = IntField(message, "master_port", layout->master_port);
+  layout->run_id = StringField(message, "run_id", layout->run_id);
 }
 
 std::optional<std::string> ParseHello(const Json& message, NodeIdentity* node, std::string* token) {

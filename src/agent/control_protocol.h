@@ -65,6 +65,7 @@ struct GenerationLayout {
   int nnodes = 1;
   std::string master_addr;  // the workers' MASTER_ADDR and MASTER_PORT
   int master_port = 0;
+  std::string run_id;       // the coordinator's: one TORCHELASTIC_RUN_ID for the job ("" keeps the node's own)
 };
 Json StartMessage(int generation, const GenerationLayout& layout);
 // Fills the fields the start message carries; those it lacks keep their value.

@@ -167,6 +167,7 @@ Status JobCoordinator::StartGeneration() {
   layout_.nnodes = nodes;
   layout_.master_addr = settings_.master_addr;
   layout_.master_port = settings_.master_port;
+  layout_.run_id = settings_.run_id;
   if (layout_.master_port == 0) {
     auto port = PickFreePort();
     if (!port) return port.error();

@@ -318,6 +318,7 @@ class ElasticCoordinatorTest : public JobCoordinatorTest {
 };
 
 TEST_F(ElasticCoordinatorTest, StartsWithTheMinimumOnceTheLastCallPassed) {
+  settings_.run_id = "job-7";
   Open();
   auto a = Joining("hostA");
   SteadyTime begin = SteadyClock::now();
@@ -331,6 +332,7 @@ TEST_F(ElasticCoordinatorTest, StartsWithTheMinimumOnceTheLastCallPassed) {
   EXPECT_EQ(RankIn(start), 1);
   EXPECT_EQ(start->value("nnodes", 0), 2);
   EXPECT_GT(start->value("master_port", 0), 0) << "the coordinator picks the workers' master port";
+  EXPECT_EQ(start->value("run_id", ""), "job-7") << "one TORCHELASTIC_RUN_ID for the whole job";
   EXPECT_EQ(coordinator_->layout().nnodes, 2);
   EXPECT_EQ(coordinator_->layout().node_rank, 0);
 }

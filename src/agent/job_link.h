@@ -35,6 +35,7 @@ struct JobLinkSettings {
   std::string master_addr;  // node 0, as the user or the scheduler gave it
   int control_port = 0;
   int master_port = 0;      // the workers' MASTER_PORT; 0: the coordinator picks one for each generation
+  std::string run_id;       // this node's TORCHELASTIC_RUN_ID; the coordinator's is the job's
   double last_call_timeout_s = 30;  // elastic: once min_nnodes joined, how long more may join before the start
   // Decided before the link opens (etcd-v2 elected it): whether this agent
   // coordinates. Unset: node rank 0 (static) or the endpoint's host (c10d).

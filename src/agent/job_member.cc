@@ -24,6 +24,7 @@ JobMember::JobMember(const JobLinkSettings& settings, AgentRuntime& runtime)
   layout_.nnodes = settings.self.nnodes;
   layout_.master_addr = settings.master_addr;
   layout_.master_port = settings.master_port;
+  layout_.run_id = settings.run_id;
   next_layout_ = layout_;
 }
 

@@ -8,6 +8,28 @@
 namespace primus::agent {
 
 std::string DescribeLaunch(const LaunchSpec& spec) {
+  if (spec.rendezvous != "static" && spec.nnodes > 1) {
+    // Ranks and the master come from the rendezvous when the job starts.
+    int minimum = spec.min_nnodes > 0 ? spec.min_nnodes : spec.nnodes;
+    std::string nodes = minimum == spec.nnodes ? std::to_string(spec.nnodes)
+                                               : fmt::format("{} to {} (elastic)", minimum, spec.nnodes);
+    std::string out = fmt::format("world: {} nodes x {} worker{}; node ranks are handed out as nodes join\n", nodes,
+                                  spec.nproc_per_node, spec.nproc_per_node == 1 ? "" : "s");
+    out += spec.rendezvous == "c10d"
+               ? fmt::format("rendezvous: c10d; the agent on {} that binds port {} first coordinates\n",
+                             spec.master_addr, spec.control_port)
+               : fmt::format("rendezvous: etcd-v2 at {}; the first agent to claim run id {} coordinates\n",
+                             spec.rdzv_endpoint, spec.run_id);
+    if (minimum < spec.nnodes) {
+      out += fmt::format("starts once {} nodes joined and the last call ({:g} s) passed; a lost node restarts the "
+                         "survivors while at least {} remain\n",
+                         minimum, spec.last_call_timeout_s, minimum);
+    }
+    out += "master: the coordinator's host, a free port chosen for each generation\n";
+    out += "worker command (once per local rank): " + ShellJoin(spec.argv) + "\n";
+    if (!spec.run_id.empty()) out += "run id: " + spec.run_id + "\n";
+    return out;
+  }
   int world_size = spec.nnodes * spec.nproc_per_node;
   int first = spec.node_rank * spec.nproc_per_node;
   std::string ranks = spec.nproc_per_node == 1 ? fmt::format("global rank {}", first)

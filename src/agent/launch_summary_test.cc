@@ -15,6 +15,26 @@ TEST(LaunchSummaryTest, SingleNodeWithAFreePort) {
             "worker command (once per local rank): python3 train.py --lr '3e-4 x'\n");
 }
 
+// An elastic c10d job: no node rank or master port is known before the start.
+TEST(LaunchSummaryTest, ElasticJobSaysWhereItMeetsAndWhenItStarts) {
+  LaunchSpec spec;
+  spec.argv = {"python3", "-u", "t.py"};
+  spec.nproc_per_node = 8;
+  spec.nnodes = 4;
+  spec.min_nnodes = 2;
+  spec.rendezvous = "c10d";
+  spec.master_addr = "node0";
+  spec.control_port = 29400;
+  spec.last_call_timeout_s = 30;
+  EXPECT_EQ(DescribeLaunch(spec),
+            "world: 2 to 4 (elastic) nodes x 8 workers; node ranks are handed out as nodes join\n"
+            "rendezvous: c10d; the agent on node0 that binds port 29400 first coordinates\n"
+            "starts once 2 nodes joined and the last call (30 s) passed; a lost node restarts the survivors while "
+            "at least 2 remain\n"
+            "master: the coordinator's host, a free port chosen for each generation\n"
+            "worker command (once per local rank): python3 -u t.py\n");
+}
+
 TEST(LaunchSummaryTest, OneWorker) {
   LaunchSpec spec;
   spec.argv = {"/bin/true"};

@@ -66,6 +66,7 @@ JobLinkSettings LinkSettings(const LaunchPlan& plan) {
   bool assigned = spec.rendezvous != kStaticRendezvous;
   settings.control_port = spec.control_port != 0 || assigned ? spec.control_port : spec.master_port + 1;
   settings.master_port = spec.master_port;
+  settings.run_id = spec.run_id;
   settings.last_call_timeout_s = spec.last_call_timeout_s;
   settings.join_timeout_s = spec.join_timeout_s;
   settings.exit_barrier_timeout_s = spec.exit_barrier_timeout_s;
@@ -196,6 +197,8 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime,
     generation_plan.spec.nnodes = layout.nnodes;
     generation_plan.spec.master_addr = layout.master_addr;
     generation_plan.spec.master_port = layout.master_port;
+    // A run id nobody gave differs from node to node: the workers get the coordinator's.
+    if (!layout.run_id.empty()) generation_plan.spec.run_id = layout.run_id;
     WorkerEnvironment generation_environment(generation_plan, environ);
     LogStart(generation_plan, generation, plan.spec.rendezvous != kStaticRendezvous);
     Supervisor supervisor(generation_plan, generation_environment, runtime, generation, link->get());

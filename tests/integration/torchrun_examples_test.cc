@@ -280,8 +280,11 @@ class TorchrunExamplesTest : public ::testing::Test {
       skip_ = kPython + " has no torch.distributed.run";
       return;
     }
-    const char* root = std::getenv("PYTORCH_EXAMPLES_DIR");
-    if (root == nullptr || *root == '\0') {
+    // PYTORCH_EXAMPLES_DIR, else the mirror the other upstream checks read.
+    const char* given = std::getenv("PYTORCH_EXAMPLES_DIR");
+    std::string mirror = "/work/.mirror/pytorch+examples/repo";
+    const char* root = given != nullptr && *given != '\0' ? given : (PathExists(mirror) ? mirror.c_str() : nullptr);
+    if (root == nullptr) {
       skip_ = "PYTORCH_EXAMPLES_DIR is not set (a checkout of github.com/pytorch/examples with commit " + kCommit +
               "; tests/data/pytorch-examples/README.md)";
       return;

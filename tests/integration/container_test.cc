@@ -12,6 +12,7 @@
 #include <fstream>
 #include <thread>
 
+#include "wait_for.h"
 #include "container_engines.h"
 #include "run_process.h"
 #include "slurm_cluster.h"
@@ -21,6 +22,8 @@
 
 namespace primus::testing {
 namespace {
+
+using testing::WaitFor;
 
 using Clock = std::chrono::steady_clock;
 
@@ -33,16 +36,6 @@ ProcessOptions WithEnv(const EnvOverrides& env, const std::string& cwd, double t
 }
 
 // Polls `done` every 20 ms for up to `timeout_s`.
-template <typename Predicate>
-bool WaitFor(Predicate done, double timeout_s) {
-  auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
-  while (Clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
-}
-
 std::string ReadText(const std::string& path) {
   auto text = ReadFile(path);
   return text.ok() ? *text : "";

@@ -36,10 +36,12 @@
 #include "run_process.h"
 #include "util/files.h"
 #include "util/strings.h"
+#include "wait_for.h"
 
 namespace primus {
 namespace {
 
+using testing::WaitFor;
 using testing::HostProcess;
 using testing::NetnsHosts;
 using testing::ProcessOptions;
@@ -49,15 +51,6 @@ const std::string kSource = PRIMUS_SOURCE_DIR;
 constexpr int kRendezvousPort = 29400;
 
 std::string Torchrun() { return DirName(PRIMUS_BINARY) + "/torchrun"; }
-
-bool WaitFor(const std::function<bool()>& condition, double seconds) {
-  auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-  while (Clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return condition();
-}
 
 // The trainer's progress lines ("step 7/80 loss ... world 3"), as rank 0
 // prints them on host1: step and world size, in order.

@@ -35,10 +35,12 @@
 #include "run_process.h"
 #include "util/files.h"
 #include "util/strings.h"
+#include "wait_for.h"
 
 namespace primus {
 namespace {
 
+using testing::WaitFor;
 using testing::HostProcess;
 using testing::NetnsHosts;
 using testing::ProcessOptions;
@@ -47,15 +49,6 @@ using Clock = std::chrono::steady_clock;
 constexpr int kMasterPort = 29500;  // free in every fresh namespace
 
 double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-bool WaitFor(const std::function<bool()>& condition, double seconds) {
-  auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-  while (Clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return condition();
-}
 
 // Dead: no such process, or a zombie (exited, not reaped yet).
 bool Alive(pid_t pid) {

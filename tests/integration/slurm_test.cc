@@ -21,10 +21,12 @@
 #include "start_process.h"
 #include "util/files.h"
 #include "util/strings.h"
+#include "wait_for.h"
 
 namespace primus {
 namespace {
 
+using testing::WaitFor;
 using testing::ProcessOptions;
 using testing::ProcessResult;
 using testing::SlurmCluster;
@@ -83,16 +85,6 @@ std::vector<pid_t> StepDaemonsOf(const std::string& id) {
 std::string ReadOrEmpty(const std::string& path) {
   Result<std::string> text = ReadFile(path);
   return text.ok() ? *text : std::string();
-}
-
-template <typename Condition>
-bool WaitFor(double timeout_s, Condition condition) {
-  auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
-  while (Clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return condition();
 }
 
 std::string JobIdFrom(const std::string& output) {
@@ -295,7 +287,7 @@ TEST_F(SlurmTest, FailingRankOnNode2EndsTheSrunJobWithItsCode) {
   EXPECT_LT(seconds, 15) << "node 1's worker must not be waited for";
   EXPECT_NE(result.err.find("Root cause: rank 1 (local rank 0) on node2"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("failed with exit code 7"), std::string::npos) << result.err;
-  EXPECT_TRUE(WaitFor(5, [&] { return ProcessesWithMarker(marker_).empty(); }));
+  EXPECT_TRUE(WaitFor([&] { return ProcessesWithMarker(marker_).empty(); }, 5));
   std::cerr << "[srun failing rank: " << seconds << " s]\n";
 }
 
@@ -316,16 +308,16 @@ TEST_F(SlurmTest, ScancelLeavesNoProcessBehind) {
   ASSERT_EQ(submitted.exit_code, 0) << submitted.all();
   std::string id = JobIdFrom(submitted.out);
   ASSERT_FALSE(id.empty()) << submitted.out;
-  ASSERT_TRUE(WaitFor(20, [&] { return ProcessesWithMarker(marker_, "sleep").size() == 2; }))
+  ASSERT_TRUE(WaitFor([&] { return ProcessesWithMarker(marker_, "sleep").size() == 2; }, 20))
       << "one sleeping worker per node";
   size_t running = ProcessesWithMarker(marker_).size();
   auto cancelled = Clock::now();
   ProcessResult cancel = cluster_->Client({"scancel", id});
   ASSERT_EQ(cancel.exit_code, 0) << cancel.all();
-  EXPECT_TRUE(WaitFor(15, [&] { return ProcessesWithMarker(marker_).empty(); }))
+  EXPECT_TRUE(WaitFor([&] { return ProcessesWithMarker(marker_).empty(); }, 15))
       << ProcessesWithMarker(marker_).size() << " of " << running << " processes of job " << id << " survived scancel";
   double seconds = SecondsSince(cancelled);
-  EXPECT_TRUE(WaitFor(10, [&] { return JobGone(id); }));
+  EXPECT_TRUE(WaitFor([&] { return JobGone(id); }, 10));
   std::cerr << "[scancel: " << running << " processes gone in " << seconds << " s]\n";
 }
 
@@ -335,7 +327,7 @@ TEST_F(SlurmTest, CtrlCWhileWaitingCancelsTheJob) {
       {PRIMUS_BINARY, "slurm", "sbatch", "-N", "2", "--wait", "--", "direct", "--", "run", "sleep", "60"},
       dir_.path() + "/out.txt", dir_.path() + "/err.txt", options);
   ASSERT_GT(pid, 0);
-  ASSERT_TRUE(WaitFor(20, [&] { return ProcessesWithMarker(marker_, "sleep").size() == 2; }));
+  ASSERT_TRUE(WaitFor([&] { return ProcessesWithMarker(marker_, "sleep").size() == 2; }, 20));
   auto interrupted = Clock::now();
   kill(pid, SIGINT);
   int status = testing::WaitForExit(pid, 30);
@@ -344,7 +336,7 @@ TEST_F(SlurmTest, CtrlCWhileWaitingCancelsTheJob) {
   std::string err = ReadOrEmpty(dir_.path() + "/err.txt");
   EXPECT_EQ(status, 128 + SIGINT) << out << err;
   EXPECT_NE(err.find("cancelling job"), std::string::npos) << err;
-  EXPECT_TRUE(WaitFor(10, [&] { return ProcessesWithMarker(marker_).empty(); }));
+  EXPECT_TRUE(WaitFor([&] { return ProcessesWithMarker(marker_).empty(); }, 10));
   std::string id = JobIdFrom(out);
   ASSERT_FALSE(id.empty()) << out;
   EXPECT_TRUE(JobGone(id));
@@ -370,7 +362,7 @@ TEST_F(SlurmTest, RequeuedJobRunsAgainWithItsRestartCount) {
          "echo \"run with restart count ${SLURM_RESTART_COUNT:-0}\"; [ \"${SLURM_RESTART_COUNT:-0}\" -ge 1 ] || exec sleep 60"},
         out_path, err_path, UserOptions());
     ASSERT_GT(pid, 0);
-    ASSERT_TRUE(WaitFor(20, [&] { return ProcessesWithMarker(marker_, "sleep").size() == 2; }));
+    ASSERT_TRUE(WaitFor([&] { return ProcessesWithMarker(marker_, "sleep").size() == 2; }, 20));
     std::string id = JobIdFrom(ReadOrEmpty(out_path));
     ASSERT_FALSE(id.empty());
     // A requeue within a second of the start loses the race below far more
@@ -382,13 +374,13 @@ TEST_F(SlurmTest, RequeuedJobRunsAgainWithItsRestartCount) {
     // Slurm holds a requeued job back for two minutes (Reason=BeginTime); let
     // it start once the first run's step is gone from both nodes (only our
     // --wait remains): an earlier start can fail while slurmd tears it down.
-    WaitFor(10, [&] {
+    WaitFor([&] {
       return cluster_->Client({"squeue", "-h", "-j", id, "-o", "%T"}).out.find("PENDING") != std::string::npos;
-    });
-    EXPECT_TRUE(WaitFor(30, [&] {
+    }, 10);
+    EXPECT_TRUE(WaitFor([&] {
       return ProcessesWithMarker(marker_, "sleep").empty() && ProcessesWithMarker(marker_, "primus-cli").size() <= 1 &&
              StepDaemonsOf(id).empty();
-    }));
+    }, 30));
     cluster_->Client({"scontrol", "update", "JobId=" + id, "StartTime=now"});
     int status = testing::WaitForExit(pid, 60);
     double seconds = SecondsSince(requeued);
@@ -429,7 +421,7 @@ TEST_F(SlurmTest, DirectRefusesAMultiNodeBatchScript) {
   ProcessResult submitted = testing::RunProcess({"sbatch", "--parsable", script}, options);
   ASSERT_EQ(submitted.exit_code, 0) << submitted.all();
   std::string id(Trim(submitted.out));
-  ASSERT_TRUE(WaitFor(20, [&] { return JobGone(id); }));
+  ASSERT_TRUE(WaitFor([&] { return JobGone(id); }, 20));
   EXPECT_NE(cluster_->Client({"scontrol", "show", "job", id}).out.find("ExitCode=4:0"), std::string::npos);
   std::string log = ReadOrEmpty(dir_.path() + "/job.out");
   EXPECT_NE(log.find("not a job step: direct here would start the workers of this one node only"), std::string::npos)

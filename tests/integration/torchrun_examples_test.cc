@@ -53,11 +53,13 @@
 #include "slurm_cluster.h"
 #include "util/files.h"
 #include "util/strings.h"
+#include "wait_for.h"
 
 namespace primus {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::WaitFor;
 using testing::ProcessOptions;
 using testing::ProcessResult;
 using testing::RunProcess;
@@ -151,16 +153,6 @@ double SecondsSince(Clock::time_point start) { return std::chrono::duration<doub
 std::string ReadOrEmpty(const std::string& path) {
   Result<std::string> text = ReadFile(path);
   return text.ok() ? *text : std::string();
-}
-
-template <typename Condition>
-bool WaitFor(double timeout_s, Condition condition) {
-  auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
-  while (Clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return condition();
 }
 
 // Live processes whose environment carries PRIMUS_TEST_MARKER=<marker>:
@@ -614,7 +606,7 @@ TEST_F(TorchrunExamplesTest, MultinodeThroughSbatchRunShOnTwoSlurmNodes) {
                                          Options(cluster_env));
     if (submitted.exit_code != 0) return submitted;
     std::string id = Split(Trim(submitted.out), ';')[0];
-    bool gone = WaitFor(120, [&] { return Trim(cluster->Client({"squeue", "-h", "-j", id}).out).empty(); });
+    bool gone = WaitFor([&] { return Trim(cluster->Client({"squeue", "-h", "-j", id}).out).empty(); }, 120);
     std::string job = cluster->Client({"scontrol", "show", "job", id}).out;
     if (!gone) cluster->Client({"scancel", id});
     result.exit_code = gone && job.find(" ExitCode=0:0") != std::string::npos ? 0 : 1;

@@ -109,7 +109,9 @@ std::string SshHostName(const std::vector<std::string>& ssh_options, const std::
 }
 
 Result<std::string> Sha256Of(const std::string& path) {
-  auto result = RunCommand({"sha256sum", "--", path}, CommandOptions{.timeout_s = 120});
+  CommandOptions options;
+  options.timeout_s = 120;
+  auto result = RunCommand({"sha256sum", "--", path}, options);
   if (!result.ok()) return result.error();
   if (result->exit_code != 0 || result->out.size() < 64) {
     return EnvironmentError("sha256sum " + path + " failed: " + result->Tail(3));

@@ -182,6 +182,7 @@ Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOp
   int stop_signal = 0;
   std::optional<Clock::time_point> kill_at;  // ssh clients still running then are terminated
   bool terminated = false;
+  bool lost_session = false;
   std::optional<Clock::time_point> sigkill_at;  // then SIGKILL
   auto running = [&] {
     size_t n = 0;
@@ -261,9 +262,17 @@ Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOp
       child.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       CloseFd(&child.in);
       log::Debug("[{}] ssh exited with {}", child.session->host, *child.status);
-      if (*child.status == 255 && !terminated) {
-        log::Error("[{}] the ssh session ended with ssh's own failure (exit 255){}; the job treats the host as lost",
-                   child.session->host, child.last_err_line.empty() ? "" : ": " + child.last_err_line);
+      if (*child.status == 255 && !terminated && stop_signal == 0) {
+        std::string why = child.last_err_line;
+        while (!why.empty() && (why.back() == '\r' || why.back() == ' ')) why.pop_back();
+        log::Error("[{}] the ssh session ended with ssh's own failure (exit 255){}: stopping the job on every host",
+                   child.session->host, why.empty() ? "" : ": " + why);
+        // Its agent is gone or going (a hangup); the others stop too, even
+        // before every node joined (node 0 would wait for it until the join
+        // timeout otherwise).
+        if (!kill_at || !lost_session) kill_at = After(options.stop_grace_s);
+        lost_session = true;
+        stop_all();
       }
       if (i == 0 && running() > 0 && !kill_at) {
         kill_at = After(options.finish_grace_s);

@@ -219,8 +219,8 @@ class SshRuntime : public Runtime {
 
     if (Status status = snapshot::CheckNoSecretArguments(
             AgentArguments(node, 0), "the remote command line (every user of a host can read it with ps)",
-            "export the variable on the hosts (e.g. in ~/.bashrc or an --env FILE on a shared filesystem) and "
-            "pass it by name where this host has it: --env NAME");
+            "set it on the hosts instead: their shell startup files, or --env FILE with a file on a shared "
+            "filesystem that only you can read (each host reads it)");
         !status.ok()) {
       return status.error();
     }

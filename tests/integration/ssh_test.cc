@@ -240,7 +240,7 @@ TEST_F(SshLaunchTest, HostChecksListEveryBrokenHostInOneError) {
   EXPECT_NE(err.find("host3: unreachable"), std::string::npos) << err;
   EXPECT_NE(err.find("host4: unreachable"), std::string::npos) << err;
   EXPECT_EQ(err.find("host1:"), std::string::npos) << err;
-  EXPECT_LT(seconds, 10) << "the hosts are checked in parallel";
+  EXPECT_LT(seconds, 15) << "the hosts are checked in parallel (the cut-off host alone takes 2 s)";
   EXPECT_EQ(Workers("sleep"), 0u);
   fprintf(stderr, "host checks: %.2f s\n", seconds);
 }

@@ -34,6 +34,8 @@ PACKAGES=(
   graphviz
   # the etcd rendezvous tests start a real etcd 3.4 (src/agent/etcd_rendezvous_etcd_test.cc)
   etcd-server
+  # the ssh runtime's tests: a real sshd per network-namespace host, the system's ssh client
+  openssh-server openssh-client
   # the fuzz targets (tests/fuzz): clang's libFuzzer and sanitizer runtimes
   clang libclang-rt-14-dev
 )

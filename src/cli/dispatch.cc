@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "agent/stdin_session.h"
 #include "cli/command_line.h"
 #include "cli/flag_settings.h"
 #include "cli/help.h"
@@ -73,11 +74,12 @@ Result<config::LauncherConfig> LoadLauncher(const CommandLine& command) {
                                                       std::move(*flags));
   sources.program_defaults = command.program_defaults;
   sources.program = command.launch.program;
-  // slurm and k8s submit from a login node; the scheduler's settings (and
-  // an inner `direct --platform slurm`) are for the nodes they start.
+  // slurm and k8s submit from a login node, ssh launches from any host; the
+  // scheduler's settings (and an inner `direct --platform slurm`) are for the
+  // nodes they start.
   if (!command.launch.chain.empty()) {
     const std::string& outer = command.launch.chain.front().mode;
-    sources.detect_scheduler = outer != "slurm" && outer != "k8s";
+    sources.detect_scheduler = outer != "slurm" && outer != "k8s" && outer != "ssh";
   }
   auto launcher = config::LoadLauncherConfig(sources);
   if (launcher.ok()) {
@@ -168,6 +170,9 @@ int RunLaunch(const CommandLine& command, const std::vector<std::string>& args) 
 }  // namespace
 
 int Main(std::string_view program, const std::vector<std::string>& args) {
+  // An agent started by `primus-cli ssh` takes its job token from stdin
+  // before anything reads the environment (agent/stdin_session.h).
+  if (Status session = agent::SetUpStdinSession(); !session.ok()) return Fail(session.error());
   // Secrets never reach the terminal: not in the log, not in the plan
   // --dry-run prints (snapshot/redaction.h).
   snapshot::RedactProcessOutput();

@@ -25,7 +25,7 @@ std::string ModeHelp(const runtime::Runtime& mode) {
   out += "\n" + mode.name() + " options:\n" + FormatOptionHelp(mode.options());
   if (mode.unknown_options() == UnknownOptionPolicy::kPassThrough) {
     out += "  (other flags are passed through unchanged to " +
-           std::string(mode.name() == "slurm" ? "srun/sbatch" : "the container engine") + ")\n";
+           std::string(mode.name() == "slurm" ? "srun/sbatch" : mode.name() == "ssh" ? "ssh" : "the container engine") + ")\n";
   }
   if (!mode.inner_modes().empty()) {
     out += "\nafter '--': one of the modes " + Join(mode.inner_modes(), ", ") + ", or a task\n";

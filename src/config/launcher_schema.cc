@@ -87,6 +87,18 @@ std::vector<SchemaKey> LauncherKeys() {
       {"slurm.requeue", kBool, "false", "requeue the job when a node fails"},
       {"slurm.wait", kBool, "false", "wait for a batch job to finish"},
 
+      {"ssh.hostfile", kString, "", "the hosts of an ssh job: one per line, OpenMPI/DeepSpeed `host slots=N` or MPICH `host:N`"},
+      {"ssh.hosts", kString, "", "the hosts of an ssh job as a Slurm-style list (gpu[01-04],gpu07); instead of ssh.hostfile"},
+      {"ssh.nodes", kInt, "0", "use the first N of the hosts; 0: all of them"},
+      {"ssh.include", kString, "", "only these hosts of the hostfile (a host list)"},
+      {"ssh.exclude", kString, "", "leave these hosts of the hostfile out (a host list)"},
+      {"ssh.env", kStringList, "", "variables for the workers on every host: K=V, or K to pass this host's value"},
+      {"ssh.master_addr", kString, "", "node 0's address as the other hosts reach it; empty: the first host's HostName (ssh -G)"},
+      {"ssh.master_port", kInt, "29500", "rendezvous port on node 0; the control channel uses the next one"},
+      {"ssh.connect_timeout", kInt, "10", "seconds ssh may take to connect (ConnectTimeout) in the host checks and the launch"},
+      {"ssh.parallel", kInt, "32", "hosts checked (and copied to) at the same time"},
+      {"ssh.options", kStringList, "", "extra ssh arguments, before the host (-F FILE, -J JUMP, -o K=V, ...)"},
+
       {"k8s.namespace", kString, "default", "Kubernetes namespace"},
       {"k8s.image", kString, "", "container image for the pods"},
       {"k8s.vendor", kString, "auto", "GPU vendor: amd, nvidia, or auto"},
@@ -120,6 +132,8 @@ constexpr IntRange kIntRanges[] = {
     {"slurm.gpus_per_node", 0, kMaxGpusPerNode}, {"k8s.gpus_per_node", 0, kMaxGpusPerNode},
     {"k8s.nodes", 0, kMaxNodes},            {"k8s.master_port", 1, 65534},
     {"k8s.backoff_limit", 0, 1000000},
+    {"ssh.nodes", 0, kMaxNodes},            {"ssh.master_port", 1, 65534},
+    {"ssh.connect_timeout", 1, 3600},       {"ssh.parallel", 1, 1024},
 };
 
 std::vector<SchemaKey> RangedLauncherKeys() {

@@ -1,0 +1,297 @@
+#include "runtime/ssh_session.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "agent/signal_channel.h"
+#include "util/files.h"
+#include "util/log.h"
+#include "util/process_environment.h"
+
+extern char** environ;
+
+namespace primus::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Clock::time_point After(double seconds) {
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+void WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+void CloseFd(int* fd) {
+  if (*fd >= 0) ::close(*fd);
+  *fd = -1;
+}
+
+struct Child {
+  const SshSession* session = nullptr;
+  pid_t pid = -1;
+  int in = -1, out = -1, err = -1;
+  std::string out_partial, err_partial;
+  std::optional<int> status;
+  std::string last_err_line;
+};
+
+// Whole lines of `data` to `fd`, each with `prefix`; the rest stays in `partial`.
+void EmitLines(Child* child, bool is_err, std::string_view data, bool flush) {
+  std::string& partial = is_err ? child->err_partial : child->out_partial;
+  partial.append(data);
+  std::string prefix = is_err ? "[" + child->session->host + "] " : "";
+  std::string out;
+  size_t start = 0, newline;
+  while ((newline = partial.find('\n', start)) != std::string::npos) {
+    std::string_view line(partial.data() + start, newline - start);
+    out += prefix;
+    out.append(line);
+    out.push_back('\n');
+    if (is_err && !line.empty()) child->last_err_line = std::string(line);
+    start = newline + 1;
+  }
+  partial.erase(0, start);
+  if ((flush && !partial.empty()) || partial.size() > 65536) {
+    out += prefix + partial + "\n";
+    if (is_err) child->last_err_line = partial;
+    partial.clear();
+  }
+  if (!out.empty()) WriteAll(is_err ? STDERR_FILENO : STDOUT_FILENO, out);
+}
+
+Result<pid_t> Spawn(const std::vector<std::string>& argv, int in, int out, int err, const sigset_t& mask) {
+  std::string executable = FindExecutable(argv.front());
+  if (executable.empty()) {
+    return EnvironmentError(argv.front() + " not found on PATH", "install the OpenSSH client: apt install openssh-client");
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in, 0);
+  posix_spawn_file_actions_adddup2(&actions, out, 1);
+  posix_spawn_file_actions_adddup2(&actions, err, 2);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int signal : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&defaults, signal);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setsigmask(&attributes, &mask);
+  posix_spawnattr_setpgroup(&attributes, 0);  // Ctrl-C is ours to handle
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+  std::vector<std::string> copy = argv;
+  std::vector<char*> args;
+  for (std::string& arg : copy) args.push_back(arg.data());
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  int spawned = posix_spawn(&pid, executable.c_str(), &actions, &attributes, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  if (spawned != 0) return EnvironmentError("cannot start " + executable + ": " + std::strerror(spawned));
+  return pid;
+}
+
+}  // namespace
+
+std::vector<CommandResult> RunParallel(const std::vector<ParallelCommand>& commands, int parallel) {
+  std::vector<CommandResult> results(commands.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < commands.size(); i = next++) {
+      CommandOptions options;
+      options.timeout_s = commands[i].timeout_s;
+      options.stdin_data = commands[i].stdin_data;
+      options.kill_grace_s = 1;
+      auto result = RunCommand(commands[i].argv, options);
+      if (result.ok()) {
+        results[i] = std::move(*result);
+      } else {
+        results[i].exit_code = -1;
+        results[i].err = result.error().message;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  size_t count = std::min<size_t>(commands.size(), static_cast<size_t>(std::max(parallel, 1)));
+  for (size_t i = 0; i < count; ++i) threads.emplace_back(work);
+  for (std::thread& thread : threads) thread.join();
+  return results;
+}
+
+int JobExitCode(const std::vector<int>& statuses, int signal) {
+  if (signal != 0) return 128 + signal;
+  for (int status : statuses) {
+    if (status != 255 && status >= 0) return status;
+  }
+  return 255;
+}
+
+Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOptions& options) {
+  auto channel = agent::SignalChannel::Open();
+  if (!channel.ok()) return channel.error();
+  const sigset_t& mask = (*channel)->original_mask();
+
+  std::vector<Child> children(sessions.size());
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    Child& child = children[i];
+    child.session = &sessions[i];
+    int in[2], out[2], err[2];
+    if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+      return EnvironmentError(std::string("cannot create pipes for ssh: ") + std::strerror(errno));
+    }
+    Result<pid_t> pid = Spawn(sessions[i].argv, in[0], out[1], err[1], mask);
+    ::close(in[0]);
+    ::close(out[1]);
+    ::close(err[1]);
+    child.in = in[1];
+    child.out = out[0];
+    child.err = err[0];
+    if (!pid.ok()) {
+      for (Child& started : children) {
+        if (started.pid > 0) ::kill(started.pid, SIGTERM);
+        CloseFd(&started.in), CloseFd(&started.out), CloseFd(&started.err);
+      }
+      for (Child& started : children) {
+        if (started.pid > 0) ::waitpid(started.pid, nullptr, 0);
+      }
+      return pid.error();
+    }
+    child.pid = *pid;
+    WriteAll(child.in, options.token + "\n");  // far below a pipe's buffer: never blocks
+  }
+
+  int stop_signal = 0;
+  std::optional<Clock::time_point> kill_at;  // ssh clients still running then are terminated
+  bool terminated = false;
+  bool lost_session = false;
+  std::optional<Clock::time_point> sigkill_at;  // then SIGKILL
+  auto running = [&] {
+    size_t n = 0;
+    for (const Child& child : children) n += !child.status.has_value();
+    return n;
+  };
+  auto terminate_all = [&](const char* why) {
+    if (terminated) return;
+    terminated = true;
+    for (Child& child : children) {
+      if (!child.status) {
+        log::Warn("[{}] {}: ending its ssh session", child.session->host, why);
+        ::kill(child.pid, SIGTERM);
+      }
+    }
+  };
+  auto stop_all = [&] {
+    for (Child& child : children) CloseFd(&child.in);
+  };
+
+  while (running() > 0 || std::any_of(children.begin(), children.end(),
+                                       [](const Child& c) { return c.out >= 0 || c.err >= 0; })) {
+    std::vector<pollfd> fds = {{(*channel)->fd(), POLLIN, 0}};
+    std::vector<std::pair<Child*, bool>> owners = {{nullptr, false}};
+    for (Child& child : children) {
+      if (child.out >= 0) fds.push_back({child.out, POLLIN, 0}), owners.push_back({&child, false});
+      if (child.err >= 0) fds.push_back({child.err, POLLIN, 0}), owners.push_back({&child, true});
+    }
+    int timeout_ms = 1000;
+    if (kill_at) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at - Clock::now()).count();
+      timeout_ms = static_cast<int>(std::clamp<int64_t>(left, 0, 1000));
+    }
+    int ready = ::poll(fds.data(), fds.size(), running() > 0 ? timeout_ms : 200);
+    if (ready < 0 && errno != EINTR) return EnvironmentError(std::string("poll: ") + std::strerror(errno));
+    char buffer[65536];
+    for (size_t i = 1; i < fds.size(); ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      auto [child, is_err] = owners[i];
+      int* fd = is_err ? &child->err : &child->out;
+      ssize_t n = ::read(*fd, buffer, sizeof(buffer));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        EmitLines(child, is_err, {}, true);
+        CloseFd(fd);
+      } else {
+        EmitLines(child, is_err, std::string_view(buffer, static_cast<size_t>(n)), false);
+      }
+    }
+    if (ready == 0 && running() == 0) {
+      // Every ssh ended; a grandchild (a ProxyCommand) may hold the pipes open.
+      for (Child& child : children) EmitLines(&child, false, {}, true), EmitLines(&child, true, {}, true),
+                                    CloseFd(&child.out), CloseFd(&child.err);
+    }
+    if (fds[0].revents & POLLIN) {
+      while (auto info = (*channel)->Read()) {
+        int signal = static_cast<int>(info->ssi_signo);
+        if (signal == SIGCHLD) continue;  // reaped below
+        if (signal != SIGINT && signal != SIGTERM && signal != SIGHUP) continue;
+        if (stop_signal == 0) {
+          stop_signal = signal;
+          log::Warn("{}: stopping the workers on every host (again to end the ssh sessions at once)",
+                    agent::SignalName(signal));
+          stop_all();
+          kill_at = After(options.stop_grace_s);
+        } else {
+          terminate_all("stopped again");
+        }
+      }
+    }
+    for (size_t i = 0; i < children.size(); ++i) {
+      Child& child = children[i];
+      if (child.status) continue;
+      int status = 0;
+      pid_t done = ::waitpid(child.pid, &status, WNOHANG);
+      if (done != child.pid) continue;
+      child.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      CloseFd(&child.in);
+      log::Debug("[{}] ssh exited with {}", child.session->host, *child.status);
+      if (*child.status == 255 && !terminated && stop_signal == 0) {
+        std::string why = child.last_err_line;
+        while (!why.empty() && (why.back() == '\r' || why.back() == ' ')) why.pop_back();
+        log::Error("[{}] the ssh session ended with ssh's own failure (exit 255){}: stopping the job on every host",
+                   child.session->host, why.empty() ? "" : ": " + why);
+        // Its agent is gone or going (a hangup); the others stop too, even
+        // before every node joined (node 0 would wait for it until the join
+        // timeout otherwise).
+        if (!kill_at || !lost_session) kill_at = After(options.stop_grace_s);
+        lost_session = true;
+        stop_all();
+      }
+      if (i == 0 && running() > 0 && !kill_at) {
+        kill_at = After(options.finish_grace_s);
+      }
+    }
+    if (kill_at && Clock::now() >= *kill_at && running() > 0 && !terminated) {
+      terminate_all(stop_signal ? "still running after the stop grace" : "still running after node 0 ended");
+    }
+    if (terminated && !sigkill_at) sigkill_at = Clock::now() + std::chrono::seconds(5);
+    if (sigkill_at && Clock::now() >= *sigkill_at) {
+      for (Child& child : children) {
+        if (!child.status) ::kill(child.pid, SIGKILL);
+      }
+      sigkill_at = Clock::now() + std::chrono::hours(1);
+    }
+  }
+  std::vector<int> statuses;
+  for (const Child& child : children) statuses.push_back(child.status.value_or(255));
+  return JobExitCode(statuses, stop_signal);
+}
+
+}  // namespace primus::runtime

@@ -1,0 +1,337 @@
+// `primus-cli ssh` against real OpenSSH servers: every "host" is a network
+// namespace (tests/support/netns_hosts.h) running Debian's sshd with this
+// test's own configuration, host key and authorized keys (no system file is
+// touched); the client is the system's ssh with a configuration file given
+// by -F, the way a user's ~/.ssh/config would. The launcher runs on host1,
+// like mpirun on a cluster's first node.
+//
+//   SshLaunchTest    arguments through ssh unchanged (spaces, quotes, $(),
+//                    line breaks), the token never on a command line, the
+//                    binary copied to a host that lacks it, the host checks
+//                    listing every broken host in one error, Ctrl-C, a
+//                    dropped connection. Seconds each.
+//   SshTrainTest     3-host gloo DDP: train pretrain of examples/gpt (slow).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "netns_hosts.h"
+#include "run_process.h"
+#include "util/files.h"
+#include "util/strings.h"
+
+namespace primus {
+namespace {
+
+using testing::HostProcess;
+using testing::NetnsHosts;
+using testing::ProcessOptions;
+using testing::ProcessResult;
+using testing::RunPrimus;
+using testing::RunProcess;
+using Clock = std::chrono::steady_clock;
+
+const std::string kSource = PRIMUS_SOURCE_DIR;
+
+bool WaitFor(const std::function<bool()>& condition, double seconds) {
+  auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+  while (Clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return condition();
+}
+
+std::string CmdLine(pid_t pid) {
+  auto text = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
+  return text.ok() ? *text : "";
+}
+
+std::string Comm(pid_t pid) {
+  auto text = ReadFile("/proc/" + std::to_string(pid) + "/comm");
+  return text.ok() ? std::string(Trim(*text)) : "";
+}
+
+double Since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+class SshLaunchTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    if (HasFailure()) {
+      for (const HostProcess* process : shown_) {
+        fprintf(stderr, "==== %s\n%s\n", process->stdout_path().c_str(), process->All().c_str());
+      }
+    }
+  }
+
+  // `count` hosts, each with an sshd; `refuse` hosts accept no key, `down`
+  // hosts run no sshd. `hide` (a directory) is empty on hosts in `hidden_on`.
+  void MakeHosts(int count, std::vector<int> refuse = {}, std::vector<int> down = {}, std::string hide = "",
+                 std::vector<int> hidden_on = {}) {
+    auto hosts = NetnsHosts::Create(count);
+    ASSERT_TRUE(hosts.ok()) << hosts.error().Format();
+    hosts_ = std::move(*hosts);
+    const std::string& dir = hosts_->dir();
+    ASSERT_EQ(RunProcess({"sh", "-c", "mkdir -p /run/sshd && ssh-keygen -q -t ed25519 -N '' -f hostkey && "
+                                      "ssh-keygen -q -t ed25519 -N '' -f userkey && : > no_keys"},
+                         {.cwd = dir})
+                  .exit_code,
+              0);
+    std::string config = fmt::format(
+        "Host *\n  IdentityFile {0}/userkey\n  IdentitiesOnly yes\n  User root\n"
+        "  UserKnownHostsFile {0}/known_hosts\n  StrictHostKeyChecking accept-new\n  LogLevel ERROR\n",
+        dir);
+    ASSERT_TRUE(WriteFileAtomic(dir + "/ssh_config", config).ok());
+    for (int host = 1; host <= count; ++host) {
+      if (std::find(down.begin(), down.end(), host) != down.end()) continue;
+      bool refused = std::find(refuse.begin(), refuse.end(), host) != refuse.end();
+      std::string sshd_config = fmt::format(
+          "ListenAddress {1}:22\nHostKey {0}/hostkey\nAuthorizedKeysFile {0}/{2}\nPasswordAuthentication no\n"
+          "KbdInteractiveAuthentication no\nStrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\n"
+          "PidFile {0}/sshd{3}.pid\nSetEnv XDG_CACHE_HOME={0}/cache-host{3}\n",
+          dir, hosts_->Address(host), refused ? "no_keys" : "userkey.pub", host);
+      std::string path = fmt::format("{}/sshd{}_config", dir, host);
+      ASSERT_TRUE(WriteFileAtomic(path, sshd_config).ok());
+      std::string start = "exec /usr/sbin/sshd -D -e -f " + path;
+      if (std::find(hidden_on.begin(), hidden_on.end(), host) != hidden_on.end()) {
+        start = "mount -t tmpfs tmpfs " + hide + " && " + start;
+      }
+      sshd_.push_back(hosts_->Start(host, {"/bin/sh", "-c", start}));
+      ASSERT_TRUE(sshd_.back().started());
+    }
+    // Every sshd listens before the launch.
+    for (int host = 1; host <= count; ++host) {
+      if (std::find(down.begin(), down.end(), host) != down.end()) continue;
+      ASSERT_TRUE(WaitFor([&] { return PathExists(fmt::format("{}/sshd{}.pid", dir, host)); }, 10)) << host;
+    }
+  }
+
+  std::string Hostfile(const std::string& text) { return Write("hostfile", text); }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::string path = hosts_->dir() + "/" + name;
+    EXPECT_TRUE(WriteFileAtomic(path, text).ok());
+    return path;
+  }
+
+  // primus-cli ssh on host1, -F our client configuration.
+  HostProcess Launch(const std::vector<std::string>& ssh_flags, const std::vector<std::string>& task,
+                     ProcessOptions options = {}, const std::string& binary = PRIMUS_BINARY) {
+    std::vector<std::string> argv = {binary, "ssh", "-F", hosts_->dir() + "/ssh_config"};
+    argv.insert(argv.end(), ssh_flags.begin(), ssh_flags.end());
+    argv.push_back("--");
+    argv.insert(argv.end(), task.begin(), task.end());
+    if (options.cwd.empty()) options.cwd = hosts_->dir();
+    options.env["HOME"] = hosts_->dir();
+    options.env["NO_COLOR"] = "1";
+    HostProcess process = hosts_->Start(1, argv, options);
+    EXPECT_TRUE(process.started());
+    return process;
+  }
+  HostProcess* Keep(HostProcess process) {
+    launched_.push_back(std::make_unique<HostProcess>(std::move(process)));
+    shown_.push_back(launched_.back().get());
+    return launched_.back().get();
+  }
+
+  // Processes on `host` whose command line holds `needle`.
+  std::vector<pid_t> Matching(int host, const std::string& needle) {
+    std::vector<pid_t> out;
+    for (pid_t pid : hosts_->ProcessesOn(host)) {
+      if (CmdLine(pid).find(needle) != std::string::npos) out.push_back(pid);
+    }
+    return out;
+  }
+  // Worker processes named `comm` on every host.
+  size_t Workers(const std::string& comm) {
+    size_t n = 0;
+    for (int host = 1; host <= hosts_->count(); ++host) {
+      for (pid_t pid : hosts_->ProcessesOn(host)) n += Comm(pid) == comm;
+    }
+    return n;
+  }
+  size_t MatchingAnywhere(const std::string& needle) {
+    size_t n = 0;
+    for (int host = 1; host <= hosts_->count(); ++host) n += Matching(host, needle).size();
+    return n;
+  }
+
+  std::unique_ptr<NetnsHosts> hosts_;
+  std::vector<HostProcess> sshd_;
+  std::vector<std::unique_ptr<HostProcess>> launched_;
+  std::vector<const HostProcess*> shown_;
+};
+
+// The worker prints its arguments, rank and two variables as JSON.
+const char kEcho[] =
+    "import json, os, sys\n"
+    "print(json.dumps({'rank': os.environ['RANK'], 'world': os.environ['WORLD_SIZE'], 'args': sys.argv[1:],\n"
+    "                  'x': os.environ.get('X'), 'y': os.environ.get('Y'), 'token': 'PRIMUS_JOB_TOKEN' in os.environ}))\n";
+
+TEST_F(SshLaunchTest, ArgumentsReachEveryHostUnchangedAndTheTokenStaysOffCommandLines) {
+  MakeHosts(3);
+  std::string script = Write("echo.py", kEcho + std::string("import time; time.sleep(1.5)\n"));
+  std::vector<std::string> nasty = {"with space", "it's", "\"dq\"", "$(touch /tmp/primus-ssh-test-pwned)", "`id`",
+                                    "$HOME", "line\nbreak", "*", "", "a;b|c&d", "--not-a-flag"};
+  std::vector<std::string> task = {"run", "/usr/bin/python3", script};
+  task.insert(task.end(), nasty.begin(), nasty.end());
+  ProcessOptions options;
+  options.env["PRIMUS_JOB_TOKEN"] = "5ec12e7700112233445566778899aabb";
+  options.env["Y"] = "by name: $(x) 'q'";
+  HostProcess* launcher =
+      Keep(Launch({"--hostfile", Hostfile("# three hosts\nhost1 slots=1\nhost2:1\nhost3 slots=1 max_slots=4\n"),
+                   "--env", "X=a b 'c' $(d)", "--env", "Y"},
+                  task, options));
+  // While the job runs, no process anywhere shows the token.
+  ASSERT_TRUE(WaitFor([&] { return MatchingAnywhere(script) >= 3; }, 30)) << launcher->All();
+  for (int host = 1; host <= 3; ++host) {
+    for (pid_t pid : hosts_->ProcessesOn(host)) {
+      EXPECT_EQ(CmdLine(pid).find("5ec12e77"), std::string::npos) << host << ": " << CmdLine(pid);
+    }
+  }
+  ASSERT_EQ(launcher->Wait(60), 0) << launcher->All();
+  std::string out = launcher->Out();
+  for (int rank = 0; rank < 3; ++rank) {
+    std::string prefix = fmt::format("[host{}:{}] ", rank + 1, rank);
+    size_t at = out.find(prefix + "{");
+    ASSERT_NE(at, std::string::npos) << out;
+    std::string line = out.substr(at + prefix.size(), out.find('\n', at) - at - prefix.size());
+    // json.dumps of the exact strings (a line break is \n, a quote \")
+    const std::string args = R"J("args": ["with space", "it's", "\"dq\"", "$(touch /tmp/primus-ssh-test-pwned)", "`id`", "$HOME", "line\nbreak", "*", "", "a;b|c&d", "--not-a-flag"])J";
+    const std::string env = R"J("x": "a b 'c' $(d)", "y": "by name: $(x) 'q'", "token": false)J";
+    EXPECT_NE(line.find(args), std::string::npos) << line;
+    EXPECT_NE(line.find(env), std::string::npos) << line;
+    EXPECT_NE(line.find(fmt::format(R"("rank": "{}", "world": "3")", rank)), std::string::npos) << line;
+  }
+  EXPECT_FALSE(PathExists("/tmp/primus-ssh-test-pwned"));
+}
+
+TEST_F(SshLaunchTest, DryRunShowsEachHostsSshCommand) {
+  MakeHosts(1);
+  ProcessResult result = RunPrimus({"ssh", "--hosts", "node[1-2]", "-J", "jump", "--dry-run", "--", "run", "echo", "a b"});
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  EXPECT_NE(result.out.find("node 0: ssh -o BatchMode=yes -J jump -o ConnectTimeout=10"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("node1 -- 'cd -- "), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("'\\''direct'\\'' '\\''--nnodes'\\'' '\\''2'\\'' '\\''--node-rank'\\'' '\\''1'\\''"),
+            std::string::npos)
+      << result.out;
+}
+
+TEST_F(SshLaunchTest, HostChecksListEveryBrokenHostInOneError) {
+  // host2 accepts no key, host3 runs no sshd, host4 is cut off.
+  MakeHosts(4, {2}, {3});
+  ASSERT_TRUE(hosts_->SetLink(4, false).ok());
+  auto start = Clock::now();
+  HostProcess* launcher = Keep(Launch({"--hosts", "host[1-4]", "--connect-timeout", "2"}, {"run", "sleep", "30"}));
+  EXPECT_EQ(launcher->Wait(40), 4) << launcher->All();
+  double seconds = Since(start);
+  std::string err = launcher->Err();
+  EXPECT_NE(err.find("3 of 4 hosts cannot run the job"), std::string::npos) << err;
+  EXPECT_NE(err.find("host2: authentication failed"), std::string::npos) << err;
+  EXPECT_NE(err.find("host3: unreachable"), std::string::npos) << err;
+  EXPECT_NE(err.find("host4: unreachable"), std::string::npos) << err;
+  EXPECT_EQ(err.find("host1:"), std::string::npos) << err;
+  EXPECT_LT(seconds, 15) << "the hosts are checked in parallel (the cut-off host alone takes 2 s)";
+  EXPECT_EQ(Workers("sleep"), 0u);
+  fprintf(stderr, "host checks: %.2f s\n", seconds);
+}
+
+TEST_F(SshLaunchTest, CopiesTheBinaryOnceToAHostWithoutIt) {
+  // The launcher's binary lives in bin/, which host2 sees empty.
+  std::string bindir = "/tmp/primus-ssh-bin-" + std::to_string(::getpid());
+  ASSERT_TRUE(MakeDirs(bindir).ok());
+  ASSERT_EQ(RunProcess({"cp", PRIMUS_BINARY, bindir + "/primus-cli"}).exit_code, 0);
+  MakeHosts(2, {}, {}, bindir, {2});
+  std::string binary = bindir + "/primus-cli";
+  for (int round = 0; round < 2; ++round) {
+    HostProcess* launcher = Keep(Launch({"--hosts", "host[1-2]"}, {"run", "/bin/sh", "-c", "echo ran from $0"}, {}, binary));
+    ASSERT_EQ(launcher->Wait(60), 0) << launcher->All();
+    bool copied = launcher->Err().find("[host2] copying primus-cli") != std::string::npos;
+    EXPECT_EQ(copied, round == 0) << launcher->Err();
+    EXPECT_EQ(launcher->Err().find("[host1] copying"), std::string::npos);
+  }
+  std::filesystem::remove_all(bindir);
+  auto listing = RunProcess({"sh", "-c", "ls " + hosts_->dir() + "/cache-host2/primus-cli/*/primus-cli"});
+  EXPECT_EQ(listing.exit_code, 0) << listing.all();
+}
+
+// Ctrl-C at the launching terminal: every host's workers stop, exit 130.
+TEST_F(SshLaunchTest, InterruptStopsEveryHost) {
+  MakeHosts(3);
+  HostProcess* launcher = Keep(Launch({"--hosts", "host[1-3]"}, {"run", "sleep", "300"}));
+  ASSERT_TRUE(WaitFor([&] { return Workers("sleep") >= 3; }, 30))
+      << launcher->All();
+  auto start = Clock::now();
+  launcher->Kill(SIGINT);
+  EXPECT_EQ(launcher->Wait(30), 130) << launcher->All();
+  double seconds = Since(start);
+  EXPECT_EQ(Workers("sleep"), 0u);
+  EXPECT_EQ(MatchingAnywhere(std::string("\0direct\0", 8)), 0u);
+  EXPECT_LT(seconds, 10);
+  fprintf(stderr, "Ctrl-C to every host's workers gone: %.2f s\n", seconds);
+}
+
+// host3's ssh connection drops (its sshd session process dies): host3's
+// workers stop, and so does the job on the other hosts.
+TEST_F(SshLaunchTest, ADroppedConnectionStopsTheJob) {
+  MakeHosts(3);
+  HostProcess* launcher = Keep(Launch({"--hosts", "host[1-3]"}, {"run", "sleep", "300"}));
+  ASSERT_TRUE(WaitFor([&] { return Workers("sleep") >= 3; }, 30)) << launcher->All();
+  auto start = Clock::now();
+  pid_t listener = sshd_[2].pid();
+  int killed = 0;
+  for (pid_t pid : hosts_->ProcessesOn(3)) {
+    if (pid != listener && Comm(pid) == "sshd") killed += ::kill(pid, SIGKILL) == 0;
+  }
+  ASSERT_GT(killed, 0);
+  int code = launcher->Wait(40);
+  double seconds = Since(start);
+  EXPECT_EQ(code, 129) << launcher->All();  // the hangup of host3's agent, everywhere
+  EXPECT_NE(launcher->Err().find("[host3] the ssh session ended"), std::string::npos) << launcher->All();
+  // host3's agent had its hangup when the session dropped, not when we ended.
+  EXPECT_TRUE(WaitFor([&] { return Workers("sleep") == 0; }, 5)) << Workers("sleep");
+  EXPECT_TRUE(WaitFor([&] { return MatchingAnywhere(std::string("\0direct\0", 8)) == 0; }, 5));
+  EXPECT_LT(seconds, 20);
+  fprintf(stderr, "dropped connection to every host's workers gone: %.2f s (exit %d)\n", seconds, code);
+}
+
+// The example trainer across 3 hosts: gloo DDP, one worker per host (the
+// hostfile's slots), 20 steps instead of 200.
+using SshTrainTest = SshLaunchTest;
+
+TEST_F(SshTrainTest, GptPretrainAcrossThreeHosts) {
+  MakeHosts(3);
+  ProcessOptions options;
+  options.cwd = kSource;  // the experiment names its script relative to the repository
+  options.timeout_s = 300;
+  auto start = Clock::now();
+  HostProcess* launcher = Keep(Launch({"--hostfile", Hostfile("host1 slots=1\nhost2 slots=1\nhost3 slots=1\n")},
+                                      {"train", "pretrain", "--config", kSource + "/examples/gpt/configs/tiny-cpu.yaml",
+                                       "workspace=" + hosts_->dir() + "/output", "training.steps=20",
+                                       "checkpoint.interval=10", "parallelism.global_batch=12"},
+                                      options));
+  ASSERT_EQ(launcher->Wait(280), 0) << launcher->All();
+  double seconds = Since(start);
+  // Rank 0 prints the steps; every host's agent reports its end.
+  std::string out = launcher->Out();
+  EXPECT_NE(out.find("[host1:0] step 20/20 "), std::string::npos) << out;
+  EXPECT_NE(out.find(" world 3"), std::string::npos) << out;
+  std::string err = launcher->Err();
+  for (int host = 1; host <= 3; ++host) {
+    std::regex succeeded(fmt::format(R"(\[host{0}\] .*\[host{0}\] \[INFO\] experiment .*: succeeded \(exit 0\))", host));
+    EXPECT_TRUE(std::regex_search(err, succeeded)) << err;
+  }
+  fprintf(stderr, "3-host train pretrain through ssh: %.1f s\n", seconds);
+}
+
+}  // namespace
+}  // namespace primus

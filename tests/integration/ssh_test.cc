@@ -285,6 +285,9 @@ TEST_F(SshLaunchTest, InterruptStopsEveryHost) {
 TEST_F(SshLaunchTest, ADroppedConnectionStopsTheJob) {
   MakeHosts(3);
   HostProcess* launcher = Keep(Launch({"--hosts", "host[1-3]"}, {"run", "sleep", "300"}));
+  // Past the host checks (their ssh sessions are not the job's) and running everywhere.
+  ASSERT_TRUE(WaitFor([&] { return launcher->Err().find("starting 3 node agents") != std::string::npos; }, 30))
+      << launcher->All();
   ASSERT_TRUE(WaitFor([&] { return Workers("sleep") >= 3; }, 30)) << launcher->All();
   auto start = Clock::now();
   pid_t listener = sshd_[2].pid();

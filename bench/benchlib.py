@@ -184,3 +184,73 @@ class Hosts:
         for kind, name in reversed(self.made):
             ip(*(("netns", "del") if kind == "netns" else ("link", "del")), name, check=False)
         self.made = []
+
+
+class SshHosts(Hosts):
+    """Hosts, each running Debian's sshd with our own configuration, host key and
+    authorized keys (the layout of tests/integration/ssh_test.cc; no system file is
+    touched). Clients use `ssh -F <ssh_config>`: our user key, root, known_hosts in
+    workdir. The sshd processes live in the namespaces, so Hosts' teardown stops
+    them with everything else. Needs openssh-server and openssh-client."""
+
+    def __init__(self, count, workdir):
+        super().__init__(count, workdir)
+        self.dir = workdir
+        self.ssh_config = os.path.join(workdir, "ssh_config")
+
+    def __enter__(self):
+        super().__enter__()
+        try:
+            self._start_sshd()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _start_sshd(self):
+        d = self.dir
+        os.makedirs("/run/sshd", exist_ok=True)
+        for key in ("hostkey", "userkey"):
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", os.path.join(d, key)], check=True)
+        with open(self.ssh_config, "w") as f:
+            f.write(f"Host *\n  IdentityFile {d}/userkey\n  IdentitiesOnly yes\n  User root\n"
+                    f"  UserKnownHostsFile {d}/known_hosts\n  StrictHostKeyChecking accept-new\n  LogLevel ERROR\n")
+        self.sshd = []
+        for host in range(1, self.count + 1):
+            config = os.path.join(d, f"sshd{host}_config")
+            with open(config, "w") as f:
+                f.write(f"ListenAddress {self.address(host)}:22\nHostKey {d}/hostkey\n"
+                        f"AuthorizedKeysFile {d}/userkey.pub\nPasswordAuthentication no\n"
+                        "KbdInteractiveAuthentication no\nStrictModes no\nUsePAM no\n"
+                        f"PermitRootLogin prohibit-password\nPidFile {d}/sshd{host}.pid\n"
+                        f"SetEnv XDG_CACHE_HOME={d}/cache-host{host}\n")
+            log = open(os.path.join(d, f"sshd{host}.log"), "w")
+            self.sshd.append(subprocess.Popen(self.command(host, ["/usr/sbin/sshd", "-D", "-e", "-f", config]),
+                                              stdout=log, stderr=subprocess.STDOUT))
+            log.close()
+        deadline = time.monotonic() + 10
+        for host in range(1, self.count + 1):
+            while not os.path.exists(os.path.join(d, f"sshd{host}.pid")):
+                if time.monotonic() > deadline or self.sshd[host - 1].poll() is not None:
+                    raise SystemExit(f"sshd on host{host} did not start: "
+                                     f"{open(os.path.join(d, f'sshd{host}.log')).read()}")
+                time.sleep(0.01)
+
+    def kill_all_but_sshd(self):
+        """SIGKILL what runs in our namespaces except the listening sshd processes
+        (a run's leftovers: agents, workers, sessions)."""
+        keep = {process.pid for process in self.sshd}
+        deadline = time.monotonic() + 5
+        while (pids := [p for p in self.processes() if p not in keep]) and time.monotonic() < deadline:
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.01)
+
+    def __exit__(self, *exc):
+        super().__exit__(*exc)
+        for process in getattr(self, "sshd", []):
+            process.wait()
+        self.sshd = []

@@ -36,6 +36,8 @@ PACKAGES=(
   etcd-server
   # the ssh runtime's tests: a real sshd per network-namespace host, the system's ssh client
   openssh-server openssh-client
+  # bench/ssh_launch.py: pdsh + torchrun on every host, the anchor of `primus-cli ssh`
+  pdsh
   # the fuzz targets (tests/fuzz): clang's libFuzzer and sanitizer runtimes
   clang libclang-rt-14-dev
 )

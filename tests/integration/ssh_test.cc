@@ -8,16 +8,19 @@
 //   SshLaunchTest    arguments through ssh unchanged (spaces, quotes, $(),
 //                    line breaks), the token never on a command line, the
 //                    binary copied to a host that lacks it, the host checks
-//                    listing every broken host in one error, Ctrl-C, a
-//                    dropped connection. Seconds each.
+//                    listing every broken host in one error, a host reached
+//                    only through a jump host (ProxyJump), a host with too
+//                    old a glibc, Ctrl-C, a dropped connection. Seconds each.
 //   SshTrainTest     3-host gloo DDP: train pretrain of examples/gpt (slow).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <regex>
 #include <string>
 #include <thread>
@@ -67,6 +70,7 @@ double Since(Clock::time_point start) { return std::chrono::duration<double>(Clo
 class SshLaunchTest : public ::testing::Test {
  protected:
   void TearDown() override {
+    if (!scratch_.empty()) std::filesystem::remove_all(scratch_);
     if (HasFailure()) {
       for (const HostProcess* process : shown_) {
         fprintf(stderr, "==== %s\n%s\n", process->stdout_path().c_str(), process->All().c_str());
@@ -92,20 +96,40 @@ class SshLaunchTest : public ::testing::Test {
         "  UserKnownHostsFile {0}/known_hosts\n  StrictHostKeyChecking accept-new\n  LogLevel ERROR\n",
         dir);
     ASSERT_TRUE(WriteFileAtomic(dir + "/ssh_config", config).ok());
+    for (const auto& [a, b] : private_links_) {
+      // eth1 on both hosts, a veth pair of their own: 10.127.P.<host>/24, an
+      // address no other host has a route to.
+      for (const std::vector<std::string>& step : std::vector<std::vector<std::string>>{
+               {"link", "add", "name", "eth1", "netns", hosts_->Namespace(a), "type", "veth", "peer", "name", "eth1",
+                "netns", hosts_->Namespace(b)},
+               {"-n", hosts_->Namespace(a), "addr", "add", PrivateAddress(a) + "/24", "dev", "eth1"},
+               {"-n", hosts_->Namespace(b), "addr", "add", PrivateAddress(b) + "/24", "dev", "eth1"},
+               {"-n", hosts_->Namespace(a), "link", "set", "eth1", "up"},
+               {"-n", hosts_->Namespace(b), "link", "set", "eth1", "up"},
+           }) {
+        std::vector<std::string> argv = {"ip"};
+        argv.insert(argv.end(), step.begin(), step.end());
+        ProcessResult result = RunProcess(argv);
+        ASSERT_EQ(result.exit_code, 0) << ShellJoin(argv) << ": " << result.all();
+      }
+    }
     for (int host = 1; host <= count; ++host) {
       if (std::find(down.begin(), down.end(), host) != down.end()) continue;
       bool refused = std::find(refuse.begin(), refuse.end(), host) != refuse.end();
+      auto private_address = listen_.find(host);
+      std::string listen = private_address != listen_.end() ? private_address->second : hosts_->Address(host);
       std::string sshd_config = fmt::format(
           "ListenAddress {1}:22\nHostKey {0}/hostkey\nAuthorizedKeysFile {0}/{2}\nPasswordAuthentication no\n"
           "KbdInteractiveAuthentication no\nStrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\n"
           "PidFile {0}/sshd{3}.pid\nSetEnv XDG_CACHE_HOME={0}/cache-host{3}\n",
-          dir, hosts_->Address(host), refused ? "no_keys" : "userkey.pub", host);
+          dir, listen, refused ? "no_keys" : "userkey.pub", host);
       std::string path = fmt::format("{}/sshd{}_config", dir, host);
       ASSERT_TRUE(WriteFileAtomic(path, sshd_config).ok());
       std::string start = "exec /usr/sbin/sshd -D -e -f " + path;
       if (std::find(hidden_on.begin(), hidden_on.end(), host) != hidden_on.end()) {
         start = "mount -t tmpfs tmpfs " + hide + " && " + start;
       }
+      if (auto setup = before_sshd_.find(host); setup != before_sshd_.end()) start = setup->second + " && " + start;
       sshd_.push_back(hosts_->Start(host, {"/bin/sh", "-c", start}));
       ASSERT_TRUE(sshd_.back().started());
     }
@@ -114,6 +138,21 @@ class SshLaunchTest : public ::testing::Test {
       if (std::find(down.begin(), down.end(), host) != down.end()) continue;
       ASSERT_TRUE(WaitFor([&] { return PathExists(fmt::format("{}/sshd{}.pid", dir, host)); }, 10)) << host;
     }
+  }
+
+  // Two hosts; `old_host` answers `getconf GNU_LIBC_VERSION` with "glibc 2.17":
+  // its own getconf is a script bind-mounted over the real one.
+  void MakeHostsWithOldGlibcOn(int old_host) {
+    char pattern[] = "/tmp/primus-ssh-getconf-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    scratch_ = pattern;
+    std::string fake = scratch_ + "/getconf";
+    ASSERT_TRUE(WriteFileAtomic(fake, "#!/bin/sh\n[ \"$1\" = GNU_LIBC_VERSION ] && exec echo glibc 2.17\nexit 1\n").ok());
+    ASSERT_EQ(::chmod(fake.c_str(), 0755), 0);
+    std::string real(Trim(RunProcess({"sh", "-c", "command -v getconf"}).out));
+    ASSERT_FALSE(real.empty());
+    before_sshd_[old_host] = "mount --bind " + fake + " " + real;
+    MakeHosts(2);
   }
 
   std::string Hostfile(const std::string& text) { return Write("hostfile", text); }
@@ -164,6 +203,17 @@ class SshLaunchTest : public ::testing::Test {
     for (int host = 1; host <= hosts_->count(); ++host) n += Matching(host, needle).size();
     return n;
   }
+
+  // Set before MakeHosts: host pairs joined by a link of their own (eth1 at
+  // PrivateAddress, a subnet no other host has a route to), and hosts whose
+  // sshd listens only on the given address.
+  std::vector<std::pair<int, int>> private_links_;
+  std::map<int, std::string> listen_;
+  // Set before MakeHosts: a shell command run on the host (in its own mount
+  // namespace) before its sshd starts.
+  std::map<int, std::string> before_sshd_;
+  std::string scratch_;  // a directory of the test's own, removed at teardown
+  static std::string PrivateAddress(int host) { return fmt::format("10.127.{}.{}", ::getpid() % 256, host); }
 
   std::unique_ptr<NetnsHosts> hosts_;
   std::vector<HostProcess> sshd_;
@@ -262,6 +312,60 @@ TEST_F(SshLaunchTest, CopiesTheBinaryOnceToAHostWithoutIt) {
   std::filesystem::remove_all(bindir);
   auto listing = RunProcess({"sh", "-c", "ls " + hosts_->dir() + "/cache-host2/primus-cli/*/primus-cli"});
   EXPECT_EQ(listing.exit_code, 0) << listing.all();
+}
+
+// A jump host: host3's sshd listens only on a link between host2 and host3,
+// which host1 (the launcher) has no route to; the user's ssh configuration
+// says `ProxyJump host2` for host3. The host check and the launch reach host3
+// through host2, and the job runs on all three hosts (host3's agent reaches
+// node 0 over the cluster network, eth0, as on a cluster with a bastion).
+TEST_F(SshLaunchTest, ReachesAHostOnlyThroughAJumpHost) {
+  private_links_ = {{2, 3}};
+  listen_[3] = PrivateAddress(3);
+  MakeHosts(3);
+  std::string config = testing::Slurp(hosts_->dir() + "/ssh_config");
+  Write("ssh_config", fmt::format("Host host3\n  HostName {}\n  ProxyJump host2\n", PrivateAddress(3)) + config);
+  // Without the jump host, host3 cannot be reached from host1.
+  ProcessOptions bounded;
+  bounded.timeout_s = 15;
+  ProcessResult direct = hosts_->Run(1, {"ssh", "-F", hosts_->dir() + "/ssh_config", "-o", "BatchMode=yes", "-o",
+                                        "ProxyJump=none", "-o", "ConnectTimeout=3", "host3", "true"},
+                                     bounded);
+  ASSERT_EQ(direct.exit_code, 255) << direct.all();
+  auto start = Clock::now();
+  HostProcess* launcher =
+      Keep(Launch({"--hosts", "host[1-3]"}, {"run", "/bin/sh", "-c", "echo ran on $(hostname) as rank $RANK of $WORLD_SIZE"}));
+  ASSERT_EQ(launcher->Wait(60), 0) << launcher->All();
+  double seconds = Since(start);
+  std::string out = launcher->Out();
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_NE(out.find(fmt::format("[host{0}:{1}] ran on host{0} as rank {1} of 3", rank + 1, rank)), std::string::npos)
+        << out;
+  }
+  // host3's sshd saw the connection come from host2's end of the private link.
+  EXPECT_TRUE(WaitFor([&] { return sshd_[2].Err().find("from " + PrivateAddress(2)) != std::string::npos; }, 5))
+      << sshd_[2].All();
+  fprintf(stderr, "3 hosts, host3 through host2: %.2f s\n", seconds);
+}
+
+// A host whose glibc is older than the binary needs is refused by the host
+// check, with the versions, before anything starts. host2 reports glibc 2.17
+// (CentOS 7's): its getconf is replaced, in host2's own mount namespace, by
+// one that says so. A real old libc cannot be put under that host's sshd
+// (sshd, the shell and getconf would need it too); what the check reads is
+// getconf's answer, and the loader's refusal itself is tested with
+// tests/support/fake_old_libc in the container runtime's tests.
+TEST_F(SshLaunchTest, AHostWithTooOldAGlibcIsRefusedClearly) {
+  MakeHostsWithOldGlibcOn(2);
+  HostProcess* launcher = Keep(Launch({"--hosts", "host[1-2]"}, {"run", "sleep", "30"}));
+  EXPECT_EQ(launcher->Wait(40), 4) << launcher->All();
+  std::string err = launcher->Err();
+  EXPECT_NE(err.find("1 of 2 hosts cannot run the job"), std::string::npos) << err;
+  std::smatch match;
+  EXPECT_TRUE(std::regex_search(err, match, std::regex(R"(host2: glibc 2\.17 is too old: primus-cli needs glibc 2\.\d+ or newer)")))
+      << err;
+  EXPECT_EQ(err.find("host1:"), std::string::npos) << err;
+  EXPECT_EQ(Workers("sleep"), 0u);
 }
 
 // Ctrl-C at the launching terminal: every host's workers stop, exit 130.

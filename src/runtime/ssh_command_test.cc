@@ -17,7 +17,9 @@ const std::vector<std::string> kNasty = {
 };
 
 std::vector<std::string> RunThroughShell(const std::string& shell, const std::string& command) {
-  auto result = RunCommand({shell, "-c", command}, CommandOptions{.timeout_s = 10});
+  CommandOptions options;
+  options.timeout_s = 10;
+  auto result = RunCommand({shell, "-c", command}, options);
   EXPECT_TRUE(result.ok());
   std::vector<std::string> args = Split(result->out, '\0');
   if (!args.empty() && args.back().empty()) args.pop_back();

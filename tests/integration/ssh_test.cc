@@ -44,6 +44,13 @@ using testing::RunPrimus;
 using testing::RunProcess;
 using Clock = std::chrono::steady_clock;
 
+// Options that run a command in `dir`.
+ProcessOptions InDir(const std::string& dir) {
+  ProcessOptions options;
+  options.cwd = dir;
+  return options;
+}
+
 const std::string kSource = PRIMUS_SOURCE_DIR;
 
 bool WaitFor(const std::function<bool()>& condition, double seconds) {
@@ -88,7 +95,7 @@ class SshLaunchTest : public ::testing::Test {
     const std::string& dir = hosts_->dir();
     ASSERT_EQ(RunProcess({"sh", "-c", "mkdir -p /run/sshd && ssh-keygen -q -t ed25519 -N '' -f hostkey && "
                                       "ssh-keygen -q -t ed25519 -N '' -f userkey && : > no_keys"},
-                         {.cwd = dir})
+                         InDir(dir))
                   .exit_code,
               0);
     std::string config = fmt::format(

@@ -167,11 +167,11 @@ class Hosts:
                 found.append(int(entry))
         return found
 
-    def kill_all(self, host=None):
-        """SIGKILL what still runs in our namespaces (only host's, when given): only we
-        start processes there."""
+    def kill_all(self, host=None, keep=()):
+        """SIGKILL what still runs in our namespaces (only host's, when given), but the
+        pids in keep: only we start processes there."""
         deadline = time.monotonic() + 5
-        while (pids := self.processes(host)) and time.monotonic() < deadline:
+        while (pids := [p for p in self.processes(host) if p not in keep]) and time.monotonic() < deadline:
             for pid in pids:
                 try:
                     os.kill(pid, signal.SIGKILL)
@@ -239,15 +239,7 @@ class SshHosts(Hosts):
     def kill_all_but_sshd(self):
         """SIGKILL what runs in our namespaces except the listening sshd processes
         (a run's leftovers: agents, workers, sessions)."""
-        keep = {process.pid for process in self.sshd}
-        deadline = time.monotonic() + 5
-        while (pids := [p for p in self.processes() if p not in keep]) and time.monotonic() < deadline:
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.01)
+        self.kill_all(keep={process.pid for process in self.sshd})
 
     def __exit__(self, *exc):
         super().__exit__(*exc)

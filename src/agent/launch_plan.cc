@@ -74,7 +74,8 @@ Status ValidateNumbers(const LaunchSpec& spec) {
   if (spec.min_nnodes != 0 && spec.min_nnodes < spec.nnodes && !assigned) {
     return UsageError("an elastic job (" + std::to_string(spec.min_nnodes) + ":" + std::to_string(spec.nnodes) +
                           " nodes) needs node ranks handed out as nodes join",
-                      "use the c10d rendezvous (--rdzv-backend c10d --rdzv-endpoint HOST:PORT) or etcd-v2");
+                      "add --rendezvous c10d --master-addr HOST --control-port PORT, the same on every node "
+                      "(torchrun: --rdzv-backend c10d --rdzv-endpoint HOST:PORT), or use etcd-v2");
   }
   if (!(spec.last_call_timeout_s >= 0)) return UsageError("last_call_timeout must not be negative");
   if (spec.nnodes > 1 && spec.master_port == 0 && !assigned) {
@@ -83,10 +84,12 @@ Status ValidateNumbers(const LaunchSpec& spec) {
   }
   if (assigned && spec.rendezvous == "c10d" && (spec.control_port == 0 || spec.master_addr.empty())) {
     return UsageError("the c10d rendezvous needs its endpoint: the host and port of the agent that coordinates",
-                      "give --rdzv-endpoint HOST:PORT, the same on every node");
+                      "give --master-addr HOST --control-port PORT, the same on every node (torchrun: "
+                      "--rdzv-endpoint HOST:PORT)");
   }
   if (assigned && spec.rendezvous == "etcd-v2" && spec.rdzv_endpoint.empty()) {
-    return UsageError("the etcd-v2 rendezvous needs the etcd server's address", "give --rdzv-endpoint HOST:PORT");
+    return UsageError("the etcd-v2 rendezvous needs the etcd server's address",
+                      "give --rdzv-endpoint HOST:PORT (the etcd server's client port)");
   }
   if (assigned && spec.rendezvous == "etcd-v2" && spec.run_id.empty()) {
     return UsageError("the etcd-v2 rendezvous needs the run id: the nodes of one job meet under it",

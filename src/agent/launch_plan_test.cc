@@ -76,6 +76,42 @@ TEST(LaunchPlanTest, StaticMultiNodeRanks) {
   EXPECT_EQ(plan->global_rank(3), 11);
 }
 
+// Handed-out ranks: the coordinator picks the master port per generation,
+// and an elastic range needs such a rendezvous.
+TEST(LaunchPlanTest, ElasticJobsNeedARendezvousThatHandsRanksOut) {
+  LaunchSpec spec = TrueSpec();
+  spec.nnodes = 4;
+  spec.min_nnodes = 2;
+  spec.rendezvous = "c10d";
+  spec.master_addr = "node0";
+  spec.control_port = 29400;
+  auto plan = PlanLaunch(spec);
+  ASSERT_TRUE(plan.ok()) << plan.error().Format();
+  EXPECT_EQ(plan->spec.master_port, 0) << "the coordinator picks it for each generation";
+
+  LaunchSpec fixed_ranks = spec;
+  fixed_ranks.rendezvous = "static";
+  fixed_ranks.master_port = 29500;
+  auto refused = PlanLaunch(fixed_ranks);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ExitCode::kUsage);
+  EXPECT_NE(refused.error().message.find("an elastic job (2:4 nodes) needs node ranks handed out"), std::string::npos);
+  EXPECT_NE(refused.error().hint.find("--rendezvous c10d"), std::string::npos);
+
+  LaunchSpec no_endpoint = spec;
+  no_endpoint.control_port = 0;
+  EXPECT_EQ(CodeOf(no_endpoint), ExitCode::kUsage);
+  LaunchSpec etcd_without_id = spec;
+  etcd_without_id.rendezvous = "etcd-v2";
+  etcd_without_id.rdzv_endpoint = "etcd0:2379";
+  EXPECT_EQ(CodeOf(etcd_without_id), ExitCode::kUsage);
+  etcd_without_id.run_id = "job7";
+  EXPECT_EQ(CodeOf(etcd_without_id), ExitCode::kOk);
+  LaunchSpec too_few = spec;
+  too_few.min_nnodes = 5;
+  EXPECT_EQ(CodeOf(too_few), ExitCode::kUsage);
+}
+
 TEST(LaunchPlanTest, MissingExecutableIsAnEnvironmentError) {
   LaunchSpec spec = TrueSpec();
   spec.argv = {"no-such-worker-binary-xyz", "--flag"};

@@ -31,6 +31,14 @@ TEST(FlagSettingsTest, FlagsInCommandLineOrder) {
                                                            "direct.numa_bind false --no-numa"}));
 }
 
+// torchrun's elastic form: MIN:MAX is the fewest and the most nodes.
+TEST(FlagSettingsTest, NnodesMinColonMaxIsAnElasticRange) {
+  auto settings = Settings("direct --nnodes 2:4 --rendezvous c10d -- run true");
+  ASSERT_TRUE(settings.ok()) << settings.error().Format();
+  EXPECT_EQ(Describe(*settings), (std::vector<std::string>{"direct.min_nnodes 2 --nnodes", "direct.nnodes 4 --nnodes",
+                                                           "direct.rendezvous c10d --rendezvous"}));
+}
+
 TEST(FlagSettingsTest, SingleIsOneWorkerOnThisNodeAlone) {
   auto settings = Settings("direct --single -- benchmark gemm");
   ASSERT_TRUE(settings.ok()) << settings.error().Format();

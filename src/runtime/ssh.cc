@@ -8,8 +8,10 @@
 //               all problems in one error (ssh_command.h, ssh_session.h RunParallel)
 //   3. copies:  the binary into ${XDG_CACHE_HOME:-~/.cache}/primus-cli/<sha256>/ where needed
 //   4. launch:  ssh ... host -- 'cd ...; exec env ... primus-cli direct --nnodes N --node-rank R ...'
+//               (under `ssh ... -- container ... --`: primus-cli container ... -- direct ...)
 //               with the job token on each agent's stdin (ssh_session.h RunSessions)
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "config/launcher_config.h"
@@ -125,7 +127,7 @@ class SshRuntime : public Runtime {
   std::string summary() const override { return "run on the hosts of a hostfile through ssh (no scheduler)"; }
   std::string usage() const override {
     return "primus-cli [global options] ssh (--hostfile FILE | --hosts LIST) [-N COUNT] [--include/--exclude LIST] "
-           "[ssh options] -- [direct [options] --] <task> [args]";
+           "[ssh options] -- [container [options] --] [direct [options] --] <task> [args]";
   }
   std::string details() const override {
     return "Starts one node agent per host with the system's OpenSSH client (BatchMode: keys, ssh-agent,\n"
@@ -135,6 +137,8 @@ class SshRuntime : public Runtime {
            "authenticated, primus-cli present, glibc new enough) and all problems are listed in one error;\n"
            "a host without this primus-cli at the same path gets a copy in ~/.cache/primus-cli/<sha256>/.\n"
            "The job token travels on each agent's standard input. Ctrl-C stops the workers on every host.\n"
+           "`ssh ... -- container --image IMAGE [options] -- <task>` runs each host's agent inside the image\n"
+           "(primus-cli container ... -- direct --nnodes N ... on every host; the host network, the token by name).\n"
            "Other flags are passed to ssh (-F FILE, -J JUMP, -i KEY, -o K=V, -l USER, -p PORT). See docs/ssh.md.\n";
   }
   const std::vector<OptionSpec>& options() const override {
@@ -161,13 +165,19 @@ class SshRuntime : public Runtime {
     const ModeInvocation& mode = launch.chain[context.depth];
     const config::LauncherConfig& launcher = *context.launcher;
 
-    // Inner modes: direct's own options pass on; container is not supported yet.
+    // Inner modes: `container ... --` runs each host's agent inside the image
+    // (its options as written); direct's own options pass on.
     std::vector<std::string> direct_options;
+    std::optional<std::vector<std::string>> container_options;
     for (size_t i = context.depth + 1; i < launch.chain.size(); ++i) {
       const ModeInvocation& inner = launch.chain[i];
+      if (inner.mode == "container") {
+        container_options = inner.written;
+        continue;
+      }
       if (inner.mode != "direct") {
-        return Error{ExitCode::kNotAvailable, "'ssh ... -- " + inner.mode + "' is not supported yet",
-                     "run the task in each host's own environment: primus-cli ssh ... -- [direct ... --] <task>"};
+        return Error{ExitCode::kNotAvailable, "'ssh ... -- " + inner.mode + "' is not supported",
+                     "primus-cli ssh ... -- [container ... --] [direct ... --] <task>"};
       }
       for (const std::string& token : inner.written) {
         std::string flag = NormalizedFlag(token);
@@ -213,6 +223,8 @@ class SshRuntime : public Runtime {
     node.nproc_per_node = user_nproc ? 0 : *slots;
     node.env = *env;
     node.direct_options = direct_options;
+    node.in_container = container_options.has_value();
+    if (container_options) node.container_options = *container_options;
     node.task = {launch.task};
     node.task.insert(node.task.end(), launch.task_args.begin(), launch.task_args.end());
     std::string cwd = CurrentDir();
@@ -239,7 +251,11 @@ class SshRuntime : public Runtime {
       std::cout << "each agent reads " << kJobTokenVariable << " from its standard input ("
                 << (ProcessEnvironment().count(kJobTokenVariable) ? "this host's value" : "a new random token")
                 << "); a host without " << binary.path
-                << " (same sha256) runs a copy from ~/.cache/primus-cli/<sha256>/ instead\n"
+                << " (same sha256) runs a copy from ~/.cache/primus-cli/<sha256>/ instead"
+                << (node.in_container ? "; on each host, container passes it on by name (--env "
+                                        + std::string(kJobTokenVariable) + ") to the agent inside the image"
+                                      : "")
+                << "\n"
                 << std::flush;
       return 0;
     }

@@ -63,6 +63,11 @@ std::string AgentShellCommand(const RemoteBinary& binary, const std::string& cwd
 
 std::vector<std::string> AgentArguments(const NodeLaunch& launch, int node_rank) {
   std::vector<std::string> out = launch.globals;
+  if (launch.in_container) {
+    out.push_back("container");
+    out.insert(out.end(), launch.container_options.begin(), launch.container_options.end());
+    out.push_back("--");
+  }
   out.insert(out.end(), {"direct", "--nnodes", std::to_string(launch.nnodes), "--node-rank", std::to_string(node_rank),
                          "--master-addr", launch.master_addr, "--master-port", std::to_string(launch.master_port)});
   if (launch.nproc_per_node > 0) out.insert(out.end(), {"--nproc-per-node", std::to_string(launch.nproc_per_node)});

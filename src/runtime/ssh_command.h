@@ -14,6 +14,10 @@
 //   cd -- '<cwd>' 2>/dev/null || cd; exec env PRIMUS_JOB_TOKEN_STDIN=1 PRIMUS_STOP_ON_STDIN_EOF=1
 //     '<primus-cli>' [global options] direct --nnodes N --node-rank R --master-addr A --master-port P
 //     [--nproc-per-node S] [--env K=V ...] [the user's direct options] -- <task> [args]
+// or, under `ssh ... -- container [options] --`, the same agent inside the image:
+//     '<primus-cli>' [global options] container [the user's container options] -- direct --nnodes N ... -- <task>
+// (the container mode forwards PRIMUS_JOB_TOKEN by name, --env PRIMUS_JOB_TOKEN,
+// and runs with --network=host, so the agents reach each other's control channel)
 // and reads PRIMUS_JOB_TOKEN as the first line of its standard input (never
 // a command line or a file); the end of its standard input (the ssh session
 // ended) stops it as SIGTERM would (agent/stdin_session.h).
@@ -55,7 +59,7 @@ std::string AgentShellCommand(const RemoteBinary& binary, const std::string& cwd
                               const std::vector<std::string>& arguments);
 
 // The arguments after the binary for node `node_rank`:
-//   [globals] direct --nnodes N --node-rank R --master-addr A --master-port P [--nproc-per-node S]
+//   [globals] [container [container_options] --] direct --nnodes N --node-rank R --master-addr A --master-port P [--nproc-per-node S]
 //   [--env E ...] [direct_options] -- task...
 struct NodeLaunch {
   std::vector<std::string> globals;         // global options to repeat on each node
@@ -65,6 +69,8 @@ struct NodeLaunch {
   int nproc_per_node = 0;                   // 0: not passed (the agent's default, or the user's)
   std::vector<std::string> env;             // K=V or FILE, passed as --env
   std::vector<std::string> direct_options;  // the user's `direct ... --` options, as written
+  bool in_container = false;                // `ssh ... -- container ... --`: the agent runs inside the image
+  std::vector<std::string> container_options;  // the user's `container ... --` options, as written
   std::vector<std::string> task;            // task and its arguments
 };
 std::vector<std::string> AgentArguments(const NodeLaunch& launch, int node_rank);

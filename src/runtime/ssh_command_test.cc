@@ -63,6 +63,35 @@ TEST(SshCommandTest, TheAgentCommandCarriesArgumentsUnchanged) {
                                       "Q=it's $(x)", "--max-restarts"}));
 }
 
+TEST(SshCommandTest, UnderContainerTheAgentRunsInsideTheImage) {
+  NodeLaunch launch;
+  launch.globals = {"--log-level", "debug"};
+  launch.nnodes = 2;
+  launch.master_addr = "host1";
+  launch.master_port = 29400;
+  launch.nproc_per_node = 1;
+  launch.env = {"A=b c"};
+  launch.in_container = true;
+  launch.container_options = {"--image", "local/usr", "--pull", "never", "-v", "/usr:/usr:ro", "--env", "NCCL_DEBUG"};
+  launch.direct_options = {"--max-restarts", "1"};
+  launch.task = {"run", "python3", "it's $(x)"};
+  EXPECT_EQ(AgentArguments(launch, 1),
+            (std::vector<std::string>{"--log-level", "debug", "container", "--image", "local/usr", "--pull", "never",
+                                      "-v", "/usr:/usr:ro", "--env", "NCCL_DEBUG", "--", "direct", "--nnodes", "2",
+                                      "--node-rank", "1", "--master-addr", "host1", "--master-port", "29400",
+                                      "--nproc-per-node", "1", "--env", "A=b c", "--max-restarts", "1", "--", "run",
+                                      "python3", "it's $(x)"}));
+  // Through the remote shell word for word; the token is never among them.
+  ScopedTempDir dir;
+  std::string fake = dir.path() + "/primus-cli";
+  ASSERT_TRUE(WriteFileAtomic(fake, "#!/bin/sh\nprintf '%s\\0' \"$@\"\n", 0755).ok());
+  EXPECT_EQ(RunThroughShell("/bin/sh", AgentShellCommand({fake, "", false}, dir.path(), AgentArguments(launch, 0))),
+            AgentArguments(launch, 0));
+
+  launch.in_container = false;
+  EXPECT_EQ(AgentArguments(launch, 0)[2], "direct") << "no container: the agent runs on the host";
+}
+
 TEST(SshCommandTest, SshArgvKeepsBatchModeAndTheUsersChoices) {
   auto argv = SshArgv({"-F", "cfg", "-o", "ConnectTimeout=3"}, 10, "host1", "cmd");
   EXPECT_EQ(argv, (std::vector<std::string>{"ssh", "-o", "BatchMode=yes", "-F", "cfg", "-o", "ConnectTimeout=3", "-o",

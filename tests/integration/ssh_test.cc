@@ -28,6 +28,7 @@
 
 #include <fmt/format.h>
 
+#include "container_engines.h"
 #include "netns_hosts.h"
 #include "run_process.h"
 #include "util/files.h"
@@ -128,8 +129,8 @@ class SshLaunchTest : public ::testing::Test {
       std::string sshd_config = fmt::format(
           "ListenAddress {1}:22\nHostKey {0}/hostkey\nAuthorizedKeysFile {0}/{2}\nPasswordAuthentication no\n"
           "KbdInteractiveAuthentication no\nStrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\n"
-          "PidFile {0}/sshd{3}.pid\nSetEnv XDG_CACHE_HOME={0}/cache-host{3}\n",
-          dir, listen, refused ? "no_keys" : "userkey.pub", host);
+          "PidFile {0}/sshd{3}.pid\nSetEnv XDG_CACHE_HOME={0}/cache-host{3}{4}\n",
+          dir, listen, refused ? "no_keys" : "userkey.pub", host, sshd_env_);
       std::string path = fmt::format("{}/sshd{}_config", dir, host);
       ASSERT_TRUE(WriteFileAtomic(path, sshd_config).ok());
       std::string start = "exec /usr/sbin/sshd -D -e -f " + path;
@@ -219,6 +220,8 @@ class SshLaunchTest : public ::testing::Test {
   // Set before MakeHosts: a shell command run on the host (in its own mount
   // namespace) before its sshd starts.
   std::map<int, std::string> before_sshd_;
+  // Set before MakeHosts: " NAME=VALUE ..." for every login's environment (sshd's SetEnv).
+  std::string sshd_env_;
   std::string scratch_;  // a directory of the test's own, removed at teardown
   static std::string PrivateAddress(int host) { return fmt::format("10.127.{}.{}", ::getpid() % 256, host); }
 
@@ -281,6 +284,83 @@ TEST_F(SshLaunchTest, DryRunShowsEachHostsSshCommand) {
   EXPECT_NE(result.out.find("'\\''direct'\\'' '\\''--nnodes'\\'' '\\''2'\\'' '\\''--node-rank'\\'' '\\''1'\\''"),
             std::string::npos)
       << result.out;
+}
+
+TEST_F(SshLaunchTest, DryRunShowsTheContainerInvocationOnEachHost) {
+  MakeHosts(1);
+  ProcessResult result = RunPrimus({"ssh", "--hosts", "node[1-2]", "--dry-run", "--", "container", "--image", "local/x",
+                                    "--pull", "never", "--", "direct", "--max-restarts", "1", "--", "run", "echo", "a b"});
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  auto word = [](const std::string& text) { return "'\\''" + text + "'\\''"; };
+  std::string node1 = Join(std::vector<std::string>{word("container"), word("--image"), word("local/x"), word("--pull"),
+                                                    word("never"), word("--"), word("direct"), word("--nnodes"),
+                                                    word("2"), word("--node-rank"), word("1")},
+                           " ");
+  EXPECT_NE(result.out.find("node 1: ssh -o BatchMode=yes"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find(node1), std::string::npos) << node1 << "\n" << result.out;
+  EXPECT_NE(result.out.find(word("--max-restarts") + " " + word("1") + " " + word("--") + " " + word("run")),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("container passes it on by name (--env PRIMUS_JOB_TOKEN)"), std::string::npos) << result.out;
+
+  ProcessResult own = RunPrimus({"ssh", "--hosts", "node[1-2]", "--dry-run", "--", "container", "--image", "local/x",
+                                 "--", "direct", "--node-rank", "1", "--", "run", "true"});
+  EXPECT_EQ(own.exit_code, 2) << own.all();
+  EXPECT_NE(own.err.find("cannot be given under ssh"), std::string::npos) << own.err;
+}
+
+// Two hosts, each running its node agent inside a podman container (a
+// private store; the hosts' logins get its CONTAINERS_STORAGE_CONF from
+// sshd): both ranks run inside the image, form one job of world size 2 over
+// the host network, and the token reaches them by name only.
+TEST_F(SshLaunchTest, ContainerOnEveryHost) {
+  if (std::string why = testing::PodmanStore::Unavailable(); !why.empty()) GTEST_SKIP() << "no podman: " << why;
+  std::string error;
+  // Podman first: it mounts the hugetlb hierarchy the hosts' mount namespaces must see.
+  std::unique_ptr<testing::PodmanStore> store = testing::PodmanStore::Start(&error);
+  ASSERT_TRUE(store) << error;
+  ASSERT_EQ(store->ImportImage(testing::RootfsKind::kMini, "local/mini"), "");
+  for (const auto& [name, value] : store->Environment()) {
+    if (value) sshd_env_ += " " + name + "=" + *value;
+  }
+  MakeHosts(2);
+  ProcessOptions options;
+  options.env["PRIMUS_JOB_TOKEN"] = "5ec12e7700112233445566778899aabb";
+  for (const auto& [name, value] : store->Environment()) options.env[name] = value;
+  std::string script =
+      "if [ -e /run/.containerenv ]; then where=inside; else where=outside; fi; "
+      "if [ -n \"${PRIMUS_JOB_TOKEN+x}\" ]; then jt=set; else jt=unset; fi; "
+      "echo \"$where rank=$RANK world=$WORLD_SIZE jt-$jt\"; sleep 2";
+  HostProcess* launcher =
+      Keep(Launch({"--hosts", "host[1-2]"},
+                  {"container", "--image", "local/mini", "--pull", "never", "--", "run", "/bin/sh", "-c", script},
+                  options));
+  ASSERT_TRUE(WaitFor([&] { return Workers("sleep") >= 2; }, 60)) << launcher->All();
+  for (int host = 1; host <= 2; ++host) {
+    for (pid_t pid : hosts_->ProcessesOn(host)) {
+      EXPECT_EQ(CmdLine(pid).find("5ec12e77"), std::string::npos) << host << ": " << CmdLine(pid);
+    }
+  }
+  // The agent inside each container (its command line names no image; an
+  // init may run it) holds the token in its environment.
+  for (int host = 1; host <= 2; ++host) {
+    int agents = 0;
+    for (pid_t pid : Matching(host, std::string("direct\0--nnodes", 15))) {
+      if (CmdLine(pid).find("local/mini") != std::string::npos) continue;
+      auto environ = ReadFile("/proc/" + std::to_string(pid) + "/environ");
+      agents += environ.ok() && environ->find("PRIMUS_JOB_TOKEN=5ec12e7700112233445566778899aabb") != std::string::npos;
+    }
+    EXPECT_GE(agents, 1) << "host" << host;
+  }
+  ASSERT_EQ(launcher->Wait(120), 0) << launcher->All();
+  std::string out = launcher->Out();
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_NE(out.find(fmt::format("[host{}:{}] inside rank={} world=2 jt-unset", rank + 1, rank, rank)),
+              std::string::npos)
+        << out << launcher->Err();
+  }
+  EXPECT_EQ(launcher->All().find("5ec12e77"), std::string::npos);
+  EXPECT_TRUE(WaitFor([&] { return store->ContainerNames().empty(); }, 10)) << "every host removed its container";
 }
 
 TEST_F(SshLaunchTest, HostChecksListEveryBrokenHostInOneError) {

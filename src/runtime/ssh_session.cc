@@ -183,6 +183,14 @@ Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOp
   std::optional<Clock::time_point> kill_at;  // ssh clients still running then are terminated
   bool terminated = false;
   bool lost_session = false;
+  // A lost session: the agents stop the job among themselves (the lost
+  // node's agent had a hangup, or is lost to node 0); the other stdins are
+  // closed only if the job is still running this much later (before every
+  // node joined, node 0 would otherwise wait out its join timeout). Closing
+  // them at once would cut sessions whose agents are reporting the job's end.
+  constexpr double kLostSessionStopDelayS = 3;
+  bool stop_pending = false;
+  Clock::time_point stop_at{};
   std::optional<Clock::time_point> sigkill_at;  // then SIGKILL
   auto running = [&] {
     size_t n = 0;
@@ -212,6 +220,10 @@ Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOp
       if (child.err >= 0) fds.push_back({child.err, POLLIN, 0}), owners.push_back({&child, true});
     }
     int timeout_ms = 1000;
+    if (stop_pending) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(stop_at - Clock::now()).count();
+      timeout_ms = static_cast<int>(std::clamp<int64_t>(left, 0, timeout_ms));
+    }
     if (kill_at) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at - Clock::now()).count();
       timeout_ms = static_cast<int>(std::clamp<int64_t>(left, 0, 1000));
@@ -265,17 +277,25 @@ Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOp
       if (*child.status == 255 && !terminated && stop_signal == 0) {
         std::string why = child.last_err_line;
         while (!why.empty() && (why.back() == '\r' || why.back() == ' ')) why.pop_back();
-        log::Error("[{}] the ssh session ended with ssh's own failure (exit 255){}: stopping the job on every host",
+        log::Error("[{}] the ssh session ended with ssh's own failure (exit 255){}: the job stops on every host",
                    child.session->host, why.empty() ? "" : ": " + why);
-        // Its agent is gone or going (a hangup); the others stop too, even
-        // before every node joined (node 0 would wait for it until the join
-        // timeout otherwise).
-        if (!kill_at || !lost_session) kill_at = After(options.stop_grace_s);
+        if (!lost_session) {
+          stop_pending = true;
+          stop_at = After(kLostSessionStopDelayS);
+          kill_at = After(kLostSessionStopDelayS + options.stop_grace_s);
+        }
         lost_session = true;
-        stop_all();
       }
       if (i == 0 && running() > 0 && !kill_at) {
         kill_at = After(options.finish_grace_s);
+      }
+    }
+    if (stop_pending && Clock::now() >= stop_at) {
+      stop_pending = false;
+      if (running() > 0 && stop_signal == 0) {
+        log::Warn("the job still runs {:g} s after a lost ssh session: closing every session's input",
+                  kLostSessionStopDelayS);
+        stop_all();
       }
     }
     if (kill_at && Clock::now() >= *kill_at && running() > 0 && !terminated) {

@@ -13,9 +13,10 @@
 //     comes back; after `stop_grace_s` the ssh clients still running are
 //     terminated. A second signal terminates them at once.
 //   - a session that ends with ssh's own failure (255: the connection
-//     dropped, the ssh client died) is reported and stops the job as a
-//     signal does: every other stdin is closed (that host's agent has had a
-//     hangup already, or is unreachable and is lost to the others anyway).
+//     dropped, the ssh client died) is reported; that host's agent has had a
+//     hangup (or is unreachable, and lost to the others), so the agents end
+//     the job among themselves. If it still runs 3 s later (before every
+//     node joined), every other stdin is closed, as for a signal.
 //   - once node 0's session ended, the others have `finish_grace_s` to end.
 // Output: the children's stdout lines pass through unchanged (the workers'
 // lines already carry [host:rank]); their stderr lines (the agents' log,

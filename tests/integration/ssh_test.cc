@@ -330,7 +330,7 @@ TEST_F(SshLaunchTest, ContainerOnEveryHost) {
   std::string script =
       "if [ -e /run/.containerenv ]; then where=inside; else where=outside; fi; "
       "if [ -n \"${PRIMUS_JOB_TOKEN+x}\" ]; then jt=set; else jt=unset; fi; "
-      "echo \"$where rank=$RANK world=$WORLD_SIZE jt-$jt\"; sleep 2";
+      "echo \"$where rank=$RANK world=$WORLD_SIZE jt-$jt\"; sleep 8";  // long enough to look at, under load too
   HostProcess* launcher =
       Keep(Launch({"--hosts", "host[1-2]"},
                   {"container", "--image", "local/mini", "--pull", "never", "--", "run", "/bin/sh", "-c", script},

@@ -32,14 +32,6 @@ using Json = nlohmann::json;
 // (the Slurm runtime, the pod's Secret) creates it, every agent reads it.
 inline constexpr char kJobTokenVariable[] = "PRIMUS_JOB_TOKEN";
 
-// How the agents of a job find each other and their node ranks:
-//   static   every node is given its node rank; node 0 coordinates.
-//   c10d     the host of the rendezvous endpoint coordinates (the agent that
-//            binds it first); node ranks are handed out as nodes join.
-//   etcd-v2  an etcd server names the coordinator; ranks as with c10d.
-// Only a job whose ranks are handed out can be elastic (min_nnodes < nnodes).
-inline constexpr char kStaticRendezvous[] = "static";
-
 // What a node says about itself when it joins.
 struct NodeIdentity {
   int node_rank = 0;  // -1: to be assigned by the coordinator (c10d, etcd-v2)

@@ -25,7 +25,7 @@ struct WorkerEnding {
   double hang_timeout_s = 0;
   bool stuck_at_exit = false;  // stopped after the exit grace, its work done (not a failure)
   double exit_grace_s = 0;
-  std::string stop_reason;  // why the agent stopped it, when the job asked (a failure elsewhere, a lost node)
+  std::string stop_reason = {};  // why the agent stopped it, when the job asked (a failure elsewhere, a lost node)
 };
 
 // The file's text, one line per worker, in the order given.

@@ -535,10 +535,7 @@ JobDecision JobCoordinator::EndGeneration(const NodeOutcome& outcome) {
   if (decision.root_cause && !decision.membership_changed) PrintBanner(decision);
   Broadcast(DecisionToJson(decision, generation_));
   if (!decision.restart) {
-    // Standbys never started: tell them the job is over.
-    for (Peer& peer : peers_) {
-      if (!peer.active && peer.connection) Send(peer, Json{{"type", "refuse"}, {"reason", "the job ended: " + decision.reason}});
-    }
+    ReleaseStandbys(decision.reason);
     return decision;
   }
 
@@ -554,16 +551,9 @@ JobDecision JobCoordinator::EndGeneration(const NodeOutcome& outcome) {
               settings_.max_restarts);
   }
   if (!SleepForBackoff(backoff) || (AssignsRanks() && LiveNodes() < minimum())) {
-    JobDecision ended = decision;
-    ended.restart = false;
-    ended.exit_code = agent_signal_ != 0 ? 128 + agent_signal_ : 1;
-    ended.reason = LiveNodes() < minimum() && AssignsRanks()
-                       ? fmt::format("only {} node{} left, fewer than the minimum of {}", LiveNodes(),
-                                     LiveNodes() == 1 ? "" : "s", minimum())
-                       : stop_reason_.value_or("the restart was called off");
-    log::Error("not restarting: {}", ended.reason);
-    Broadcast(DecisionToJson(ended, generation_));
-    return ended;
+    std::string why = AssignsRanks() && LiveNodes() < minimum() ? TooFewNodes()
+                                                                : stop_reason_.value_or("the restart was called off");
+    return CallOffRestart(decision, agent_signal_ != 0 ? 128 + agent_signal_ : 1, why, generation_);
   }
   ++generation_;
   stop_reason_.reset();
@@ -571,15 +561,32 @@ JobDecision JobCoordinator::EndGeneration(const NodeOutcome& outcome) {
   scale_up_.clear();
   for (Peer& peer : peers_) peer.outcome.reset();
   if (Status status = StartGeneration(); !status) {
-    JobDecision ended = decision;
-    ended.restart = false;
-    ended.exit_code = static_cast<int>(status.error().code);
-    ended.reason = status.error().message;
-    log::Error("not restarting: {}", ended.reason);
-    Broadcast(DecisionToJson(ended, generation_ - 1));
-    return ended;
+    return CallOffRestart(decision, static_cast<int>(status.error().code), status.error().message, generation_ - 1);
   }
   return decision;
+}
+
+JobDecision JobCoordinator::CallOffRestart(JobDecision decided, int exit_code, const std::string& why,
+                                           int generation) {
+  decided.restart = false;
+  decided.exit_code = exit_code;
+  decided.reason = why;
+  log::Error("not restarting: {}", why);
+  Broadcast(DecisionToJson(decided, generation));
+  ReleaseStandbys(why);
+  return decided;
+}
+
+void JobCoordinator::ReleaseStandbys(const std::string& why) {
+  // They never started: the job is over for them too.
+  for (Peer& peer : peers_) {
+    if (!peer.active && peer.connection) Send(peer, Json{{"type", "refuse"}, {"reason", "the job ended: " + why}});
+  }
+}
+
+std::string JobCoordinator::TooFewNodes() const {
+  return fmt::format("only {} node{} left, fewer than the minimum of {}", LiveNodes(), LiveNodes() == 1 ? "" : "s",
+                     minimum());
 }
 
 bool JobCoordinator::SleepForBackoff(double seconds) {
@@ -706,8 +713,7 @@ JobDecision JobCoordinator::Decide(const std::vector<int>& never_reported) {
       return decision;
     }
     decision.exit_code = 1;
-    decision.reason = fmt::format("lost {}; only {} node{} left, fewer than the minimum of {}",
-                                  primus::Join(lost, ", "), LiveNodes(), LiveNodes() == 1 ? "" : "s", minimum());
+    decision.reason = "lost " + primus::Join(lost, ", ") + "; " + TooFewNodes();
     log::Error("the job ends: {}", decision.reason);
     return decision;
   }

@@ -80,6 +80,10 @@ class JobCoordinator : public JobLink {
   JobDecision Decide(const std::vector<int>& never_reported);
   void PrintBanner(const JobDecision& decision) const;
   bool SleepForBackoff(double seconds);
+  // The restart `decided` on does not happen: every node ends with `exit_code`.
+  JobDecision CallOffRestart(JobDecision decided, int exit_code, const std::string& why, int generation);
+  void ReleaseStandbys(const std::string& why);
+  std::string TooFewNodes() const;  // "only 1 node left, fewer than the minimum of 2"
 
   JobLinkSettings settings_;
   AgentRuntime& runtime_;

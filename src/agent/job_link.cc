@@ -9,31 +9,25 @@ namespace primus::agent {
 
 Result<std::unique_ptr<JobLink>> OpenJobLink(const JobLinkSettings& settings, AgentRuntime& runtime) {
   bool assigned = settings.self.rendezvous != kStaticRendezvous;
-  if (settings.coordinates) {
-    if (*settings.coordinates) {
-      auto coordinator = JobCoordinator::Open(settings, runtime);
-      if (!coordinator) return coordinator.error();
-      return std::unique_ptr<JobLink>(std::move(*coordinator));
-    }
-    JobLinkSettings member = settings;
-    if (assigned) member.self.node_rank = -1;
-    return std::unique_ptr<JobLink>(std::make_unique<JobMember>(member, runtime));
-  }
-  if (!assigned && settings.self.node_rank == 0) {
-    auto coordinator = JobCoordinator::Open(settings, runtime);
+  auto coordinate = [&](bool* port_in_use) -> Result<std::unique_ptr<JobLink>> {
+    auto coordinator = JobCoordinator::Open(settings, runtime, port_in_use);
     if (!coordinator) return coordinator.error();
     return std::unique_ptr<JobLink>(std::move(*coordinator));
-  }
-  if (assigned && IsLocalAddress(settings.master_addr)) {
+  };
+  auto join = [&]() -> Result<std::unique_ptr<JobLink>> {
+    JobLinkSettings member = settings;
+    if (assigned) member.self.node_rank = -1;  // the coordinator hands it out
+    return std::unique_ptr<JobLink>(std::make_unique<JobMember>(member, runtime));
+  };
+  if (settings.coordinates) return *settings.coordinates ? coordinate(nullptr) : join();
+  if (!assigned) return settings.self.node_rank == 0 ? coordinate(nullptr) : join();
+  if (IsLocalAddress(settings.master_addr)) {
     // The endpoint is here: coordinate, unless another agent already does.
     bool in_use = false;
-    auto coordinator = JobCoordinator::Open(settings, runtime, &in_use);
-    if (coordinator) return std::unique_ptr<JobLink>(std::move(*coordinator));
-    if (!in_use) return coordinator.error();
+    auto coordinator = coordinate(&in_use);
+    if (coordinator || !in_use) return coordinator;
   }
-  JobLinkSettings member = settings;
-  if (assigned) member.self.node_rank = -1;
-  return std::unique_ptr<JobLink>(std::make_unique<JobMember>(member, runtime));
+  return join();
 }
 
 int PumpLinkEvents(AgentRuntime& runtime, JobLink& link, std::optional<SteadyTime> until) {

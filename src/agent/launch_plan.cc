@@ -63,8 +63,8 @@ Status ValidateNumbers(const LaunchSpec& spec) {
   if (spec.master_port < 0 || spec.master_port > 65535) {
     return UsageError("master_port " + std::to_string(spec.master_port) + " is not a TCP port (1..65535)");
   }
-  bool assigned = spec.rendezvous != "static" && spec.nnodes > 1;
-  if (spec.rendezvous != "static" && spec.rendezvous != "c10d" && spec.rendezvous != "etcd-v2") {
+  bool assigned = spec.rendezvous != kStaticRendezvous && spec.nnodes > 1;
+  if (!IsRendezvous(spec.rendezvous)) {
     return UsageError("rendezvous '" + spec.rendezvous + "' is not one of static, c10d, etcd-v2");
   }
   if (spec.min_nnodes < 0 || spec.min_nnodes > spec.nnodes) {
@@ -82,20 +82,20 @@ Status ValidateNumbers(const LaunchSpec& spec) {
     return UsageError("master_port is required when nnodes > 1",
                       "every node must agree on it; pick one such as 29500");
   }
-  if (assigned && spec.rendezvous == "c10d" && (spec.control_port == 0 || spec.master_addr.empty())) {
+  if (assigned && spec.rendezvous == kC10dRendezvous && (spec.control_port == 0 || spec.master_addr.empty())) {
     return UsageError("the c10d rendezvous needs its endpoint: the host and port of the agent that coordinates",
                       "give --master-addr HOST --control-port PORT, the same on every node (torchrun: "
                       "--rdzv-endpoint HOST:PORT)");
   }
-  if (assigned && spec.rendezvous == "etcd-v2" && spec.rdzv_endpoint.empty()) {
+  if (assigned && spec.rendezvous == kEtcdRendezvous && spec.rdzv_endpoint.empty()) {
     return UsageError("the etcd-v2 rendezvous needs the etcd server's address",
                       "give --rdzv-endpoint HOST:PORT (the etcd server's client port)");
   }
-  if (assigned && spec.rendezvous == "etcd-v2" && spec.run_id.empty()) {
+  if (assigned && spec.rendezvous == kEtcdRendezvous && spec.run_id.empty()) {
     return UsageError("the etcd-v2 rendezvous needs the run id: the nodes of one job meet under it",
                       "give the same --rdzv-id (direct.run_id) on every node");
   }
-  if (spec.nnodes > 1 && spec.master_addr.empty() && spec.rendezvous == "static") {
+  if (spec.nnodes > 1 && spec.master_addr.empty() && spec.rendezvous == kStaticRendezvous) {
     return UsageError("master_addr is required when nnodes > 1",
                       "give the address of node rank 0, reachable from every node");
   }
@@ -217,7 +217,7 @@ Result<LaunchPlan> PlanLaunch(const LaunchSpec& spec) {
   }
 
   if (plan.spec.min_nnodes == 0) plan.spec.min_nnodes = plan.spec.nnodes;
-  bool assigned = plan.spec.rendezvous != "static" && plan.spec.nnodes > 1;
+  bool assigned = plan.spec.rendezvous != kStaticRendezvous && plan.spec.nnodes > 1;
   if (plan.spec.master_addr.empty() && !assigned) plan.spec.master_addr = "127.0.0.1";
   if (assigned) {
     // The coordinator picks the master port of each generation.

@@ -13,6 +13,19 @@
 
 namespace primus::agent {
 
+// How the agents of a job find each other and their node ranks:
+//   static   every node is given its node rank; node 0 coordinates.
+//   c10d     the host of the rendezvous endpoint coordinates (the agent that
+//            binds it first); node ranks are handed out as nodes join.
+//   etcd-v2  an etcd server names the coordinator; ranks as with c10d.
+// Only a job whose ranks are handed out can be elastic (min_nnodes < nnodes).
+inline constexpr char kStaticRendezvous[] = "static";
+inline constexpr char kC10dRendezvous[] = "c10d";
+inline constexpr char kEtcdRendezvous[] = "etcd-v2";
+inline bool IsRendezvous(const std::string& name) {
+  return name == kStaticRendezvous || name == kC10dRendezvous || name == kEtcdRendezvous;
+}
+
 // Where one local rank runs (--numa-bind): the CPUs the worker is bound to
 // (sched_setaffinity before exec) and its OMP_NUM_THREADS, which is set only
 // where the user has not set OMP_NUM_THREADS. Empty cpus: not bound.
@@ -28,11 +41,11 @@ struct LaunchSpec {
   // visible GPUs (at least 1) and clears this. Whoever sets nproc_per_node itself clears it.
   bool nproc_per_node_auto = false;
   int nnodes = 1, node_rank = 0;
-  // How the agents find each other (control_protocol.h): "static" (node
+  // How the agents find each other (above): "static" (node
   // ranks given, node 0 coordinates), "c10d" (the agent on the host of
   // master_addr:control_port coordinates and hands node ranks out) or
   // "etcd-v2" (an etcd server at rdzv_endpoint names the coordinator).
-  std::string rendezvous = "static";
+  std::string rendezvous = kStaticRendezvous;
   std::string rdzv_endpoint;          // etcd-v2: the etcd server, host:port
   std::string local_addr;             // etcd-v2: this node's address as the others reach it ("" -> host name)
   // Elastic: the job runs on min_nnodes..nnodes nodes (0: exactly nnodes);

@@ -59,7 +59,7 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher, 
   }
   spec.master_addr = launcher.GetString("direct.master_addr");
   spec.rendezvous = launcher.GetString("direct.rendezvous");
-  if (spec.rendezvous != "static" && spec.rendezvous != "c10d" && spec.rendezvous != "etcd-v2") {
+  if (!IsRendezvous(spec.rendezvous)) {
     return config::ConfigErrorAt(launcher.OriginOf("direct.rendezvous"),
                                  "direct.rendezvous must be static, c10d or etcd-v2, not '" + spec.rendezvous + "'",
                                  "static: every node gets --node-rank; c10d: the endpoint's host coordinates");

@@ -8,14 +8,14 @@
 namespace primus::agent {
 
 std::string DescribeLaunch(const LaunchSpec& spec) {
-  if (spec.rendezvous != "static" && spec.nnodes > 1) {
+  if (spec.rendezvous != kStaticRendezvous && spec.nnodes > 1) {
     // Ranks and the master come from the rendezvous when the job starts.
     int minimum = spec.min_nnodes > 0 ? spec.min_nnodes : spec.nnodes;
     std::string nodes = minimum == spec.nnodes ? std::to_string(spec.nnodes)
                                                : fmt::format("{} to {} (elastic)", minimum, spec.nnodes);
     std::string out = fmt::format("world: {} nodes x {} worker{}; node ranks are handed out as nodes join\n", nodes,
                                   spec.nproc_per_node, spec.nproc_per_node == 1 ? "" : "s");
-    out += spec.rendezvous == "c10d"
+    out += spec.rendezvous == kC10dRendezvous
                ? fmt::format("rendezvous: c10d; the agent on {} that binds port {} first coordinates\n",
                              spec.master_addr, spec.control_port)
                : fmt::format("rendezvous: etcd-v2 at {}; the first agent to claim run id {} coordinates\n",

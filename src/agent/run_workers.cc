@@ -168,7 +168,7 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime,
                              RunResult result) {
   JobLinkSettings settings = LinkSettings(plan);
   std::optional<EtcdRendezvous> etcd;
-  if (plan.spec.rendezvous == "etcd-v2") {
+  if (plan.spec.rendezvous == kEtcdRendezvous) {
     etcd.emplace(plan);
     if (Status elected = etcd->Elect(&settings); !elected) return elected.error();
   }

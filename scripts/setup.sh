@@ -38,6 +38,9 @@ PACKAGES=(
   openssh-server openssh-client
   # bench/ssh_launch.py: pdsh + torchrun on every host, the anchor of `primus-cli ssh`
   pdsh
+  # `monitor`'s terminal view is tested in a real terminal: a detached tmux session
+  # (tests/integration/monitor_test.cc)
+  tmux
   # the fuzz targets (tests/fuzz): clang's libFuzzer and sanitizer runtimes
   clang libclang-rt-14-dev
 )

@@ -71,8 +71,10 @@ class DirectRuntime : public Runtime {
     const Launch& launch = *context.launch;
     tasks::Task* task = tasks::TaskRegistry::Global().Find(launch.task);
     if (!task) return UsageError("unknown task '" + launch.task + "'");
-    // A multi-node Slurm allocation's batch script is not a step: one node only.
-    Status placed = config::CheckDirectInSlurmAllocation(config::Environment::FromProcess(), *context.launcher);
+    // A multi-node Slurm allocation's batch script is not a step: one node
+    // only. A task that starts no workers may run there.
+    Status placed = task->in_process() ? Status::Ok()
+                                       : config::CheckDirectInSlurmAllocation(config::Environment::FromProcess(), *context.launcher);
     if (!placed.ok() && !context.dry_run) return placed.error();
     if (!placed.ok()) log::Warn("{} (a real run stops here, exit 4)", placed.error().message);
     tasks::TaskContext task_context;

@@ -194,6 +194,7 @@ class AnalyzeTask : public Task {
            "\nExit codes: 0 the analysis ran (whatever it found), 2 bad arguments, 3 a bad signature file,\n"
            "4 a path that cannot be read or Graphviz missing. docs/analyze.md has the details.\n";
   }
+  bool in_process() const override { return true; }
   Result<int> Run(const TaskContext& context) override {
     auto args = ParseArgs(context.args);
     if (!args.ok()) return args.error();

@@ -40,6 +40,10 @@ class Task {
   // False while the implementation has not landed: dispatch answers with a
   // clear "not available yet" error and exit code 5 instead of running it.
   virtual bool available() const { return true; }
+  // True for a task that only reads and prints on this host (analyze,
+  // monitor): it starts no agent and no workers, so it may run anywhere,
+  // such as a Slurm allocation's batch shell, where a launch would be refused.
+  virtual bool in_process() const { return false; }
   // Returns the process exit status (the worker's own code for agent-run tasks).
   virtual Result<int> Run(const TaskContext& context) = 0;
 };

@@ -1,0 +1,245 @@
+#include "monitor/job_source.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "util/files.h"
+#include "util/strings.h"
+
+namespace primus::monitor {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kFormat = "primus-job-telemetry/1";
+constexpr size_t kMaxViewBytes = 64u << 20;  // a few KiB per node: far above any real job
+
+const char* kNoViewHint =
+    "node 0's agent writes telemetry/job.json in its log directory at every sample (every "
+    "--telemetry-interval seconds, 5 by default; none with --telemetry-interval 0); name an experiment "
+    "directory, a log directory, a run id or HOST:PORT of --metrics-port";
+
+std::string ViewIn(const std::string& log_dir) { return JoinPath(log_dir, "telemetry/job.json"); }
+
+bool IsFile(const std::string& path) {
+  struct stat info{};
+  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+double ModifiedTime(const std::string& path) {
+  struct stat info{};
+  if (::stat(path.c_str(), &info) != 0) return 0;
+  return static_cast<double>(info.st_mtim.tv_sec) + info.st_mtim.tv_nsec / 1e9;
+}
+
+// The directories directly under `dir`, sorted ("" entries never).
+std::vector<std::string> SubDirs(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    std::error_code type_error;
+    if (entry.is_directory(type_error)) out.push_back(entry.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The job.json files a directory of each kind holds.
+std::vector<std::string> ViewsUnderRuns(const std::string& runs_dir) {
+  std::vector<std::string> views;
+  for (const std::string& dir : SubDirs(runs_dir)) {
+    if (IsFile(ViewIn(dir))) views.push_back(ViewIn(dir));
+  }
+  return views;
+}
+
+std::vector<std::string> ViewsUnderOutput(const std::string& output_dir) {
+  std::vector<std::string> views;
+  for (const std::string& dir : SubDirs(output_dir)) {
+    if (IsFile(ViewIn(JoinPath(dir, "logs")))) views.push_back(ViewIn(JoinPath(dir, "logs")));
+  }
+  return views;
+}
+
+Result<json> ReadViewFile(const std::string& path) {
+  auto text = ReadRegularFile(path, kMaxViewBytes);
+  if (!text.ok()) return text.error();
+  return ParseJobView(*text, path);
+}
+
+std::string RunIdOf(const json& view) {
+  auto job = view.find("job");
+  if (job == view.end() || !job->is_object()) return "";
+  auto id = job->find("run_id");
+  return (id != job->end() && id->is_string()) ? id->get<std::string>() : "";
+}
+
+Error NotFound(const std::string& what, const std::vector<std::string>& tried) {
+  std::string message = what + "; looked for:";
+  for (const std::string& place : tried) message += "\n    " + place;
+  return EnvironmentError(message, kNoViewHint);
+}
+
+bool LooksLikeEndpoint(const std::string& target) {
+  if (target.starts_with("http://") || target.starts_with("https://")) return true;
+  size_t colon = target.rfind(':');
+  if (colon == std::string::npos || colon + 1 >= target.size()) return false;
+  return ParseInt(target.substr(colon + 1)).has_value();
+}
+
+bool AllDigits(const std::string& text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+JobSource FileSource(const std::string& path) {
+  JobSource source;
+  source.file = path;
+  return source;
+}
+
+}  // namespace
+
+std::string JobSource::Describe() const { return http ? "http://" + endpoint.Describe() + "/job.json" : file; }
+
+SearchPlaces SearchPlaces::FromEnvironment() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string base = (tmp != nullptr && *tmp != '\0') ? tmp : "/tmp";
+  SearchPlaces places;
+  places.runs_dir = JoinPath(base, "primus-" + std::to_string(getuid()));
+  places.output_dir = JoinPath(CurrentDir(), "output");
+  return places;
+}
+
+Result<JobSource> ResolveTarget(const std::string& target, const SearchPlaces& places) {
+  if (target.empty()) return UsageError("the monitor's TARGET is empty", "name an experiment directory, a log directory, a run id or HOST:PORT");
+  if (PathExists(target)) {
+    if (!IsDirectory(target)) return FileSource(target);
+    std::vector<std::string> tried = {ViewIn(JoinPath(target, "logs")), ViewIn(target), JoinPath(target, "job.json")};
+    for (const std::string& path : tried) {
+      if (IsFile(path)) return FileSource(path);
+    }
+    return NotFound("no job view in " + target, tried);
+  }
+  if (LooksLikeEndpoint(target)) {
+    std::string address = target.ends_with("/job.json") ? target.substr(0, target.size() - 9) : target;
+    auto endpoint = agent::ParseHttpEndpoint(address, 0, "monitor's TARGET");
+    if (!endpoint.ok()) {
+      return UsageError(endpoint.error().message, "write HOST:PORT (or http://HOST:PORT), the port given to --metrics-port");
+    }
+    if (endpoint->port <= 0) {
+      return UsageError("'" + target + "' names no port", "write HOST:PORT, the port given to --metrics-port");
+    }
+    JobSource source;
+    source.http = true;
+    source.endpoint = *endpoint;
+    return source;
+  }
+  if (target.find('/') != std::string::npos) {
+    return EnvironmentError(target + ": no such file or directory",
+                            "name an experiment directory, a log directory or a job.json file");
+  }
+  // A run id: the agent's default log directory, then experiments whose view names the run.
+  std::vector<std::string> tried = {ViewIn(JoinPath(places.runs_dir, target))};
+  if (IsFile(tried.front())) return FileSource(tried.front());
+  for (const std::string& path : ViewsUnderOutput(places.output_dir)) {
+    auto view = ReadViewFile(path);
+    if (view.ok() && RunIdOf(*view) == target) return FileSource(path);
+  }
+  tried.push_back(ViewIn(JoinPath(places.output_dir, "*/logs")) + " naming run " + target);
+  if (AllDigits(target)) {
+    // A Slurm job id: `slurm sbatch` names the job's experiment directory <name>_<job id>.
+    for (const std::string& dir : SubDirs(places.output_dir)) {
+      if (!dir.ends_with("_" + target)) continue;
+      std::string path = ViewIn(JoinPath(dir, "logs"));
+      if (IsFile(path)) return FileSource(path);
+    }
+    tried.push_back(ViewIn(JoinPath(places.output_dir, "*_" + target + "/logs")) + " (Slurm job " + target + ")");
+  }
+  return NotFound("no job '" + target + "' on this host (not a path, a run id or HOST:PORT)", tried);
+}
+
+Result<JobSource> FindRunningJob(const SearchPlaces& places, double now) {
+  std::vector<std::string> views = ViewsUnderRuns(places.runs_dir);
+  size_t under_runs = views.size();
+  std::vector<std::string> under_output = ViewsUnderOutput(places.output_dir);
+  views.insert(views.end(), under_output.begin(), under_output.end());
+  std::string newest;
+  double newest_time = 0;
+  size_t ended = 0, silent = 0;
+  for (const std::string& path : views) {
+    auto view = ReadViewFile(path);
+    if (!view.ok()) continue;
+    const json& job = (*view)["job"];
+    std::string state = job.is_object() && job.contains("state") && job["state"].is_string() ? job["state"].get<std::string>() : "";
+    if (state == "succeeded" || state == "failed") {
+      ++ended;
+      continue;
+    }
+    double interval = job.is_object() && job.contains("interval_s") && job["interval_s"].is_number()
+                          ? job["interval_s"].get<double>()
+                          : 5;
+    double modified = ModifiedTime(path);
+    if (now - modified > std::max(60.0, 10 * interval)) {
+      ++silent;
+      continue;
+    }
+    if (modified > newest_time) {
+      newest_time = modified;
+      newest = path;
+    }
+  }
+  if (!newest.empty()) return FileSource(newest);
+  std::string found = fmt::format("{} job view{} there", views.size(), views.size() == 1 ? "" : "s");
+  if (!views.empty()) found += fmt::format(": {} ended, {} no longer updated", ended, silent);
+  return NotFound("no running job found on this host (" + found + ")",
+                  {ViewIn(JoinPath(places.runs_dir, "*")) + fmt::format(" ({} found)", under_runs),
+                   ViewIn(JoinPath(places.output_dir, "*/logs")) + fmt::format(" ({} found)", under_output.size())});
+}
+
+Result<std::string> ReadJobViewText(const JobSource& source, double timeout_s) {
+  if (!source.http) {
+    auto text = ReadRegularFile(source.file, kMaxViewBytes);
+    if (!text.ok()) {
+      Error error = text.error();
+      error.hint = kNoViewHint;
+      return error;
+    }
+    return *text;
+  }
+  agent::HttpRequest request;
+  request.target = "/job.json";
+  auto response = agent::SendHttpRequest(source.endpoint, request, timeout_s, kMaxViewBytes);
+  if (!response.ok()) {
+    Error error = response.error();
+    error.code = ExitCode::kEnvironment;
+    if (error.hint.empty()) error.hint = "is the job running with --metrics-port " + std::to_string(source.endpoint.port) + " on " + source.endpoint.host + "?";
+    return error;
+  }
+  if (response->status != 200) {
+    return EnvironmentError(fmt::format("{} answered HTTP {}", source.Describe(), response->status),
+                            "is this the port given to --metrics-port? The agent serves /job.json there");
+  }
+  return response->body;
+}
+
+Result<json> ParseJobView(const std::string& text, const std::string& where) {
+  json view = json::parse(text, nullptr, false);
+  if (view.is_discarded() || !view.is_object()) {
+    return EnvironmentError(where + " is not JSON", "a job view is written whole (replaced atomically); is this a job.json?");
+  }
+  auto format = view.find("format");
+  if (format == view.end() || !format->is_string() || *format != kFormat) {
+    std::string found = format == view.end() ? "no \"format\"" : "format " + format->dump();
+    return EnvironmentError(where + " is not a job view (" + found + ", expected \"" + kFormat + "\")",
+                            "this primus-cli reads the view of docs/monitor.md; is the agent of another version?");
+  }
+  return view;
+}
+
+}  // namespace primus::monitor

@@ -1,0 +1,53 @@
+// Where `primus-cli monitor` reads a job's view (docs/monitor.md): node 0's
+// agent writes <log_dir>/telemetry/job.json at every sample and serves the
+// same JSON at http://HOST:PORT/job.json with --metrics-port. A TARGET names
+// one of them: an experiment directory, a log directory, the job.json file,
+// a run id (the agent's default log directory, or an experiment under
+// ./output whose view names that run), a Slurm job id (the experiment
+// directory `slurm sbatch` made, ./output/<name>_<id>), or host:port. With no
+// TARGET the newest running job this host can find is taken.
+//
+// Every failure is an EnvironmentError (exit 4) naming each place looked at.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "agent/http_client.h"
+#include "util/error.h"
+
+namespace primus::monitor {
+
+struct JobSource {
+  bool http = false;
+  std::string file;               // a job.json on this host (http = false)
+  agent::HttpEndpoint endpoint;   // the metrics port (http = true)
+
+  // The file's path, or http://host:port/job.json.
+  std::string Describe() const;
+};
+
+// Where jobs on this host leave their views.
+struct SearchPlaces {
+  std::string runs_dir;    // the agent's default log directories: ${TMPDIR:-/tmp}/primus-<uid>
+  std::string output_dir;  // experiment directories: ./output
+
+  static SearchPlaces FromEnvironment();
+};
+
+Result<JobSource> ResolveTarget(const std::string& target, const SearchPlaces& places);
+
+// The running job whose view was written last, among those under `places`;
+// a view not rewritten for 10 sampling intervals (at least a minute) is of a
+// job that is gone. `now`: seconds since the epoch.
+Result<JobSource> FindRunningJob(const SearchPlaces& places, double now);
+
+// The view's text as read (the file, or the body of GET /job.json).
+Result<std::string> ReadJobViewText(const JobSource& source, double timeout_s);
+
+// The text parsed and checked to be a job view ("format":
+// "primus-job-telemetry/1"); `where` names it in errors.
+Result<nlohmann::json> ParseJobView(const std::string& text, const std::string& where);
+
+}  // namespace primus::monitor

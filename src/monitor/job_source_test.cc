@@ -1,0 +1,155 @@
+#include "monitor/job_source.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <utime.h>
+
+#include "agent/http_test_server.h"
+#include "util/files.h"
+#include "util/scoped_temp_dir.h"
+
+namespace primus::monitor {
+namespace {
+
+std::string View(const std::string& run_id, const std::string& state) {
+  return R"({"format": "primus-job-telemetry/1", "job": {"run_id": ")" + run_id + R"(", "state": ")" + state +
+         R"(", "interval_s": 5}, "nodes": []})";
+}
+
+class JobSourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    places_.runs_dir = JoinPath(dir_.path(), "tmp/primus-0");
+    places_.output_dir = JoinPath(dir_.path(), "output");
+  }
+  std::string Write(const std::string& relative, const std::string& text) {
+    std::string path = JoinPath(dir_.path(), relative);
+    EXPECT_TRUE(MakeDirs(DirName(path)).ok());
+    EXPECT_TRUE(WriteFileAtomic(path, text).ok());
+    return path;
+  }
+  void SetTime(const std::string& path, double when) {
+    utimbuf times{static_cast<time_t>(when), static_cast<time_t>(when)};
+    ASSERT_EQ(::utime(path.c_str(), &times), 0);
+  }
+  ScopedTempDir dir_;
+  SearchPlaces places_;
+};
+
+TEST_F(JobSourceTest, DirectoriesOfEachKindLeadToTheirJobJson) {
+  std::string in_experiment = Write("output/exp_1/logs/telemetry/job.json", View("a", "running"));
+  std::string in_log_dir = Write("tmp/primus-0/run-b/telemetry/job.json", View("b", "running"));
+  EXPECT_EQ(ResolveTarget(JoinPath(dir_.path(), "output/exp_1"), places_)->file, in_experiment);
+  EXPECT_EQ(ResolveTarget(JoinPath(dir_.path(), "output/exp_1/logs"), places_)->file, in_experiment);
+  EXPECT_EQ(ResolveTarget(JoinPath(dir_.path(), "tmp/primus-0/run-b"), places_)->file, in_log_dir);
+  EXPECT_EQ(ResolveTarget(in_log_dir, places_)->file, in_log_dir);
+}
+
+TEST_F(JobSourceTest, ARunIdIsTheAgentsLogDirectoryOrAnExperimentNamingTheRun) {
+  std::string in_log_dir = Write("tmp/primus-0/20261125-093000-1a2b3c/telemetry/job.json", View("x", "running"));
+  std::string in_experiment = Write("output/tiny_2026/logs/telemetry/job.json", View("20261125-100000-ffffff", "running"));
+  EXPECT_EQ(ResolveTarget("20261125-093000-1a2b3c", places_)->file, in_log_dir);
+  EXPECT_EQ(ResolveTarget("20261125-100000-ffffff", places_)->file, in_experiment);
+}
+
+TEST_F(JobSourceTest, ASlurmJobIdIsTheExperimentDirectorySbatchNamed) {
+  std::string view = Write("output/run_4242/logs/telemetry/job.json", View("r", "running"));
+  EXPECT_EQ(ResolveTarget("4242", places_)->file, view);
+}
+
+TEST_F(JobSourceTest, HostAndPortIsTheMetricsPort) {
+  auto source = ResolveTarget("node0:9400", places_);
+  ASSERT_TRUE(source.ok()) << source.error().Format();
+  EXPECT_TRUE(source->http);
+  EXPECT_EQ(source->Describe(), "http://node0:9400/job.json");
+  EXPECT_EQ(ResolveTarget("http://10.0.0.1:9400/job.json", places_)->Describe(), "http://10.0.0.1:9400/job.json");
+  auto https = ResolveTarget("https://node0:9400", places_);
+  ASSERT_FALSE(https.ok());
+  EXPECT_EQ(https.error().code, ExitCode::kUsage);
+}
+
+TEST_F(JobSourceTest, NothingFoundNamesEveryPlaceLookedAt) {
+  auto missing = ResolveTarget("4242", places_);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ExitCode::kEnvironment);
+  EXPECT_NE(missing.error().message.find(JoinPath(places_.runs_dir, "4242/telemetry/job.json")), std::string::npos)
+      << missing.error().message;
+  EXPECT_NE(missing.error().message.find("output/*_4242/logs/telemetry/job.json (Slurm job 4242)"), std::string::npos)
+      << missing.error().message;
+  Write("output/empty/logs/rank0.log", "");
+  auto empty = ResolveTarget(JoinPath(dir_.path(), "output/empty"), places_);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.error().message.find("output/empty/logs/telemetry/job.json"), std::string::npos) << empty.error().message;
+  EXPECT_NE(empty.error().hint.find("--telemetry-interval"), std::string::npos);
+}
+
+TEST_F(JobSourceTest, WithoutATargetTheNewestRunningJobIsTaken) {
+  double now = 2000000000;
+  std::string old_run = Write("tmp/primus-0/old/telemetry/job.json", View("old", "running"));
+  std::string newer = Write("output/exp/logs/telemetry/job.json", View("new", "running"));
+  std::string ended = Write("tmp/primus-0/done/telemetry/job.json", View("done", "succeeded"));
+  std::string gone = Write("tmp/primus-0/gone/telemetry/job.json", View("gone", "running"));
+  SetTime(old_run, now - 10);
+  SetTime(newer, now - 2);
+  SetTime(ended, now - 1);
+  SetTime(gone, now - 3600);  // its agent died an hour ago
+  auto found = FindRunningJob(places_, now);
+  ASSERT_TRUE(found.ok()) << found.error().Format();
+  EXPECT_EQ(found->file, newer);
+  SetTime(newer, now - 3600);
+  SetTime(old_run, now - 3600);
+  auto none = FindRunningJob(places_, now);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code, ExitCode::kEnvironment);
+  EXPECT_NE(none.error().message.find("4 job views there: 1 ended, 3 no longer updated"), std::string::npos)
+      << none.error().message;
+  EXPECT_NE(none.error().message.find(JoinPath(places_.runs_dir, "*/telemetry/job.json") + " (3 found)"), std::string::npos)
+      << none.error().message;
+}
+
+TEST_F(JobSourceTest, ReadingAFileAndCheckingItIsAJobView) {
+  std::string path = Write("view.json", View("a", "running"));
+  JobSource source;
+  source.file = path;
+  auto text = ReadJobViewText(source, 1);
+  ASSERT_TRUE(text.ok());
+  EXPECT_TRUE(ParseJobView(*text, path).ok());
+  auto not_json = ParseJobView("{\"format\": ", "x.json");
+  ASSERT_FALSE(not_json.ok());
+  EXPECT_NE(not_json.error().message.find("x.json is not JSON"), std::string::npos);
+  auto other = ParseJobView(R"({"format": "primus-job-telemetry/2"})", "x.json");
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find("format \"primus-job-telemetry/2\""), std::string::npos) << other.error().message;
+  source.file = JoinPath(dir_.path(), "missing.json");
+  auto missing = ReadJobViewText(source, 1);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ExitCode::kEnvironment);
+}
+
+TEST_F(JobSourceTest, ReadingFromAPortNobodyListensOnIsAnEnvironmentError) {
+  auto source = ResolveTarget("127.0.0.1:1", places_);
+  ASSERT_TRUE(source.ok());
+  auto text = ReadJobViewText(*source, 1);
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.error().code, ExitCode::kEnvironment);
+  EXPECT_NE(text.error().message.find("127.0.0.1:1"), std::string::npos) << text.error().message;
+}
+
+TEST_F(JobSourceTest, TheMetricsPortServesTheSameView) {
+  std::string body = View("served", "running");
+  agent::testing::HttpTestServer server([&](const std::string& request) {
+    bool asked = request.starts_with("GET /job.json ");
+    std::string status = asked ? "200 OK" : "404 Not Found";
+    std::string content = asked ? body : "";
+    return agent::testing::CannedReply{{"HTTP/1.1 " + status + "\r\nContent-Type: application/json\r\nContent-Length: " +
+                                        std::to_string(content.size()) + "\r\n\r\n" + content}};
+  });
+  auto source = ResolveTarget("127.0.0.1:" + std::to_string(server.port()), places_);
+  ASSERT_TRUE(source.ok()) << source.error().Format();
+  auto text = ReadJobViewText(*source, 5);
+  ASSERT_TRUE(text.ok()) << text.error().Format();
+  EXPECT_EQ(*text, body);
+}
+
+}  // namespace
+}  // namespace primus::monitor

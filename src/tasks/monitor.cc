@@ -1,0 +1,241 @@
+// The `monitor` task: a live view of a running job from any node, read from
+// the job view node 0's agent writes (docs/monitor.md). It runs in this
+// process, never as agent workers:
+//   monitor [TARGET] [--once] [--json] [--interval S] [--ascii]
+// On a terminal the view is redrawn in place every interval (the alternate
+// screen, restored on exit, q, Ctrl-C or SIGTERM); into a pipe or a file
+// one block of plain lines per refresh. It ends with the job.
+// Exit codes: 0 the job runs or succeeded (or the view was left with q or
+// Ctrl-C), 1 the job failed, 2 bad arguments, 4 no job view could be read.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <iostream>
+#include <optional>
+
+#include "monitor/job_source.h"
+#include "monitor/job_view_text.h"
+#include "monitor/terminal_screen.h"
+#include "tasks/task.h"
+#include "util/option_parser.h"
+#include "util/strings.h"
+
+namespace primus::tasks {
+namespace {
+
+using K = OptionSpec::Kind;
+using nlohmann::json;
+
+const std::vector<OptionSpec>& MonitorOptions() {
+  static const std::vector<OptionSpec> table = {
+      {{"--once"}, K::kFlag, "", "", "print one view and exit"},
+      {{"--json"}, K::kFlag, "", "", "the job view JSON as read (with --once: one document; else one line per refresh)"},
+      {{"--interval"}, K::kValue, "SECONDS", "", "refresh every SECONDS (default: the job's sampling interval, else 2)"},
+      {{"--ascii"}, K::kFlag, "", "", "only ASCII characters, whatever the locale"},
+  };
+  return table;
+}
+
+struct MonitorArgs {
+  std::string target;
+  bool once = false;
+  bool json = false;
+  bool ascii = false;
+  std::optional<double> interval_s;
+};
+
+Result<MonitorArgs> ParseArgs(const std::vector<std::string>& args) {
+  MonitorArgs parsed;
+  size_t at = 0;
+  std::vector<std::string> targets;
+  while (at < args.size()) {
+    auto options = ParseOptions(args, at, {&MonitorOptions()}, UnknownOptionPolicy::kReject, "monitor");
+    if (!options.ok()) return options.error();
+    for (const ParsedOption& option : options->options) {
+      const std::string& name = option.spec->names.front();
+      if (name == "--once") parsed.once = true;
+      else if (name == "--json") parsed.json = true;
+      else if (name == "--ascii") parsed.ascii = true;
+      else if (name == "--interval") {
+        auto seconds = ParseDouble(option.value);
+        if (!seconds || !(*seconds >= 0.1) || *seconds > 86400) {
+          return UsageError(option.written + " '" + option.value + "' is not a number of seconds from 0.1 to 86400",
+                            "e.g. --interval 2");
+        }
+        parsed.interval_s = *seconds;
+      }
+    }
+    at = options->next;
+    if (at < args.size()) targets.push_back(args[at++]);
+  }
+  if (targets.size() > 1) {
+    return UsageError("monitor takes one TARGET, not " + std::to_string(targets.size()) + " (" + ShellJoin(targets) + ")",
+                      "name an experiment directory, a log directory, a run id, a Slurm job id or HOST:PORT");
+  }
+  if (!targets.empty()) parsed.target = targets.front();
+  return parsed;
+}
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string ClockTime(double epoch) {
+  std::time_t seconds = static_cast<std::time_t>(epoch);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S UTC", &utc);
+  return text;
+}
+
+double ViewInterval(const json& view) {
+  auto job = view.find("job");
+  if (job == view.end() || !job->is_object()) return 0;
+  auto interval = job->find("interval_s");
+  return (interval != job->end() && interval->is_number() && interval->get<double>() > 0) ? interval->get<double>() : 0;
+}
+
+// How the monitor exits once the job ended: 1 when it failed, else 0.
+int ExitFor(const json& view) { return monitor::EndedState(view) == "failed" ? 1 : 0; }
+
+class Monitor {
+ public:
+  Monitor(const MonitorArgs& args, monitor::JobSource source, json view, std::string text)
+      : args_(args), source_(std::move(source)), view_(std::move(view)), text_(std::move(text)) {}
+
+  int Run() {
+    double interval = args_.interval_s.value_or(ViewInterval(view_) > 0 ? ViewInterval(view_) : 2);
+    bool terminal = !args_.json && ::isatty(STDOUT_FILENO);
+    bool ascii = args_.ascii || !monitor::Utf8Locale();
+    bool color = terminal && monitor::ColorWanted();
+    std::optional<monitor::TerminalScreen> screen;
+    if (terminal) screen.emplace(STDOUT_FILENO, STDIN_FILENO);
+    monitor::RefreshWait wait(terminal && ::isatty(STDIN_FILENO));
+    while (true) {
+      if (terminal) {
+        monitor::TerminalSize size = screen->Size();
+        monitor::ViewOptions options{size.columns, size.rows - 1, ascii, Now(), interval};
+        std::vector<monitor::ViewLine> lines = monitor::LayoutJobView(view_, options);
+        lines.push_back(Footer(interval, size.columns));
+        screen->Draw(monitor::DrawScreen(lines, color));
+      } else if (args_.json) {
+        std::cout << view_.dump() << "\n" << std::flush;
+      } else {
+        std::cout << "--- " << ClockTime(Now()) << "  " << source_.Describe() << "\n";
+        if (!read_error_.empty()) std::cout << read_error_ << "\n";
+        monitor::ViewOptions options{0, 0, ascii, Now(), interval};
+        std::cout << monitor::DrawLines(monitor::LayoutJobView(view_, options), false) << "\n" << std::flush;
+      }
+      if (!monitor::EndedState(view_).empty()) break;
+      monitor::RefreshWait::Event event = wait.Wait(interval);
+      if (event == monitor::RefreshWait::Event::kQuit) return 0;
+      if (event == monitor::RefreshWait::Event::kResize) continue;
+      Refresh();
+    }
+    // The job ended: its last view stays on the shell's screen, as it was
+    // drawn (one row left for the shell's prompt).
+    if (screen) {
+      screen->Restore();
+      monitor::TerminalSize size = screen->Size();
+      monitor::ViewOptions options{size.columns, size.rows - 1, ascii, Now(), interval};
+      std::cout << monitor::DrawLines(monitor::LayoutJobView(view_, options), color) << std::flush;
+    }
+    return ExitFor(view_);
+  }
+
+ private:
+  void Refresh() {
+    auto text = monitor::ReadJobViewText(source_, 5);
+    Result<json> view = text.ok() ? monitor::ParseJobView(*text, source_.Describe()) : Result<json>(text.error());
+    if (!view.ok()) {
+      // The last view stays up, and says why it is not new.
+      read_error_ = "cannot read the job view: " + EscapeControlCharacters(view.error().message) + " (retrying)";
+      return;
+    }
+    read_error_.clear();
+    view_ = std::move(*view);
+    text_ = std::move(*text);
+  }
+
+  monitor::ViewLine Footer(double interval, int width) const {
+    if (!read_error_.empty()) return {read_error_.substr(0, static_cast<size_t>(std::max(width, 1))), monitor::LineStyle::kBad};
+    std::string text = fmt::format("{}  every {}s  q or Ctrl-C: quit", source_.Describe(), interval);
+    if (static_cast<int>(text.size()) > width) text = text.substr(text.size() - width);
+    return {text, monitor::LineStyle::kPlain};
+  }
+
+  MonitorArgs args_;
+  monitor::JobSource source_;
+  json view_;
+  std::string text_;
+  std::string read_error_;
+};
+
+class MonitorTask : public Task {
+ public:
+  std::string name() const override { return "monitor"; }
+  std::string summary() const override { return "a live view of a running job: progress, stragglers, every node and rank"; }
+  std::string help() const override {
+    return "usage: primus-cli [direct --] monitor [TARGET] [--once] [--json] [--interval S] [--ascii]\n"
+           "\n"
+           "Shows a running job as node 0's agent sees it: run id, state, restarts, step and progress with its\n"
+           "ETA, loss and tokens/s, stragglers and why, then each node (CPU, memory, network, GPUs) and each\n"
+           "rank (state, step, loss, tokens/s, step time, CPU, memory, its GPU). On a terminal the view is\n"
+           "redrawn in place and fitted to the window; into a pipe or a file it prints one block per refresh.\n"
+           "It ends when the job ends.\n"
+           "\n"
+           "TARGET  an experiment directory (its logs/telemetry/job.json), a log directory (telemetry/job.json),\n"
+           "        a job.json file, a run id (${TMPDIR:-/tmp}/primus-<uid>/<run id>, or an experiment under\n"
+           "        ./output whose job is that run), a Slurm job id (./output/<name>_<job id>, as slurm sbatch\n"
+           "        names it), or HOST:PORT of a job run with --metrics-port. None: the running job written\n"
+           "        to last on this host.\n"
+           "\n" +
+           FormatOptionHelp(MonitorOptions()) +
+           "\nKeys: q or Ctrl-C leave the view (the job goes on).\n"
+           "Exit codes: 0 the job runs or succeeded, or the view was left; 1 the job failed; 2 bad arguments;\n"
+           "4 no job view found or readable (the message lists where it looked). docs/monitor.md has the details.\n";
+  }
+  bool in_process() const override { return true; }
+
+  Result<int> Run(const TaskContext& context) override {
+    auto args = ParseArgs(context.args);
+    if (!args.ok()) return args.error();
+    monitor::SearchPlaces places = monitor::SearchPlaces::FromEnvironment();
+    auto source = args->target.empty() ? monitor::FindRunningJob(places, Now()) : monitor::ResolveTarget(args->target, places);
+    if (!source.ok()) return source.error();
+    if (context.dry_run) {
+      std::cout << "monitor: would read " << source->Describe() << (args->once ? " once" : " until the job ends")
+                << "; reads only\n";
+      return 0;
+    }
+    auto text = monitor::ReadJobViewText(*source, 5);
+    if (!text.ok()) return text.error();
+    auto view = monitor::ParseJobView(*text, source->Describe());
+    if (!view.ok()) return view.error();
+    if (args->once) {
+      if (args->json) {
+        std::cout << *text << (text->ends_with('\n') ? "" : "\n") << std::flush;
+      } else {
+        bool terminal = ::isatty(STDOUT_FILENO);
+        monitor::ViewOptions options;
+        options.width = terminal ? monitor::TerminalSizeOf(STDOUT_FILENO).columns : 0;
+        options.ascii = args->ascii || !monitor::Utf8Locale();
+        options.now = Now();
+        options.interval_s = args->interval_s.value_or(2);
+        std::cout << monitor::DrawLines(monitor::LayoutJobView(*view, options), terminal && monitor::ColorWanted())
+                  << std::flush;
+      }
+      return ExitFor(*view);
+    }
+    return Monitor(*args, *source, std::move(*view), std::move(*text)).Run();
+  }
+};
+
+TaskRegistration<MonitorTask> registration;
+
+}  // namespace
+}  // namespace primus::tasks

@@ -1,0 +1,299 @@
+// `primus-cli monitor` through the real binary, reading job views in the
+// documented format (docs/monitor.md) that the test writes and rewrites.
+// MonitorTest: targets, exit codes, --once --json, and the plain view in a
+// pipe following a job.json being rewritten (about a second each).
+// MonitorTerminalTest: the view in a real terminal, a detached tmux session
+// of a fixed size: redrawn in place, fitted to the window, the terminal given
+// back after Ctrl-C and when the job ends (seconds each: slow).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "run_process.h"
+#include "start_process.h"
+#include "util/files.h"
+#include "util/strings.h"
+#include "wait_for.h"
+
+namespace primus {
+namespace {
+
+using nlohmann::json;
+using testing::ProcessOptions;
+using testing::ProcessResult;
+using testing::RunPrimus;
+using testing::RunProcess;
+using testing::WaitFor;
+
+const std::string kRunId = "20261125-093000-1a2b3c";
+
+double Now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+// A two-node job at `step`, rank 3 a straggler.
+json JobView(int step, const std::string& state = "running") {
+  json view = {{"format", "primus-job-telemetry/1"},
+               {"job", {{"run_id", kRunId}, {"coordinator", "host1"}, {"time", Now()}, {"state", state},
+                        {"generation", 0}, {"restarts", 0}, {"nnodes", 2}, {"world_size", 4}, {"interval_s", 0.2},
+                        {"step", step}, {"total_steps", 200}, {"progress", step / 200.0}, {"eta_s", (200 - step) * 0.42},
+                        {"loss", 3.21}, {"tokens_per_s", 19752.0}, {"median_step_time_s", 0.42}}},
+               {"stragglers", {{{"kind", "rank"}, {"rank", 3}, {"node_rank", 1}, {"host", "host2"}, {"step_time_s", 0.61},
+                                {"median_step_time_s", 0.42}, {"ratio", 1.45}, {"samples", 3}}}},
+               {"nodes", json::array()}};
+  for (int node = 0; node < 2; ++node) {
+    json sample = {{"node_rank", node}, {"host", "host" + std::to_string(node + 1)}, {"time", Now()}, {"generation", 0},
+                   {"age_s", 0.1},
+                   {"host_stats", {{"cpus", 16}, {"cpu_percent", 180.0}, {"mem_used_bytes", 8e9}, {"mem_total_bytes", 1.3e11}}},
+                   {"workers", json::array()}};
+    for (int local = 0; local < 2; ++local) {
+      int rank = node * 2 + local;
+      sample["workers"].push_back({{"rank", rank}, {"local_rank", local}, {"pid", 1000 + rank}, {"state", "running"},
+                                   {"cpu_percent", 99.0}, {"rss_bytes", 1.2e9}, {"step", step}, {"loss", 3.21},
+                                   {"tokens_per_s", 4938.0}, {"step_time_s", rank == 3 ? 0.61 : 0.42}});
+    }
+    view["nodes"].push_back(sample);
+  }
+  return view;
+}
+
+class MonitorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    log_dir_ = JoinPath(dir_.path(), "logs");
+    ASSERT_TRUE(MakeDirs(JoinPath(log_dir_, "telemetry")).ok());
+  }
+  void WriteView(const json& view) {
+    ASSERT_TRUE(WriteFileAtomic(JoinPath(log_dir_, "telemetry/job.json"), view.dump()).ok());
+  }
+  ProcessOptions Options() const {
+    ProcessOptions options;
+    options.cwd = dir_.path();
+    options.env["HOME"] = dir_.path();
+    options.env["TMPDIR"] = dir_.path();
+    options.env["NO_COLOR"] = std::nullopt;
+    options.timeout_s = 30;
+    return options;
+  }
+  ProcessResult Monitor(std::vector<std::string> args) {
+    args.insert(args.begin(), "monitor");
+    return RunPrimus(args, Options());
+  }
+  testing::TempDir dir_;
+  std::string log_dir_;
+};
+
+TEST_F(MonitorTest, OnceJsonPrintsTheViewAsRead) {
+  std::string text = JobView(120).dump(2);
+  ASSERT_TRUE(WriteFileAtomic(JoinPath(log_dir_, "telemetry/job.json"), text).ok());
+  ProcessResult once = Monitor({dir_.path(), "--once", "--json"});
+  EXPECT_EQ(once.exit_code, 0) << once.all();
+  EXPECT_EQ(once.out, text + "\n");
+  // The same through direct, by log directory and by the agent's default place for a run id.
+  ProcessResult direct = RunPrimus({"direct", "--", "monitor", log_dir_, "--once", "--json"}, Options());
+  EXPECT_EQ(direct.exit_code, 0) << direct.all();
+  EXPECT_EQ(direct.out, text + "\n");
+  std::string by_run_dir = JoinPath(dir_.path(), "primus-" + std::to_string(getuid()) + "/" + kRunId);
+  ASSERT_TRUE(MakeDirs(JoinPath(by_run_dir, "telemetry")).ok());
+  ASSERT_TRUE(WriteFileAtomic(JoinPath(by_run_dir, "telemetry/job.json"), text).ok());
+  ProcessResult by_id = Monitor({kRunId, "--once", "--json"});
+  EXPECT_EQ(by_id.exit_code, 0) << by_id.all();
+  EXPECT_EQ(by_id.out, text + "\n");
+}
+
+TEST_F(MonitorTest, OnceShowsTheJobAndItsStraggler) {
+  WriteView(JobView(120));
+  ProcessResult once = Monitor({dir_.path(), "--once"});
+  EXPECT_EQ(once.exit_code, 0) << once.all();
+  EXPECT_NE(once.out.find("job " + kRunId + "  RUNNING"), std::string::npos) << once.out;
+  EXPECT_NE(once.out.find("step 120/200"), std::string::npos) << once.out;
+  EXPECT_NE(once.out.find("! rank 3 on host2 (node 1): step 0.610s, 1.45x the median 0.420s"), std::string::npos) << once.out;
+  EXPECT_NE(once.out.find("slow 1.45x"), std::string::npos) << once.out;
+  EXPECT_EQ(once.out.find('\x1b'), std::string::npos) << "no escape codes without a terminal";
+}
+
+TEST_F(MonitorTest, AFailedJobGivesOneAndASucceededOneZero) {
+  WriteView(JobView(150, "failed"));
+  EXPECT_EQ(Monitor({log_dir_, "--once"}).exit_code, 1);
+  EXPECT_EQ(Monitor({log_dir_, "--once", "--json"}).exit_code, 1);
+  WriteView(JobView(200, "succeeded"));
+  ProcessResult live = Monitor({log_dir_});
+  EXPECT_EQ(live.exit_code, 0) << live.all();
+  EXPECT_NE(live.out.find("SUCCEEDED"), std::string::npos) << live.out;
+}
+
+TEST_F(MonitorTest, MissingTargetsAreExitFourNamingWhatWasTried) {
+  ProcessResult missing = Monitor({"no-such-run", "--once"});
+  EXPECT_EQ(missing.exit_code, 4) << missing.all();
+  EXPECT_NE(missing.err.find("no job 'no-such-run'"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("primus-" + std::to_string(getuid()) + "/no-such-run/telemetry/job.json"), std::string::npos)
+      << missing.err;
+  ProcessResult none = Monitor({"--once"});
+  EXPECT_EQ(none.exit_code, 4) << none.all();
+  EXPECT_NE(none.err.find("no running job found on this host"), std::string::npos) << none.err;
+  ProcessResult refused = Monitor({"127.0.0.1:1", "--once"});
+  EXPECT_EQ(refused.exit_code, 4) << refused.all();
+  EXPECT_NE(refused.err.find("127.0.0.1:1"), std::string::npos) << refused.err;
+  ASSERT_TRUE(WriteFileAtomic(JoinPath(log_dir_, "telemetry/job.json"), "{\"format\": \"other\"}").ok());
+  ProcessResult other = Monitor({log_dir_, "--once"});
+  EXPECT_EQ(other.exit_code, 4) << other.all();
+  EXPECT_NE(other.err.find("is not a job view"), std::string::npos) << other.err;
+}
+
+TEST_F(MonitorTest, UsageErrorsAreExitTwo) {
+  ProcessResult two = Monitor({"a", "b"});
+  EXPECT_EQ(two.exit_code, 2) << two.all();
+  EXPECT_NE(two.err.find("monitor takes one TARGET"), std::string::npos) << two.err;
+  ProcessResult interval = Monitor({"--interval", "0"});
+  EXPECT_EQ(interval.exit_code, 2) << interval.all();
+  ProcessResult typo = Monitor({"--onec"});
+  EXPECT_EQ(typo.exit_code, 2) << typo.all();
+  EXPECT_NE(typo.err.find("--once"), std::string::npos) << typo.err;
+  ProcessResult help = Monitor({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("Exit codes"), std::string::npos) << help.out;
+}
+
+TEST_F(MonitorTest, WithoutATargetTheRunningJobIsFound) {
+  std::string run_dir = JoinPath(dir_.path(), "primus-" + std::to_string(getuid()) + "/" + kRunId);
+  ASSERT_TRUE(MakeDirs(JoinPath(run_dir, "telemetry")).ok());
+  ASSERT_TRUE(WriteFileAtomic(JoinPath(run_dir, "telemetry/job.json"), JobView(42).dump()).ok());
+  ProcessResult once = Monitor({"--once"});
+  EXPECT_EQ(once.exit_code, 0) << once.all();
+  EXPECT_NE(once.out.find("step 42/200"), std::string::npos) << once.out;
+}
+
+TEST_F(MonitorTest, InAPipeEachRefreshIsAPlainBlockThatFollowsTheFile) {
+  WriteView(JobView(120));
+  std::string out = JoinPath(dir_.path(), "piped.txt");
+  std::string command = ShellQuote(PRIMUS_BINARY) + " monitor " + ShellQuote(log_dir_) + " --interval 0.2 | cat > " +
+                        ShellQuote(out);
+  pid_t pid = testing::StartProcess({"sh", "-c", command}, JoinPath(dir_.path(), "sh.out"),
+                                    JoinPath(dir_.path(), "sh.err"), Options());
+  ASSERT_GT(pid, 0);
+  auto has = [&](const std::string& text) { return testing::Slurp(out).find(text) != std::string::npos; };
+  EXPECT_TRUE(WaitFor([&] { return has("step 120/200"); }, 20)) << testing::Slurp(out);
+  WriteView(JobView(150));
+  EXPECT_TRUE(WaitFor([&] { return has("step 150/200"); }, 20)) << testing::Slurp(out);
+  WriteView(JobView(200, "succeeded"));
+  EXPECT_EQ(testing::WaitForExit(pid, 20), 0) << testing::Slurp(JoinPath(dir_.path(), "sh.err"));
+  std::string text = testing::Slurp(out);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << "escape codes in a pipe";
+  EXPECT_NE(text.find("SUCCEEDED"), std::string::npos) << text;
+  // Blocks: one per refresh, each headed by its time and the file.
+  size_t blocks = 0;
+  for (size_t at = text.find("--- "); at != std::string::npos; at = text.find("--- ", at + 1)) ++blocks;
+  EXPECT_GE(blocks, 3u) << text;
+  EXPECT_NE(text.find(JoinPath(log_dir_, "telemetry/job.json")), std::string::npos) << text;
+}
+
+// A detached tmux session of a fixed size on a private server, typed into
+// like a user would.
+class Tmux {
+ public:
+  Tmux(const std::string& dir, int columns, int rows) : socket_(JoinPath(dir, "tmux.sock")) {
+    ProcessResult started = Run({"new-session", "-d", "-s", "t", "-x", std::to_string(columns), "-y", std::to_string(rows),
+                                 "-e", "PS1=$ ", "-e", "LANG=C.UTF-8", "-e", "NO_COLOR=", "-c", dir, "sh"});
+    ok_ = started.exit_code == 0;
+    error_ = started.all();
+  }
+  ~Tmux() { Run({"kill-server"}); }
+  bool ok() const { return ok_; }
+  const std::string& error() const { return error_; }
+
+  ProcessResult Run(std::vector<std::string> args) const {
+    args.insert(args.begin(), {"tmux", "-u", "-S", socket_});
+    ProcessOptions options;
+    options.env["TMUX"] = std::nullopt;
+    options.timeout_s = 10;
+    return RunProcess(args, options);
+  }
+  void Type(const std::string& text) const { Run({"send-keys", "-t", "t", "-l", text}); }
+  void Keys(const std::string& keys) const { Run({"send-keys", "-t", "t", keys}); }
+  std::string Screen(bool colors = false) const {
+    return colors ? Run({"capture-pane", "-p", "-e", "-t", "t"}).out : Run({"capture-pane", "-p", "-t", "t"}).out;
+  }
+  std::string Format(const std::string& format) const { return std::string(Trim(Run({"display-message", "-p", "-t", "t", format}).out)); }
+
+ private:
+  std::string socket_;
+  bool ok_ = false;
+  std::string error_;
+};
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
+class MonitorTerminalTest : public MonitorTest {
+ protected:
+  void SetUp() override {
+    MonitorTest::SetUp();
+    if (FindExecutable("tmux").empty()) GTEST_SKIP() << "tmux is not installed (scripts/setup.sh installs it)";
+  }
+  std::string Command() const {
+    return ShellQuote(PRIMUS_BINARY) + " monitor " + ShellQuote(log_dir_) + " --interval 0.2";
+  }
+};
+
+TEST_F(MonitorTerminalTest, RedrawsInPlaceAndGivesTheTerminalBackAfterCtrlC) {
+  WriteView(JobView(120));
+  Tmux tmux(dir_.path(), 100, 30);
+  ASSERT_TRUE(tmux.ok()) << tmux.error();
+  tmux.Type(Command());
+  tmux.Keys("Enter");
+  ASSERT_TRUE(WaitFor([&] { return tmux.Screen().find("step 120/200") != std::string::npos; }, 20)) << tmux.Screen();
+  EXPECT_EQ(tmux.Format("#{alternate_on}"), "1");
+  EXPECT_EQ(tmux.Format("#{cursor_flag}"), "0") << "the cursor is hidden while the view is drawn";
+
+  WriteView(JobView(150));
+  ASSERT_TRUE(WaitFor([&] { return tmux.Screen().find("step 150/200") != std::string::npos; }, 20)) << tmux.Screen();
+  std::string screen = tmux.Screen();
+  EXPECT_EQ(screen.find("step 120/200"), std::string::npos) << screen;
+  EXPECT_EQ(Count(screen, "job " + kRunId), 1u) << "one copy of the view, not a scrolled list:\n" << screen;
+  EXPECT_EQ(tmux.Format("#{history_size}"), "0") << "nothing scrolled off the screen";
+  EXPECT_EQ(screen.find("job " + kRunId), 0u) << "drawn from the top left:\n" << screen;
+  EXPECT_NE(screen.find("slow 1.45x"), std::string::npos) << screen;
+  // Every row fits the 100 columns: tmux would wrap a longer one onto the next row.
+  for (const std::string& row : Split(screen, '\n')) EXPECT_LE(row.size(), 100u * 3) << row;
+  EXPECT_NE(tmux.Screen(true).find("\x1b["), std::string::npos) << "colours on a terminal";
+
+  tmux.Keys("C-c");
+  ASSERT_TRUE(WaitFor([&] { return tmux.Format("#{alternate_on}") == "0"; }, 10)) << tmux.Screen();
+  EXPECT_EQ(tmux.Format("#{cursor_flag}"), "1") << "the cursor is back";
+  screen = tmux.Screen();
+  EXPECT_EQ(screen.find("job " + kRunId), std::string::npos) << "the shell's own screen is back:\n" << screen;
+  // Typed keys echo again: the terminal's modes were restored.
+  tmux.Type("echo back-$((6*7))");
+  tmux.Keys("Enter");
+  EXPECT_TRUE(WaitFor([&] { return tmux.Screen().find("back-42") != std::string::npos &&
+                                   tmux.Screen().find("echo back-$((6*7))") != std::string::npos; },
+                      10))
+      << tmux.Screen();
+}
+
+TEST_F(MonitorTerminalTest, FitsASmallWindowAndLeavesTheLastViewWhenTheJobEnds) {
+  WriteView(JobView(120));
+  Tmux tmux(dir_.path(), 80, 12);
+  ASSERT_TRUE(tmux.ok()) << tmux.error();
+  tmux.Type(Command() + "; echo exit=$?");
+  tmux.Keys("Enter");
+  ASSERT_TRUE(WaitFor([&] { return tmux.Screen().find("step 120/200") != std::string::npos; }, 20)) << tmux.Screen();
+  std::string screen = tmux.Screen();
+  EXPECT_EQ(screen.find("job " + kRunId), 0u) << "the header stays on a short window:\n" << screen;
+  EXPECT_NE(screen.find("ranks shown"), std::string::npos) << "a short window summarises the ranks:\n" << screen;
+  EXPECT_EQ(tmux.Format("#{history_size}"), "0");
+
+  WriteView(JobView(200, "failed"));
+  ASSERT_TRUE(WaitFor([&] { return tmux.Screen().find("exit=1") != std::string::npos; }, 20)) << tmux.Screen();
+  EXPECT_EQ(tmux.Format("#{alternate_on}"), "0");
+  EXPECT_EQ(tmux.Format("#{cursor_flag}"), "1");
+  EXPECT_NE(tmux.Screen().find("FAILED"), std::string::npos) << "the last view stays on the shell's screen:\n" << tmux.Screen();
+}
+
+}  // namespace
+}  // namespace primus

@@ -256,7 +256,8 @@ std::string NodeRow(const json& node, double stale_after) {
     gpus = fmt::format("{} gpu{}", gpu_list.size(), gpu_list.size() == 1 ? "" : "s");
     if (util_count > 0) {
       gpus += " " + Percent(util_sum / util_count);
-      if (util_count > 1) gpus += " (min " + Percent(util_min) + ")";
+      // The least busy one, when it lags the others noticeably.
+      if (util_count > 1 && util_sum / util_count - util_min >= 10) gpus += " (min " + Percent(util_min) + ")";
     }
     if (used > 0) gpus += " mem " + FormatBytes(used) + (total > 0 ? "/" + FormatBytes(total) : "");
   }

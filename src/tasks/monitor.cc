@@ -6,7 +6,8 @@
 // screen, restored on exit, q, Ctrl-C or SIGTERM); into a pipe or a file
 // one block of plain lines per refresh. It ends with the job.
 // Exit codes: 0 the job runs or succeeded (or the view was left with q or
-// Ctrl-C), 1 the job failed, 2 bad arguments, 4 no job view could be read.
+// Ctrl-C), 1 the job failed, 2 bad arguments, 4 no job view could be read
+// (or a metrics port stopped answering while watched).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -99,6 +100,10 @@ double ViewInterval(const json& view) {
   return (interval != job->end() && interval->is_number() && interval->get<double>() > 0) ? interval->get<double>() : 0;
 }
 
+// Refreshes in a row that may fail to reach a metrics port before the
+// monitor gives up on it (a file is only ever replaced whole: it retries).
+constexpr int kHttpFailuresBeforeGivingUp = 3;
+
 // How the monitor exits once the job ended: 1 when it failed, else 0.
 int ExitFor(const json& view) { return monitor::EndedState(view) == "failed" ? 1 : 0; }
 
@@ -107,7 +112,7 @@ class Monitor {
   Monitor(const MonitorArgs& args, monitor::JobSource source, json view, std::string text)
       : args_(args), source_(std::move(source)), view_(std::move(view)), text_(std::move(text)) {}
 
-  int Run() {
+  Result<int> Run() {
     double interval = args_.interval_s.value_or(ViewInterval(view_) > 0 ? ViewInterval(view_) : 2);
     bool terminal = !args_.json && ::isatty(STDOUT_FILENO);
     bool ascii = args_.ascii || !monitor::Utf8Locale();
@@ -135,6 +140,14 @@ class Monitor {
       if (event == monitor::RefreshWait::Event::kQuit) return 0;
       if (event == monitor::RefreshWait::Event::kResize) continue;
       Refresh();
+      if (source_.http && failures_ >= kHttpFailuresBeforeGivingUp) {
+        // The agent serves the port for as long as the job runs: a port that
+        // stopped answering is a job that ended, or an agent that is gone.
+        if (screen) screen->Restore();
+        return EnvironmentError(source_.Describe() + " stopped answering (" + last_error_ + ")",
+                                "the job ended or its agent is gone; its last view is in node 0's log directory "
+                                "(primus-cli monitor LOG_DIR --once)");
+      }
     }
     // The job ended: its last view stays on the shell's screen, as it was
     // drawn (one row left for the shell's prompt).
@@ -153,9 +166,12 @@ class Monitor {
     Result<json> view = text.ok() ? monitor::ParseJobView(*text, source_.Describe()) : Result<json>(text.error());
     if (!view.ok()) {
       // The last view stays up, and says why it is not new.
-      read_error_ = "cannot read the job view: " + EscapeControlCharacters(view.error().message) + " (retrying)";
+      ++failures_;
+      last_error_ = EscapeControlCharacters(view.error().message);
+      read_error_ = "cannot read the job view: " + last_error_ + " (retrying)";
       return;
     }
+    failures_ = 0;
     read_error_.clear();
     view_ = std::move(*view);
     text_ = std::move(*text);
@@ -173,6 +189,8 @@ class Monitor {
   json view_;
   std::string text_;
   std::string read_error_;
+  std::string last_error_;
+  int failures_ = 0;  // reads failed in a row
 };
 
 class MonitorTask : public Task {
@@ -197,7 +215,8 @@ class MonitorTask : public Task {
            FormatOptionHelp(MonitorOptions()) +
            "\nKeys: q or Ctrl-C leave the view (the job goes on).\n"
            "Exit codes: 0 the job runs or succeeded, or the view was left; 1 the job failed; 2 bad arguments;\n"
-           "4 no job view found or readable (the message lists where it looked). docs/monitor.md has the details.\n";
+           "4 no job view found or readable (the message lists where it looked), or a HOST:PORT that stopped\n"
+           "answering while watched. docs/monitor.md has the details.\n";
   }
   bool in_process() const override { return true; }
 

@@ -5,8 +5,15 @@
 // MonitorTerminalTest: the view in a real terminal, a detached tmux session
 // of a fixed size: redrawn in place, fitted to the window, the terminal given
 // back after Ctrl-C and when the job ends (seconds each: slow).
+// MonitorRealJobTest: a real two-worker job under the agent, its workers
+// writing metrics lines, watched through its log directory and its metrics
+// port (seconds each: slow; skipped by a binary without the agent's
+// telemetry or metrics port).
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -293,6 +300,118 @@ TEST_F(MonitorTerminalTest, FitsASmallWindowAndLeavesTheLastViewWhenTheJobEnds) 
   EXPECT_EQ(tmux.Format("#{alternate_on}"), "0");
   EXPECT_EQ(tmux.Format("#{cursor_flag}"), "1");
   EXPECT_NE(tmux.Screen().find("FAILED"), std::string::npos) << "the last view stays on the shell's screen:\n" << tmux.Screen();
+}
+
+// Each worker writes a metrics line per step (rank 1 slower) for about `seconds`.
+const char* kMetricsScript = R"(
+import json, os, sys, time
+rank = int(os.environ["RANK"])
+steps = int(sys.argv[1])
+out = open(os.environ["PRIMUS_METRICS_FILE"], "a", buffering=1)
+for step in range(1, steps + 1):
+    start = time.time()
+    time.sleep(0.15 if rank == 1 else 0.1)
+    dt = time.time() - start
+    out.write(json.dumps({"step": step, "total_steps": steps, "loss": 5.0 / step, "tokens_per_s": 1024 / dt,
+                          "step_time_s": dt}) + "\n")
+)";
+
+class MonitorRealJobTest : public MonitorTest {
+ protected:
+  void SetUp() override {
+    MonitorTest::SetUp();
+    std::string help = RunPrimus({"direct", "--help"}, Options()).out;
+    if (help.find("--telemetry-interval") == std::string::npos) GTEST_SKIP() << "this build's agent has no telemetry";
+    metrics_port_ = help.find("--metrics-port") != std::string::npos;
+    script_ = JoinPath(dir_.path(), "steps.py");
+    ASSERT_TRUE(WriteFileAtomic(script_, kMetricsScript).ok());
+    job_log_dir_ = JoinPath(dir_.path(), "job-logs");
+  }
+  // Starts the job; `extra` goes among direct's flags.
+  pid_t StartJob(int steps, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {PRIMUS_BINARY, "direct", "--nproc-per-node", "2", "--telemetry-interval", "0.5",
+                                     "--log-dir", job_log_dir_};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.insert(argv.end(), {"--", "run", "/usr/bin/python3", script_});
+    argv.push_back(std::to_string(steps));
+    return testing::StartProcess(argv, JoinPath(dir_.path(), "job.out"), JoinPath(dir_.path(), "job.err"), Options());
+  }
+  json Once(const std::string& target) {
+    ProcessResult once = Monitor({target, "--once", "--json"});
+    if (once.exit_code != 0) return json();
+    json view = json::parse(once.out, nullptr, false);
+    return view.is_discarded() ? json() : view;
+  }
+  std::string script_;
+  std::string job_log_dir_;
+  bool metrics_port_ = false;
+};
+
+TEST_F(MonitorRealJobTest, WatchesARealJobThroughItsLogDirectory) {
+  pid_t job = StartJob(60);
+  ASSERT_GT(job, 0);
+  json view;
+  // Both workers with their pids and steps, as the agent sampled them.
+  bool seen = WaitFor([&] {
+    view = Once(job_log_dir_);
+    if (!view.is_object() || view["nodes"].size() != 1) return false;
+    const json& workers = view["nodes"][0]["workers"];
+    return workers.size() == 2 && workers[0].contains("pid") && workers[0].contains("step") &&
+           workers[1].contains("step");
+  }, 30);
+  ASSERT_TRUE(seen) << view.dump(1) << testing::Slurp(JoinPath(dir_.path(), "job.err"));
+  EXPECT_EQ(view["format"], "primus-job-telemetry/1");
+  EXPECT_EQ(view["job"]["world_size"], 2);
+  EXPECT_EQ(view["job"]["state"], "running");
+  // The plain view of the same job, and a live one that ends with the job.
+  ProcessResult once = Monitor({job_log_dir_, "--once"});
+  EXPECT_EQ(once.exit_code, 0) << once.all();
+  EXPECT_NE(once.out.find("RUNNING"), std::string::npos) << once.out;
+  EXPECT_NE(once.out.find("/60"), std::string::npos) << "step of total_steps:\n" << once.out;
+  ProcessResult live = Monitor({job_log_dir_, "--interval", "0.3"});
+  EXPECT_EQ(live.exit_code, 0) << live.all();
+  EXPECT_NE(live.out.find("SUCCEEDED"), std::string::npos) << live.out;
+  EXPECT_EQ(testing::WaitForExit(job, 30), 0) << testing::Slurp(JoinPath(dir_.path(), "job.err"));
+  json last = Once(job_log_dir_);
+  EXPECT_EQ(last["job"]["state"], "succeeded") << last.dump(1);
+}
+
+TEST_F(MonitorRealJobTest, WatchesARealJobThroughItsMetricsPort) {
+  if (!metrics_port_) GTEST_SKIP() << "this build's agent has no metrics port";
+  int port = 0;
+  {
+    // A free port: bind 0, read it, let it go.
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    port = ntohs(address.sin_port);
+    ::close(fd);
+  }
+  pid_t job = StartJob(40, {"--metrics-port", std::to_string(port)});
+  ASSERT_GT(job, 0);
+  std::string target = "127.0.0.1:" + std::to_string(port);
+  json view;
+  bool seen = WaitFor([&] {
+    view = Once(target);
+    return view.is_object() && view["nodes"].size() == 1 && view["nodes"][0]["workers"].size() == 2;
+  }, 30);
+  ASSERT_TRUE(seen) << view.dump(1) << testing::Slurp(JoinPath(dir_.path(), "job.err"));
+  EXPECT_EQ(view["job"]["world_size"], 2);
+  // Live, until the job ends: its last view (succeeded) if the port served
+  // it before the agent exited, else the port stopped answering.
+  ProcessResult live = Monitor({target, "--interval", "0.3"});
+  if (live.exit_code == 4) {
+    EXPECT_NE(live.err.find("stopped answering"), std::string::npos) << live.all();
+  } else {
+    EXPECT_EQ(live.exit_code, 0) << live.all();
+    EXPECT_NE(live.out.find("SUCCEEDED"), std::string::npos) << live.out;
+  }
+  EXPECT_NE(live.out.find("RUNNING"), std::string::npos) << live.out;
+  EXPECT_EQ(testing::WaitForExit(job, 30), 0) << testing::Slurp(JoinPath(dir_.path(), "job.err"));
 }
 
 }  // namespace

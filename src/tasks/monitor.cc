@@ -109,8 +109,8 @@ int ExitFor(const json& view) { return monitor::EndedState(view) == "failed" ? 1
 
 class Monitor {
  public:
-  Monitor(const MonitorArgs& args, monitor::JobSource source, json view, std::string text)
-      : args_(args), source_(std::move(source)), view_(std::move(view)), text_(std::move(text)) {}
+  Monitor(const MonitorArgs& args, monitor::JobSource source, json view)
+      : args_(args), source_(std::move(source)), view_(std::move(view)) {}
 
   Result<int> Run() {
     double interval = args_.interval_s.value_or(ViewInterval(view_) > 0 ? ViewInterval(view_) : 2);
@@ -174,7 +174,6 @@ class Monitor {
     failures_ = 0;
     read_error_.clear();
     view_ = std::move(*view);
-    text_ = std::move(*text);
   }
 
   monitor::ViewLine Footer(double interval, int width) const {
@@ -187,7 +186,6 @@ class Monitor {
   MonitorArgs args_;
   monitor::JobSource source_;
   json view_;
-  std::string text_;
   std::string read_error_;
   std::string last_error_;
   int failures_ = 0;  // reads failed in a row
@@ -250,7 +248,7 @@ class MonitorTask : public Task {
       }
       return ExitFor(*view);
     }
-    return Monitor(*args, *source, std::move(*view), std::move(*text)).Run();
+    return Monitor(*args, *source, std::move(*view)).Run();
   }
 };
 

@@ -172,6 +172,23 @@ TEST_F(MonitorTest, WithoutATargetTheRunningJobIsFound) {
   EXPECT_NE(once.out.find("step 42/200"), std::string::npos) << once.out;
 }
 
+TEST_F(MonitorTest, RunsInASlurmAllocationsShellAndFindsTheJobById) {
+  // The experiment directory `slurm sbatch` made for job 4242.
+  std::string job_dir = JoinPath(dir_.path(), "output/run_4242/logs/telemetry");
+  ASSERT_TRUE(MakeDirs(job_dir).ok());
+  ASSERT_TRUE(WriteFileAtomic(JoinPath(job_dir, "job.json"), JobView(77).dump()).ok());
+  ProcessOptions allocation = Options();
+  allocation.env["SLURM_JOB_ID"] = "4242";
+  allocation.env["SLURM_JOB_NUM_NODES"] = "2";
+  allocation.env["SLURM_JOB_NODELIST"] = "n[1-2]";
+  ProcessResult once = RunPrimus({"monitor", "4242", "--once"}, allocation);
+  EXPECT_EQ(once.exit_code, 0) << once.all();
+  EXPECT_NE(once.out.find("step 77/200"), std::string::npos) << once.out;
+  // A launch there is refused: monitor starts no workers, so it is not.
+  ProcessResult launch = RunPrimus({"run", "true"}, allocation);
+  EXPECT_EQ(launch.exit_code, 4) << launch.all();
+}
+
 TEST_F(MonitorTest, InAPipeEachRefreshIsAPlainBlockThatFollowsTheFile) {
   WriteView(JobView(120));
   std::string out = JoinPath(dir_.path(), "piped.txt");

@@ -55,8 +55,12 @@ std::string Integer(double value) { return fmt::format("{}", static_cast<long lo
 
 std::string Percent(double value) { return fmt::format("{:.0f}%", value); }
 
+// Six characters or fewer: 3.2100, 12.345, 123.45, 1.235e+04.
 std::string Loss(double value) {
-  if (std::fabs(value) >= 1000) return fmt::format("{:.4g}", value);
+  double magnitude = std::fabs(value);
+  if (magnitude >= 1000) return fmt::format("{:.4g}", value);
+  if (magnitude >= 100) return fmt::format("{:.2f}", value);
+  if (magnitude >= 10) return fmt::format("{:.3f}", value);
   return fmt::format("{:.4f}", value);
 }
 
@@ -169,7 +173,7 @@ std::string GpuMemory(const json& gpu) {
 
 // The rank table's columns: one format for the heading and the rows, so they
 // line up; 80 columns in all.
-constexpr const char* kRankColumns = "{}{:>5} {:>3} {:<10}{:>6} {:>7} {:>6} {:>7} {:>5} {:>5} {:>3} {:>5} {:>8}";
+constexpr const char* kRankColumns = "{}{:>5} {:>3} {:<10}{:>6} {:>6} {:>5} {:>7} {:>5} {:>5} {:>3} {:>5} {:>9}";
 
 std::string TrimRight(std::string text) {
   while (!text.empty() && text.back() == ' ') text.pop_back();

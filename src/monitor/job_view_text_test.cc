@@ -97,7 +97,7 @@ TEST(JobViewTextTest, AStragglerRowIsMarkedAndListedWithItsRatio) {
     }
   }
   // The slow GPU is marked on the row of the rank that uses it (node 1, local rank 1: rank 3).
-  EXPECT_NE(text.find("   1  41%!    1B/2B"), std::string::npos) << text;
+  EXPECT_NE(text.find("   1  41%!     1B/2B"), std::string::npos) << text;
 }
 
 TEST(JobViewTextTest, RankRowsCarryTheirOwnNumbersAndTheirGpu) {
@@ -110,7 +110,7 @@ TEST(JobViewTextTest, RankRowsCarryTheirOwnNumbersAndTheirGpu) {
   EXPECT_NE(rank0.find("0.420s"), std::string::npos) << rank0;
   EXPECT_NE(rank0.find("100%"), std::string::npos) << rank0;  // 99.5% of a core
   EXPECT_NE(rank0.find("1.2G"), std::string::npos) << rank0;
-  EXPECT_NE(rank0.find("   0   97% 40G/192G"), std::string::npos) << rank0;
+  EXPECT_NE(rank0.find("   0   97%  40G/192G"), std::string::npos) << rank0;
   std::string text = All(lines);
   EXPECT_NE(text.find("node 0 host1  cpu 153% of 16  mem 7.6G/125G  eth0 rx 1.4M/s tx 1.3M/s  2 gpus 96% mem 80G/384G"),
             std::string::npos)

@@ -14,6 +14,8 @@
 #include "runtime/runtime.h"
 #include "snapshot/redaction.h"
 #include "tasks/task.h"
+#include "train/experiment.h"
+#include "train/launch_settings.h"
 #include "util/log.h"
 #include "util/output_tee.h"
 #include "util/strings.h"
@@ -88,23 +90,48 @@ Result<config::LauncherConfig> LoadLauncher(const CommandLine& command) {
   return launcher;
 }
 
+// `config show --experiment FILE`: the configuration `train --config FILE`
+// would launch with, the experiment's launch settings in their layer.
+Result<config::LauncherConfig> WithExperiment(const config::LauncherConfig& launcher, const std::string& file) {
+  train::ExperimentRequest request;
+  request.file = file;
+  request.environment = config::Environment::FromProcess();
+  auto experiment = train::LoadExperiment(request);
+  if (!experiment.ok()) return experiment.error();
+  return train::WithExperimentLaunchSettings(launcher, *experiment);
+}
+
 int RunConfigCommand(const CommandLine& command) {
+  static const std::string usage = "usage: primus-cli config show [--origin] [--experiment FILE]";
   const auto& args = command.builtin_args;
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::cout << *TopicHelp("config");
     return args.empty() ? static_cast<int>(ExitCode::kUsage) : 0;
   }
   if (args[0] != "show") {
-    return Fail(UsageError("unknown config command '" + args[0] + "'" + DidYouMean(args[0], {"show"}),
-                           "usage: primus-cli config show [--origin]"));
+    return Fail(UsageError("unknown config command '" + args[0] + "'" + DidYouMean(args[0], {"show"}), usage));
   }
   bool with_origin = false;
+  std::string experiment;
   for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--origin") with_origin = true;
-    else return Fail(UsageError("unknown argument '" + args[i] + "' for 'config show'", "usage: primus-cli config show [--origin]"));
+    if (args[i] == "--origin") {
+      with_origin = true;
+    } else if (args[i] == "--experiment" && i + 1 < args.size()) {
+      experiment = args[++i];
+    } else if (args[i].starts_with("--experiment=")) {
+      experiment = args[i].substr(std::string_view("--experiment=").size());
+    } else if (args[i] == "--experiment") {
+      return Fail(UsageError("--experiment needs the experiment file", "write: config show --origin --experiment exp.yaml"));
+    } else {
+      return Fail(UsageError("unknown argument '" + args[i] + "' for 'config show'", usage));
+    }
   }
   auto launcher = LoadLauncher(command);
   if (!launcher.ok()) return Fail(launcher.error());
+  if (!experiment.empty()) {
+    launcher = WithExperiment(*launcher, experiment);
+    if (!launcher.ok()) return Fail(launcher.error());
+  }
   std::cout << config::RenderConfig(launcher->effective(), with_origin);
   return 0;
 }

@@ -50,7 +50,7 @@ std::string OverviewHelp() {
       "\n"
       "usage: primus-cli [global options] <mode> [mode options] -- [<mode> ... --] <task> [subtask] [args]\n"
       "       primus-cli [global options] <task> [subtask] [args]      (same as: direct -- <task> ...)\n"
-      "       primus-cli [global options] config show [--origin]\n"
+      "       primus-cli [global options] config show [--origin] [--experiment FILE]\n"
       "       primus-cli [global options] torchrun [torchrun's flags] script [args]   (or a link named torchrun)\n"
       "       primus-cli help <mode|task|torchrun>\n"
       "\nmodes:\n";
@@ -96,10 +96,13 @@ Result<std::string> TopicHelp(const std::string& topic) {
   }
   if (topic == "config") {
     return std::string(
-        "usage: primus-cli [--config FILE] [--set KEY=VALUE]... config show [--origin]\n\n"
+        "usage: primus-cli [--config FILE] [--set KEY=VALUE]... config show [--origin] [--experiment FILE]\n\n"
         "Prints the effective launcher configuration, merged key by key from: built-in defaults <\n"
         "/etc/primus/config.yaml < ~/.config/primus/config.yaml < ./.primus.yaml < --config FILE <\n"
-        "PRIMUS_* environment < command-line flags. --origin names where each value came from.\n");
+        "the experiment's launch settings (--experiment FILE) < the scheduler < PRIMUS_* environment <\n"
+        "command-line flags. --origin names where each value came from. --experiment FILE shows what\n"
+        "`train --config FILE` launches with: its distributed.nproc_per_node, distributed.nnodes,\n"
+        "fault_tolerance.max_restarts and hang watchdog, where nothing above them is set.\n");
   }
   std::vector<std::string> topics = runtime::RuntimeRegistry::Global().Names();
   for (const auto& name : tasks::TaskRegistry::Global().Names()) topics.push_back(name);

@@ -244,15 +244,32 @@ Result<LauncherConfig> LoadLauncherConfig(const LauncherSources& sources) {
   Status valid = LauncherSchema().Validate(&scheduler_layer, ScalarSource::kText);
   if (!valid.ok()) return valid.error();
 
-  effective = Merge(effective, scheduler_layer);
-  effective = Merge(effective, *env_layer);
-  effective = Merge(effective, *set_layer);
-  effective = Merge(effective, *flag_layer);
-  return LauncherConfig(std::move(effective), std::move(warnings), std::move(*scheduler));
+  std::vector<Value> above_experiment = {std::move(scheduler_layer), std::move(*env_layer), std::move(*set_layer),
+                                         std::move(*flag_layer)};
+  return LauncherConfig(std::move(effective), std::move(above_experiment), std::move(warnings), std::move(*scheduler));
 }
 
 LauncherConfig::LauncherConfig(Value effective, std::vector<std::string> warnings, SchedulerSettings scheduler)
-    : effective_(std::move(effective)), warnings_(std::move(warnings)), scheduler_(std::move(scheduler)) {}
+    : below_experiment_(effective),
+      effective_(std::move(effective)),
+      warnings_(std::move(warnings)),
+      scheduler_(std::move(scheduler)) {}
+
+LauncherConfig::LauncherConfig(Value below_experiment, std::vector<Value> above_experiment,
+                               std::vector<std::string> warnings, SchedulerSettings scheduler)
+    : below_experiment_(std::move(below_experiment)),
+      above_experiment_(std::move(above_experiment)),
+      warnings_(std::move(warnings)),
+      scheduler_(std::move(scheduler)) {
+  effective_ = below_experiment_;
+  for (const Value& layer : above_experiment_) effective_ = Merge(effective_, layer);
+}
+
+Result<LauncherConfig> LauncherConfig::WithExperimentLayer(Value layer) const {
+  Status valid = LauncherSchema().Validate(&layer, ScalarSource::kTyped);
+  if (!valid.ok()) return valid.error();
+  return LauncherConfig(Merge(below_experiment_, layer), above_experiment_, warnings_, scheduler_);
+}
 
 const Value& LauncherConfig::Leaf(std::string_view path, Value::Kind kind) const {
   const Value* value = effective_.Find(path);

@@ -9,13 +9,19 @@
 //   3. ~/.config/primus/config.yaml           ($XDG_CONFIG_HOME when set); skipped when missing
 //   4. ./.primus.yaml                         skipped when missing
 //   5. --config FILE                          an error when missing
+//   5a. the experiment's launch settings      added by `train` once it has read its
+//      experiment (WithExperimentLayer; train/launch_settings.h), origin
+//      "experiment exp.yaml:12:5"
 //   5b. the scheduler's distributed settings  Slurm step or pod conventions
 //      (scheduler_settings.h), chosen by direct.platform
 //   6. environment: PET_* (torchrun's), then PRIMUS_<KEY> (section main only),
 //      then PRIMUS_<SECTION>_<KEY>; lists comma-separated
 //   7. command line: --set a.b=c, then the CLI's own flags (--image ...)
 // Every layer is validated against LauncherSchema(), so a typo anywhere is a
-// located ConfigError (exit code 3) with a suggestion.
+// located ConfigError (exit code 3) with a suggestion. The experiment's layer
+// sits where the rule "the experiment's values beat the launcher's files and
+// defaults, a flag, PRIMUS_* variable or the scheduler beats the experiment"
+// puts it, so `config show --origin` and every getter tell the same story.
 #pragma once
 
 #include <cstdint>
@@ -73,7 +79,18 @@ struct LauncherSources {
 // schema, or the wrong getter for its type, is a programming error and aborts.
 class LauncherConfig {
  public:
+  // A configuration given as one tree (tests): all of it counts as below
+  // the experiment's layer.
   LauncherConfig(Value effective, std::vector<std::string> warnings, SchedulerSettings scheduler = {});
+  // The layers apart: defaults and files below the experiment's layer, the
+  // scheduler, environment, --set and flags (in that order) above it.
+  LauncherConfig(Value below_experiment, std::vector<Value> above_experiment, std::vector<std::string> warnings,
+                 SchedulerSettings scheduler);
+
+  // This configuration with layer 5a, the experiment's launch settings
+  // (schema paths, each value with its origin in the experiment file),
+  // merged in its place. The layer is checked against LauncherSchema().
+  Result<LauncherConfig> WithExperimentLayer(Value layer) const;
 
   const Value& effective() const { return effective_; }
   // Non-fatal findings, e.g. an unknown PRIMUS_DIRECT_* variable (likely a typo).
@@ -92,6 +109,8 @@ class LauncherConfig {
  private:
   const Value& Leaf(std::string_view path, Value::Kind kind) const;
 
+  Value below_experiment_;
+  std::vector<Value> above_experiment_;
   Value effective_;
   std::vector<std::string> warnings_;
   SchedulerSettings scheduler_;

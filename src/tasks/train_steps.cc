@@ -1,0 +1,473 @@
+#include "tasks/train_steps.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <iostream>
+
+#include "agent/control_protocol.h"
+#include "agent/launch_spec_from_config.h"
+#include "agent/launch_summary.h"
+#include "preflight/preflight_runner.h"
+#include "snapshot/redaction.h"
+#include "train/launch_settings.h"
+#include "train/progress.h"
+#include "train/system_info.h"
+#include "util/files.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+namespace primus::tasks {
+namespace {
+
+// Every scalar under a secret-named key of the experiment, at any depth
+// (env.HF_TOKEN, wandb.api_key), is a secret value from now on.
+void LearnSecrets(const config::Value& value, snapshot::Redactor* redactor, std::string_view name = "") {
+  if (value.IsMap()) {
+    for (const auto& [key, item] : value.AsMap()) LearnSecrets(item, redactor, key);
+  } else if (value.IsList()) {
+    for (const config::Value& item : value.AsList()) LearnSecrets(item, redactor, name);
+  } else if (!value.IsNull()) {
+    redactor->Learn(name, value.ScalarText());
+  }
+}
+
+// The experiment's env: entries for the environment plan, where it ranks
+// above the user's environment; a secret recorded as <redacted> in a
+// replayed run must come from the user's environment again.
+std::vector<platform::EnvAssignment> ExperimentEnv(const TrainLaunch& launch) {
+  std::vector<platform::EnvAssignment> env;
+  const config::Value* entries = launch.experiment.resolved.Find("env");
+  if (!entries || !entries->IsMap()) return env;
+  for (const auto& [name, value] : entries->AsMap()) {
+    if (launch.replay && value.ScalarText() == snapshot::kRedacted) {
+      if (!launch.process_env.count(name)) log::Warn("replay: {} was redacted when recorded and is not set now", name);
+      continue;
+    }
+    env.push_back({name, value.ScalarText(), value.origin().line ? value.origin().Describe() : ""});
+  }
+  return env;
+}
+
+// The world, each launch setting with its origin (the experiment's layer shows here).
+std::string DescribeLaunchSettings(const config::LauncherConfig& launcher) {
+  std::vector<std::string> settings;
+  for (const char* key : {"direct.nproc_per_node", "direct.nnodes", "direct.max_restarts"}) {
+    settings.push_back(fmt::format("{} {} ({})", key, launcher.effective().Find(key)->ScalarText(),
+                                   launcher.OriginOf(key).Describe()));
+  }
+  return "  launch settings: " + Join(settings, ", ") + "\n";
+}
+
+std::string DescribeWorld(const TrainLaunch& launch) {
+  const train::ExperimentConfig& experiment = launch.experiment;
+  const agent::LaunchSpec& spec = launch.spec;
+  int world_size = launch.world_size;
+  if (launch.primus) {
+    return fmt::format("  name {}, through Primus {} at {} (found by {}), world size {} ({} x {})\n  {}\n",
+                       experiment.exp_name, launch.primus->version, launch.primus->root, launch.primus->found_by,
+                       world_size, spec.nnodes, spec.nproc_per_node,
+                       train::DescribePrimusPlan(*launch.primus_experiment, launch.primus_layout, world_size));
+  }
+  // The effective layout: after the variant for this world size and every key=value override.
+  const train::Parallelism& layout = experiment.parallelism;
+  int data_parallel = world_size / (layout.tensor * layout.pipeline * layout.context);
+  return fmt::format(
+      "  name {}, backend {}, world size {} ({} x {}), TP {} PP {} CP {} EP {} DP {}, global batch {} = {} x {} x {} "
+      "(micro batch x DP x accumulation)\n",
+      experiment.exp_name, experiment.backend, world_size, spec.nnodes, spec.nproc_per_node, layout.tensor,
+      layout.pipeline, layout.context, layout.expert, data_parallel, layout.global_batch, layout.micro_batch,
+      data_parallel, experiment.grad_accum);
+}
+
+std::string Seconds(double seconds) { return seconds > 0 ? fmt::format("{:g} s", seconds) : std::string("off"); }
+
+void WriteWorkerEnv(const TrainLaunch& launch) {
+  if (Status written = snapshot::WriteEnvironment(launch.dir, launch.worker_env, snapshot::ProcessRedactor());
+      !written.ok()) {
+    log::Warn("{}", written.error().message);
+  }
+}
+
+void WriteMetadataOrWarn(const TrainLaunch& launch) {
+  if (Status written = snapshot::WriteMetadata(launch.dir.metadata_file(), launch.metadata, snapshot::ProcessRedactor());
+      !written.ok()) {
+    log::Warn("{}", written.error().message);
+  }
+}
+
+void Finish(TrainLaunch* launch, int exit_code, const std::string& status) {
+  launch->metadata.exit_code = exit_code;
+  launch->metadata.status = status;
+  launch->metadata.end_time = snapshot::IsoTimeUtc(snapshot::NowEpochSeconds());
+  WriteMetadataOrWarn(*launch);
+}
+
+}  // namespace
+
+Status LoadRequestedExperiment(TrainLaunch* launch) {
+  const TrainArgs& args = launch->args;
+  launch->request.environment = config::Environment::FromProcess();
+  launch->request.overrides = args.overrides;
+  launch->request.file = args.config;
+  if (!args.replay.empty()) {
+    auto source = train::LoadReplaySource(args.replay);
+    if (!source.ok()) return source.error();
+    launch->replay = *source;
+    launch->request.file = launch->replay->resolved_config;
+  }
+  if (!args.backend.empty()) launch->request.overrides.push_back("backend=" + args.backend);
+  auto experiment = train::LoadExperiment(launch->request);
+  if (!experiment.ok()) return experiment.error();
+  launch->experiment = std::move(*experiment);
+  // Its secrets (env: entries, overrides, any secret-named key, ${VAR}
+  // values) are redacted from here on, in what we print and what we write.
+  LearnSecrets(launch->experiment.resolved, &snapshot::ProcessRedactor());
+  return Status::Ok();
+}
+
+Status ResolvePrimus(TrainLaunch* launch, const config::LauncherConfig& launcher) {
+  // A Primus-format experiment runs through a Primus installation, with
+  // everything after --config handed to it verbatim; never half-translated.
+  const train::ExperimentConfig& experiment = launch->experiment;
+  if (!experiment.primus_style) return Status::Ok();
+  LearnSecrets(experiment.primus_file, &snapshot::ProcessRedactor());
+  if (!launch->args.backend.empty()) {
+    return UsageError("--backend " + launch->args.backend + " does not apply to " + experiment.file +
+                          ": a Primus-format experiment (modules:) runs through Primus, with each module's framework",
+                      "change modules.<name>.framework in the file, or drop --backend");
+  }
+  auto found = train::PrimusInstallFor(launch->request.environment, launcher);
+  if (!found.ok()) {
+    return Error{found.error().code,
+                 experiment.file + " is a Primus-format experiment (modules:), which runs through Primus; " +
+                     found.error().message,
+                 found.error().hint};
+  }
+  launch->primus = *found;
+  auto read = train::ReadPrimusExperiment(experiment.primus_file, launch->args.subtask, *launch->primus,
+                                          launch->args.rest, launch->request.environment);
+  if (!read.ok()) return read.error();
+  launch->primus_experiment = *read;
+  return Status::Ok();
+}
+
+Status ApplyExperimentLaunchSettings(TrainLaunch* launch, const config::LauncherConfig& launcher) {
+  auto extended = train::WithExperimentLaunchSettings(launcher, launch->experiment);
+  if (!extended.ok()) return extended.error();
+  launch->launcher = std::move(*extended);
+  return Status::Ok();
+}
+
+Status BuildLaunchSpec(TrainLaunch* launch) {
+  const config::LauncherConfig& launcher = *launch->launcher;
+  auto spec = agent::LaunchSpecFromConfig(launcher, {"placeholder"});
+  if (!spec.ok()) return spec.error();
+  launch->spec = std::move(*spec);
+  // The experiment's env: joins the plan above the user's environment;
+  // the plan then decides every worker variable (platform/environment_plan.h).
+  auto setup = agent::ApplyPlatform(launcher, ExperimentEnv(*launch), &launch->spec);
+  if (!setup.ok()) return setup.error();
+  launch->setup = std::move(*setup);
+  snapshot::Redactor& redactor = snapshot::ProcessRedactor();
+  for (const auto* values : {&launch->spec.env, &launch->spec.env_overrides}) {
+    for (const auto& [name, value] : *values) redactor.Learn(name, value);
+  }
+  for (const auto& [name, entry] : launch->setup.plan.variables) redactor.Learn(name, entry.value);
+
+  launch->world_size = launch->spec.nnodes * launch->spec.nproc_per_node;
+  if (launch->primus_experiment) {
+    auto layout = train::CheckPrimusLayout(*launch->primus_experiment, launch->world_size);
+    if (!layout.ok()) {
+      return Error{layout.error().code,
+                   launch->experiment.file + ", module " + launch->primus_experiment->module_name + ": " +
+                       layout.error().message,
+                   layout.error().hint};
+    }
+    launch->primus_layout = *layout;
+  } else {
+    if (Status status = train::ResolveForWorldSize(launch->request, launch->world_size, &launch->experiment);
+        !status.ok()) {
+      return status.error();
+    }
+    if (Status status = train::CheckBackendSubtask(launch->experiment, launch->args.subtask); !status.ok()) {
+      return status.error();
+    }
+  }
+  launch->backend_args = launch->primus ? launch->args.rest : launch->args.extra_args;
+  launch->run_preflight = !launch->args.no_preflight && launcher.GetBool("train.preflight");
+  launch->job_id = launch->process_env.count("PRIMUS_JOB_ID") ? launch->process_env.at("PRIMUS_JOB_ID")
+                                                               : launcher.scheduler().job_id;
+  return Status::Ok();
+}
+
+Status FindScripts(TrainLaunch* launch) {
+  const config::LauncherConfig& launcher = *launch->launcher;
+  std::vector<std::string> hook_dirs;
+  if (std::string builtin = hooks::BuiltinHooksDirectory(); !builtin.empty()) hook_dirs.push_back(builtin);
+  hook_dirs.push_back(".primus/hooks");
+  for (const std::string& dir : launcher.GetStringList("direct.hooks_dir")) hook_dirs.push_back(dir);
+  for (const auto& dir : launch->experiment.resolved.Find("hooks.dirs")->AsList()) {
+    hook_dirs.push_back(JoinPath(DirName(launch->experiment.file), dir.ScalarText()));
+  }
+  auto found = hooks::FindHooks({hook_dirs, "train", launch->args.subtask});
+  if (!found.ok()) return found.error();
+  launch->hooks = std::move(*found);
+  auto patches = hooks::PreparePatches(launcher.GetStringList("direct.patch"));
+  if (!patches.ok()) return patches.error();
+  launch->patches = std::move(*patches);
+  return Status::Ok();
+}
+
+Result<int> PrintDryRun(const TrainLaunch& launch) {
+  const train::ExperimentConfig& experiment = launch.experiment;
+  const agent::LaunchSpec& spec = launch.spec;
+  train::BackendInputs inputs{&experiment,           "<experiment dir>",  launch.backend_args,
+                              launch.args.resume,    launch.process_env, launch.args.subtask,
+                              launch.primus ? &*launch.primus : nullptr};
+  auto command = train::BuildBackendCommand(inputs);
+  if (!command.ok()) return command.error();
+  const config::LauncherConfig& launcher = *launch.launcher;
+  std::cout << "experiment: " << Join(experiment.files, " <- ") << "\n"
+            << DescribeWorld(launch) << DescribeLaunchSettings(launcher)
+            << "  experiment directory: " << experiment.workspace << "/" << experiment.exp_name << "_"
+            << (launch.job_id.empty() ? std::string("<time>") : launch.job_id) << "/\n"
+            << "  hang watchdog: " << Seconds(spec.hang_timeout_s) << " ("
+            << launcher.OriginOf("direct.hang_timeout").Describe() << "); exit grace: " << Seconds(spec.exit_grace_s)
+            << "\n"
+            << "scripts that would run (none runs under --dry-run):\n"
+            << (launch.patches.empty() && launch.hooks.empty()
+                    ? std::string("  (none)\n")
+                    : hooks::DescribeScripts(launch.patches) + hooks::DescribeScripts(launch.hooks))
+            << "worker command (once per rank):\n  " << ShellJoin(command->argv) << "\n"
+            << agent::DescribeWorkerEnvironment(launch.setup)
+            << (launch.run_preflight ? "preflight: the fast checks would run before the launch (--no-preflight skips them)\n"
+                                     : "preflight: off\n");
+  return 0;
+}
+
+Status RunPreflight(const TrainLaunch& launch) {
+  if (!launch.run_preflight) return Status::Ok();
+  const agent::LaunchSpec& spec = launch.spec;
+  preflight::JobPlacement placement{spec.nnodes, spec.node_rank, spec.master_addr, spec.master_port, {}};
+  // The host ApplyPlatform detected, from the same roots.
+  std::vector<preflight::CheckResult> checks = preflight::QuickTrainChecks(
+      launch.setup.host, platform::Roots::FromEnvironment(), launch.process_env, placement, launch.experiment.workspace);
+  std::vector<std::string> failures;
+  for (const preflight::CheckResult& check : checks) {
+    if (check.status == preflight::CheckStatus::kWarn) {
+      log::Warn("preflight: {} {}: {} (expected {}); {}", check.category, check.name, check.value, check.expected, check.fix);
+    } else if (check.status == preflight::CheckStatus::kFail) {
+      failures.push_back(fmt::format("{} {}: {} (expected {})\n  fix: {}", check.category, check.name, check.value,
+                                     check.expected, check.fix));
+    }
+  }
+  if (!failures.empty()) {
+    return EnvironmentError("preflight stopped the launch:\n" + Join(failures, "\n"),
+                            "fix the above, or skip the checks with train --no-preflight");
+  }
+  return Status::Ok();
+}
+
+Status OpenExperimentDir(TrainLaunch* launch, const TaskContext& context) {
+  // A job with an id (PRIMUS_JOB_ID, or the scheduler's) has one directory,
+  // <exp>_<job id>: its nodes share it (checkpoints, metrics; each node's
+  // snapshot inside), a requeued job finds its checkpoints again, and
+  // `slurm sbatch` put the batch script and Slurm's log there already.
+  const train::ExperimentConfig& experiment = launch->experiment;
+  if (!launch->job_id.empty()) {
+    auto job = snapshot::OpenJobExperimentDir(experiment.workspace, experiment.exp_name, launch->job_id,
+                                              launch->spec.node_rank);
+    if (!job.ok()) return job.error();
+    launch->shared_root = job->shared_root;
+    launch->dir = job->node;
+  } else {
+    auto own = snapshot::CreateExperimentDir(experiment.workspace, experiment.exp_name, std::time(nullptr));
+    if (!own.ok()) return own.error();
+    launch->shared_root = own->root;
+    launch->dir = *own;
+    if (launch->spec.nnodes > 1) {
+      log::Warn("no job id (PRIMUS_JOB_ID, or the scheduler's): this node writes its own experiment directory {}, "
+                "so checkpoints are not shared between nodes; export the same PRIMUS_JOB_ID on every node",
+                own->root);
+    }
+  }
+  snapshot::RunMetadata& metadata = launch->metadata;
+  metadata.primus_version = PRIMUS_VERSION;
+  metadata.argv = context.command_line;
+  metadata.cwd = CurrentDir();
+  metadata.git = snapshot::DetectGit(metadata.cwd);
+  metadata.task = "train " + launch->args.subtask;
+  metadata.hosts = {log::HostName()};
+  metadata.start_time = snapshot::IsoTimeUtc(snapshot::NowEpochSeconds());
+  metadata.log_dir = launch->dir.logs_dir();
+  if (launch->replay) metadata.replay_of = launch->replay->dir.root;
+  if (Status written = snapshot::WriteMetadata(launch->dir.metadata_file(), metadata, snapshot::ProcessRedactor());
+      !written.ok()) {
+    return written.error();
+  }
+  log::Info("experiment directory: {}", launch->dir.root);
+  return Status::Ok();
+}
+
+Status WriteSnapshot(TrainLaunch* launch) {
+  const train::ExperimentConfig& experiment = launch->experiment;
+  nlohmann::ordered_json system = train::DescribeSystem(launch->setup.host);
+  train::AddPythonVersions(experiment.interpreter, &system);
+  if (launch->primus) system["primus_backend"] = launch->primus->version + " at " + launch->primus->root;
+  if (launch->replay) {
+    auto differences = train::CompareSystems(launch->replay->system, system);
+    bool incompatible = std::any_of(differences.begin(), differences.end(), [](const auto& d) { return d.incompatible; });
+    std::cerr << "replay of " << launch->replay->dir.root << " (" << launch->replay->metadata.start_time
+              << "): then vs now\n"
+              << train::FormatDifferences(differences);
+    if (incompatible && !launch->args.force) {
+      return EnvironmentError("this machine is not compatible with the recorded run of " + launch->replay->dir.root,
+                              "use a machine with the recorded GPUs, or add --force to run anyway");
+    }
+  }
+  const snapshot::Redactor& redactor = snapshot::ProcessRedactor();
+  if (Status written = snapshot::WriteSystemInfo(launch->dir, system, redactor); !written.ok()) return written;
+  auto copied = snapshot::WriteConfigFiles(
+      launch->dir, launch->replay ? std::vector<std::string>{} : experiment.files,
+      (launch->primus ? experiment.primus_file : experiment.resolved).ToYaml(/*escape_dollars_for_reload=*/true),
+      redactor);
+  if (!copied.ok()) return copied.error();
+  return Status::Ok();
+}
+
+Status RunHooks(TrainLaunch* launch) {
+  // Worker environment: experiment env over launcher config env, hooks over both;
+  // the user's own environment and --env always win (the agent applies that).
+  agent::LaunchSpec& spec = launch->spec;
+  snapshot::EnvWithOrigins& origins = launch->origins;
+  if (launch->replay) {
+    for (const auto& [name, entry] : launch->replay->env) {
+      if (!train::IsReplayedVariable(name)) continue;
+      if (entry.value == snapshot::kRedacted) {
+        if (!launch->process_env.count(name)) log::Warn("replay: {} was redacted when recorded and is not set now", name);
+        continue;
+      }
+      spec.env_overrides[name] = entry.value;
+      origins[name] = {entry.value, "replay of " + launch->replay->dir.root + " (" + entry.origin + ")"};
+    }
+  }
+  for (const auto& [name, entry] : launch->setup.plan.variables) origins[name] = {entry.value, entry.origin};
+
+  std::vector<hooks::Script> scripts = launch->patches;
+  scripts.insert(scripts.end(), launch->hooks.begin(), launch->hooks.end());
+  hooks::RunContext hook_context;
+  hook_context.node_rank = spec.node_rank;
+  hook_context.env = {{"PRIMUS_TASK", "train"},
+                      {"PRIMUS_SUBTASK", launch->args.subtask},
+                      {"PRIMUS_EXP_DIR", launch->dir.root},
+                      {"PRIMUS_CONFIG", launch->dir.config_dir() + "/resolved.yaml"},
+                      {"NODE_RANK", std::to_string(spec.node_rank)},
+                      {"NNODES", std::to_string(spec.nnodes)}};
+  auto outcome = hooks::RunScripts(scripts, hook_context);
+  if (!outcome.ok()) return outcome.error();
+  // A hook computed these for this launch: they win over profiles and files.
+  for (const auto& [name, value] : outcome->env) {
+    snapshot::ProcessRedactor().Learn(name, value);
+    spec.env_overrides[name] = value;
+    origins[name] = {value, "hook env. line"};
+  }
+  // The hooks' extra arguments go to the backend before the command line's.
+  std::vector<std::string> extra = outcome->extra_args;
+  extra.insert(extra.end(), launch->backend_args.begin(), launch->backend_args.end());
+  launch->backend_args = std::move(extra);
+  return Status::Ok();
+}
+
+Status BuildWorkerCommand(TrainLaunch* launch) {
+  const train::ExperimentConfig& experiment = launch->experiment;
+  agent::LaunchSpec& spec = launch->spec;
+  train::BackendInputs inputs{&experiment,           launch->shared_root, launch->backend_args,
+                              launch->args.resume,   launch->process_env, launch->args.subtask,
+                              launch->primus ? &*launch->primus : nullptr};
+  if (launch->primus) {
+    log::Info("through Primus {} at {} ({}): {}", launch->primus->version, launch->primus->root, launch->primus->found_by,
+              train::DescribePrimusPlan(*launch->primus_experiment, launch->primus_layout, launch->world_size));
+  }
+  auto command = train::BuildBackendCommand(inputs);
+  if (!command.ok()) return command.error();
+  launch->command = std::move(*command);
+  for (const auto& [path, content] : launch->command.files) {
+    if (Status written = WriteFileAtomic(path, content); !written.ok()) return written;
+  }
+  snapshot::EnvWithOrigins& origins = launch->origins;
+  for (const auto& [name, value] : launch->command.env) {
+    snapshot::ProcessRedactor().Learn(name, value);
+    if (!spec.env.count(name)) {
+      spec.env[name] = value;
+      origins[name] = {value, "backend " + experiment.backend};
+    }
+  }
+  // env/: everything a worker starts with (the per-rank RANK/LOCAL_RANK/...
+  // are the agent's, docs/agent.md), each with where it came from.
+  snapshot::EnvWithOrigins& worker_env = launch->worker_env;
+  for (const auto& [name, value] : launch->process_env) worker_env[name] = {value, "user environment"};
+  for (const auto& [name, value] : spec.env) {
+    if (!launch->process_env.count(name)) worker_env[name] = {value, "backend " + experiment.backend};
+  }
+  for (const auto& [name, value] : spec.env_overrides) {
+    worker_env[name] = origins.count(name) ? origins[name] : snapshot::EnvEntry{value, "--env"};
+  }
+  worker_env.erase(agent::kJobTokenVariable);  // the agent's, never a worker's (agent/worker_env.h)
+  worker_env["WORLD_SIZE"] = {std::to_string(launch->world_size), "node agent"};
+  worker_env["NNODES"] = {std::to_string(spec.nnodes), "node agent"};
+  WriteWorkerEnv(*launch);
+
+  spec.argv = launch->command.argv;
+  spec.log_dir = launch->dir.logs_dir();
+  spec.run_id = Split(launch->dir.root, '/').back();
+  log::Debug("worker command: {}", ShellJoin(spec.argv));
+  return Status::Ok();
+}
+
+Result<agent::RunResult> Launch(TrainLaunch* launch) {
+  std::optional<train::ProgressFollower> progress;
+  if (!launch->command.metrics_file.empty()) {
+    progress.emplace(launch->command.metrics_file, launch->experiment.resolved.Find("training.steps")->AsInt(),
+                     isatty(STDERR_FILENO) != 0, 30.0);
+  }
+  auto result = agent::RunWorkers(launch->spec);
+  if (progress) progress->Stop();
+  return result;
+}
+
+int RecordOutcome(TrainLaunch* launch, const agent::RunResult& result) {
+  snapshot::EnvWithOrigins& worker_env = launch->worker_env;
+  worker_env["MASTER_ADDR"] = {result.master_addr, "node agent"};
+  worker_env["MASTER_PORT"] = {std::to_string(result.master_port), "node agent"};
+  worker_env["TORCHELASTIC_RUN_ID"] = {result.run_id, "node agent"};
+  WriteWorkerEnv(*launch);
+  snapshot::RunMetadata& metadata = launch->metadata;
+  metadata.restarts = result.restarts;
+  metadata.hosts = {log::HostName()};
+  if (result.root_cause) {
+    const agent::WorkerFailure& cause = *result.root_cause;
+    metadata.root_cause = {{"host", cause.host},         {"rank", cause.rank},       {"local_rank", cause.local_rank},
+                           {"pid", cause.pid},           {"attempt", cause.attempt}, {"exit_code", cause.exit_code},
+                           {"signal", cause.signal},     {"hung", cause.hung},       {"message", cause.message},
+                           {"log_file", cause.log_file}};
+  }
+  std::string status = result.exit_code == 0                                           ? "succeeded"
+                       : result.agent_signal                                           ? "interrupted"
+                       : result.exit_code == static_cast<int>(ExitCode::kStuckAtExit) ? "stuck_at_exit"
+                                                                                       : "failed";
+  Finish(launch, result.exit_code, status);
+  log::Info("experiment {}: {} (exit {}), {}", launch->dir.root, status, result.exit_code,
+            result.restarts ? std::to_string(result.restarts) + " restart(s)" : "no restarts");
+  return result.exit_code;
+}
+
+Error RecordFailure(TrainLaunch* launch, const Error& error) {
+  launch->metadata.root_cause = {{"launcher_error", error.message}};
+  Finish(launch, static_cast<int>(error.code), "failed");
+  log::Info("experiment directory: {}", launch->dir.root);
+  return error;
+}
+
+}  // namespace primus::tasks

@@ -1,0 +1,67 @@
+#include "train/launch_settings.h"
+
+#include <string>
+
+#include "util/strings.h"
+
+namespace primus::train {
+namespace {
+
+constexpr int64_t kMaxProcsPerNode = 4096;
+
+// "experiment exp.yaml:12:5": where in the experiment the value was written.
+config::Origin InExperiment(const ExperimentConfig& experiment, std::string_view key) {
+  config::Origin origin = experiment.resolved.Find(key)->origin();
+  origin.source = "experiment " + origin.source;
+  origin.from_scheduler = false;
+  return origin;
+}
+
+// auto, gpu, cpu or a number of workers; a Primus-format file's launcher keys
+// reach here unchecked, so the check is made here for both formats.
+Status CheckNprocPerNode(const ExperimentConfig& experiment) {
+  const std::string value = ToLower(Trim(experiment.nproc_per_node));
+  if (value == "auto" || value == "gpu" || value == "cpu") return Status::Ok();
+  std::optional<int64_t> number = ParseInt(value);
+  if (number && *number >= 1 && *number <= kMaxProcsPerNode) return Status::Ok();
+  return config::ConfigErrorAt(experiment.resolved.Find("distributed.nproc_per_node")->origin(),
+                               "distributed.nproc_per_node must be auto, gpu, cpu or a number from 1 to " +
+                                   std::to_string(kMaxProcsPerNode) + ", not '" + experiment.nproc_per_node + "'",
+                               "write distributed.nproc_per_node: 8 (or auto: one worker per GPU)");
+}
+
+}  // namespace
+
+Result<config::Value> ExperimentLaunchLayer(const ExperimentConfig& experiment, const config::LauncherConfig& launcher) {
+  config::Value layer = config::Value::EmptyMap();
+  if (!experiment.nproc_per_node.empty()) {
+    if (Status status = CheckNprocPerNode(experiment); !status.ok()) return status.error();
+    (void)layer.Set("direct.nproc_per_node", config::Value::String(experiment.nproc_per_node,
+                                                                   InExperiment(experiment, "distributed.nproc_per_node")));
+  }
+  if (experiment.nnodes > 0) {
+    (void)layer.Set("direct.nnodes", config::Value::Int(experiment.nnodes, InExperiment(experiment, "distributed.nnodes")));
+  }
+  if (experiment.max_restarts >= 0) {
+    (void)layer.Set("direct.max_restarts",
+                    config::Value::Int(experiment.max_restarts, InExperiment(experiment, "fault_tolerance.max_restarts")));
+  }
+  if (experiment.hang_timeout >= 0) {
+    (void)layer.Set("direct.hang_timeout", config::Value::Double(experiment.hang_timeout,
+                                                                 InExperiment(experiment, "fault_tolerance.hang_timeout")));
+  } else {
+    config::Origin origin;
+    origin.source = "train.hang_timeout, " + launcher.OriginOf("train.hang_timeout").Describe();
+    (void)layer.Set("direct.hang_timeout", config::Value::Double(launcher.GetDouble("train.hang_timeout"), origin));
+  }
+  return layer;
+}
+
+Result<config::LauncherConfig> WithExperimentLaunchSettings(const config::LauncherConfig& launcher,
+                                                            const ExperimentConfig& experiment) {
+  auto layer = ExperimentLaunchLayer(experiment, launcher);
+  if (!layer.ok()) return layer.error();
+  return launcher.WithExperimentLayer(std::move(*layer));
+}
+
+}  // namespace primus::train

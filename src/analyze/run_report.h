@@ -39,7 +39,7 @@ struct EndingLine {
   std::string host;
   int rank = -1;
   double time = 0;    // seconds since the epoch; 0 when the line has no stamp
-  std::string text;   // "rank 1: ended with exit code 1 (local rank 1, pid 7870)"
+  std::string text;   // "ended with exit code 1 (local rank 1, pid 7870)"
   bool failure = false;  // written as an error line (E): not a clean exit, not stopped by the agent
   std::string error_message;  // from the worker's <host>.rank<R>.error.json, when it left one
 };

@@ -234,6 +234,10 @@ std::string NodesSection(const RunReport& report, double t0) {
   return html + "</section>\n";
 }
 
+std::string WorkerName(const EndingLine& ending) {
+  return ending.rank >= 0 ? fmt::format("{} rank {}", ending.host, ending.rank) : ending.host;
+}
+
 std::string AttemptsSection(const RunReport& report, double t0) {
   std::string html = "<section id=\"attempts\"><h2>Attempts, restarts and failures</h2>\n";
   html += fmt::format("<p>{} restart(s); root cause: {}</p>\n", report.summary.restarts,
@@ -252,20 +256,22 @@ std::string AttemptsSection(const RunReport& report, double t0) {
     }
     for (const EndingLine& ending : attempt.endings) {
       if (ending.time <= 0) continue;
-      std::string label = ending.host + ": " + ending.text;
+      std::string label = WorkerName(ending) + ": " + ending.text;
       if (!ending.error_message.empty()) label += "\n" + ending.error_message;
       timeline.marks.push_back({row, ending.time - t0, label, ending.failure});
       if (ending.failure) failures.push_back(&ending);
     }
   }
   html += RenderTimeline(timeline);
-  html += "<table><tr><th>attempt</th><th>at s</th><th>host</th><th>how the worker ended</th></tr>\n";
+  html += "<table><tr><th>attempt</th><th>at s</th><th>host</th><th>rank</th><th>how the worker ended</th></tr>\n";
   for (const AttemptRecord& attempt : report.attempts) {
     for (const EndingLine& ending : attempt.endings) {
       std::string text = EscapeXml(ending.text);
       if (!ending.error_message.empty()) text += "<br>" + EscapeXml(ending.error_message);
-      html += fmt::format("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", ending.failure ? " class=\"failure\"" : "",
-                          attempt.attempt, ending.time > 0 ? Number(ending.time - t0) : "-", EscapeXml(ending.host), text);
+      html += fmt::format("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                          ending.failure ? " class=\"failure\"" : "", attempt.attempt,
+                          ending.time > 0 ? Number(ending.time - t0) : "-", EscapeXml(ending.host),
+                          ending.rank >= 0 ? std::to_string(ending.rank) : "-", text);
     }
   }
   return html + "</table>\n</section>\n";

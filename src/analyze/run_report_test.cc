@@ -149,6 +149,10 @@ TEST_F(RunReportTest, ThePageHasEverySectionAndNeedsNothingFromElsewhere) {
   EXPECT_NE(html.find("data-series=\"attempt 1\" data-points=\"30\""), std::string::npos);
   EXPECT_NE(html.find("restart: attempt 1"), std::string::npos);
   EXPECT_EQ(Count(html, "class=\"mark failure\""), 1u);
+  EXPECT_NE(html.find("<title>host2 rank 3: ended with exit code 1 (local rank 1, pid 202)\nRuntimeError: CUDA error: an "
+                      "illegal memory access &lt;was&gt; encountered</title>"),
+            std::string::npos)
+      << "the failing worker, how it ended and its error message on hover";
   // Self-contained: nothing is fetched (the SVG namespace is a name, not a fetch).
   std::string fetched = std::regex_replace(html, std::regex("xmlns=\"http://www.w3.org/2000/svg\""), "");
   EXPECT_EQ(fetched.find("http://"), std::string::npos);

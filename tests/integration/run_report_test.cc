@@ -83,7 +83,9 @@ TEST(RunReportBrowserTest, ARealRunWithARestartRendersInABrowser) {
   EXPECT_EQ(PolylinePoints(dom, "loss-chart"), steps_logged) << "one point per logged step, both attempts";
   EXPECT_NE(dom.find("data-series=\"attempt 1\""), std::string::npos) << "the attempt after the restart has its own curve";
   EXPECT_GT(PolylinePoints(dom, "throughput-chart"), 0u);
-  EXPECT_EQ(Count(dom, "class=\"mark failure\""), 1u) << "rank 1's failure on the timeline";
+  // Rank 1's failure is on the timeline; rank 0 may fail too (its peer is gone) before the agent stops it.
+  EXPECT_GE(Count(dom, "class=\"mark failure\""), 1u);
+  EXPECT_NE(dom.find("rank 1: ended with exit code 1"), std::string::npos);
   EXPECT_NE(dom.find("fails on purpose"), std::string::npos) << "its error message from the worker's error file";
   EXPECT_NE(dom.find("command line training.steps=40"), std::string::npos) << "the override's origin";
   EXPECT_NE(dom.find("config/tiny-cpu.yaml"), std::string::npos) << "the experiment file's keys";

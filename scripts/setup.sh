@@ -32,6 +32,8 @@ PACKAGES=(
   podman crun docker.io
   # `analyze topology --visualize` renders its Graphviz graph with dot
   graphviz
+  # `analyze run --html`: its test renders the report in a real headless browser
+  chromium
   # the etcd rendezvous tests start a real etcd 3.4 (src/agent/etcd_rendezvous_etcd_test.cc)
   etcd-server
   # the ssh runtime's tests: a real sshd per network-namespace host, the system's ssh client

@@ -34,13 +34,14 @@ std::vector<RunPoint> ReadMetrics(const std::string& path) {
     point.loss = record["loss"].get<double>();
     point.time = record.value("time", 0.0);
     point.tokens_per_s = record.value("tokens_per_s", 0.0);
+    point.attempt = record.value("restart_count", 0);
     points.push_back(point);
   }
   return points;
 }
 
 // Rank 0's log lines "step 10/200 loss 4.5191 ... tok/s 33367".
-std::vector<RunPoint> ReadRankLog(const std::string& path) {
+std::vector<RunPoint> ReadRankLog(const std::string& path, int attempt) {
   static const RE2 step_line(R"(step (\d+)(?:/\d+)? .*?loss ([0-9.eE+-]+)(?:.*?tok/s ([0-9.]+))?)");
   std::vector<RunPoint> points;
   std::ifstream in(path);
@@ -52,7 +53,7 @@ std::vector<RunPoint> ReadRankLog(const std::string& path) {
     double loss = 0;
     std::string rate;
     if (!RE2::PartialMatch(line.text, step_line, &step, &loss, &rate)) continue;
-    points.push_back({line.time, step, loss, rate.empty() ? 0 : std::stod(rate)});
+    points.push_back({line.time, step, loss, rate.empty() ? 0 : std::stod(rate), attempt});
   }
   return points;
 }
@@ -104,6 +105,7 @@ Result<RunSummary> LoadRunSummary(const std::string& dir) {
   summary.start_time = metadata["start_time"].is_string() ? metadata["start_time"].get<std::string>() : "";
   summary.end_time = metadata["end_time"].is_string() ? metadata["end_time"].get<std::string>() : "";
   double start = ParseUtc(summary.start_time), end = ParseUtc(summary.end_time);
+  summary.start_s = start;
   if (start > 0 && end >= start) summary.duration_s = end - start;
   summary.root_cause = metadata.contains("root_cause") ? metadata["root_cause"] : nlohmann::ordered_json(nullptr);
 
@@ -118,7 +120,7 @@ Result<RunSummary> LoadRunSummary(const std::string& dir) {
     if (sources.ok()) {
       for (const LogSource& source : *sources) {
         if (source.rank != 0) continue;
-        std::vector<RunPoint> points = ReadRankLog(source.path);
+        std::vector<RunPoint> points = ReadRankLog(source.path, std::max(0, source.attempt));
         summary.points.insert(summary.points.end(), points.begin(), points.end());
         if (!points.empty()) summary.metrics_source = JoinPath("logs", source.display);
       }
@@ -126,6 +128,16 @@ Result<RunSummary> LoadRunSummary(const std::string& dir) {
   }
   Derive(&summary);
   return summary;
+}
+
+std::string DescribeRootCause(const nlohmann::ordered_json& cause) {
+  if (!cause.is_object()) return "none";
+  if (cause.contains("launcher_error")) return cause["launcher_error"].get<std::string>();
+  std::string ending = cause.value("signal", 0) != 0 ? fmt::format("signal {}", cause.value("signal", 0))
+                                                     : fmt::format("exit code {}", cause.value("exit_code", 0));
+  return fmt::format("rank {} on {} ({}{}){}", cause.value("rank", -1), cause.value("host", "?"),
+                     cause.value("hung", false) ? "hung, " : "", ending,
+                     cause.value("message", "").empty() ? "" : ": " + cause.value("message", ""));
 }
 
 std::string FormatRunSummary(const RunSummary& s) {
@@ -136,20 +148,7 @@ std::string FormatRunSummary(const RunSummary& s) {
   out += fmt::format("  duration:   {}\n", s.duration_s > 0 || !s.end_time.empty() ? fmt::format("{:g} s", s.duration_s)
                                                                                     : std::string("- (no end time)"));
   out += fmt::format("  restarts:   {}\n", s.restarts);
-  if (s.root_cause.is_object()) {
-    const auto& cause = s.root_cause;
-    if (cause.contains("launcher_error")) {
-      out += fmt::format("  root cause: {}\n", cause["launcher_error"].get<std::string>());
-    } else {
-      std::string ending = cause.value("signal", 0) != 0 ? fmt::format("signal {}", cause.value("signal", 0))
-                                                         : fmt::format("exit code {}", cause.value("exit_code", 0));
-      out += fmt::format("  root cause: rank {} on {} ({}{}){}\n", cause.value("rank", -1), cause.value("host", "?"),
-                         cause.value("hung", false) ? "hung, " : "", ending,
-                         cause.value("message", "").empty() ? "" : ": " + cause.value("message", ""));
-    }
-  } else {
-    out += "  root cause: none\n";
-  }
+  out += fmt::format("  root cause: {}\n", DescribeRootCause(s.root_cause));
   if (s.points.empty()) return out + "  metrics:    none found (no metrics.jsonl, no step lines in rank 0's log)\n";
   out += fmt::format("  metrics:    {} point(s) from {}\n", s.points.size(), s.metrics_source);
   out += fmt::format("  steps:      {} (last), {} steps/s\n", s.step_last, Number(s.steps_per_s));

@@ -20,6 +20,7 @@ struct RunPoint {
   int64_t step = 0;
   double loss = 0;
   double tokens_per_s = 0;  // 0 when unknown
+  int attempt = 0;          // metrics.jsonl's restart_count, or the log's attempt_<n>
 };
 
 struct RunSummary {
@@ -29,6 +30,7 @@ struct RunSummary {
   int exit_code = 0;
   int restarts = 0;
   std::string start_time, end_time;  // as metadata.json has them
+  double start_s = 0;                // start_time in seconds since the epoch; 0 when unknown
   double duration_s = 0;             // 0 when unknown (still running)
   nlohmann::ordered_json root_cause;  // null when none
   std::string metrics_source;         // "metrics.jsonl", a log file, or "" (none found)
@@ -43,6 +45,8 @@ struct RunSummary {
 // A directory without metadata.json is an environment error (exit 4).
 Result<RunSummary> LoadRunSummary(const std::string& dir);
 
+// metadata.json's root_cause in words: "rank 1 on vm (exit code 1): message", or "none".
+std::string DescribeRootCause(const nlohmann::ordered_json& root_cause);
 std::string FormatRunSummary(const RunSummary& summary);
 std::string RunSummaryJson(const RunSummary& summary);
 // Loss and tokens/s against seconds since the first step, one SVG.

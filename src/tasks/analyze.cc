@@ -1,7 +1,7 @@
 // The `analyze` task: after a job, what went wrong and how it ran; before
 // one, how the host is wired. Three subtasks over the analyze layer:
 //   logs <experiment-dir|log-dir|files...> [--json] [--signatures FILE]
-//   run <experiment-dir> [--json] [--plot FILE.svg]
+//   run <experiment-dir> [--json] [--plot FILE.svg] [--html FILE.html]
 //   topology [--visualize] [--output FILE.svg|.png|.dot]
 // Exit codes: 0 whenever the analysis ran (failures found in the logs are
 // its result, not its failure), 2 bad arguments, 3 a bad signature file,
@@ -13,6 +13,8 @@
 
 #include "analyze/log_report.h"
 #include "analyze/log_scan.h"
+#include "analyze/run_report.h"
+#include "analyze/run_report_html.h"
 #include "analyze/run_summary.h"
 #include "analyze/signature_db.h"
 #include "analyze/topology.h"
@@ -34,6 +36,7 @@ const std::vector<OptionSpec>& AnalyzeOptions() {
       {{"--json"}, K::kFlag, "", "", "print JSON instead of text (logs, run)"},
       {{"--signatures"}, K::kValue, "FILE", "", "logs: a signature file replacing the built-in data/signatures.yaml"},
       {{"--plot"}, K::kValue, "FILE.svg", "", "run: draw loss and tokens/s over time (default <dir>/run.svg)"},
+      {{"--html"}, K::kValue, "FILE.html", "", "run: also write the run report, one self-contained HTML page"},
       {{"--visualize"}, K::kFlag, "", "", "topology: also draw the topology with Graphviz"},
       {{"--output"}, K::kValue, "FILE", "", "topology --visualize: the picture (.svg, .png or .dot; default topology.svg)"},
   };
@@ -46,6 +49,7 @@ struct AnalyzeArgs {
   bool json = false;
   std::string signatures;
   std::string plot;
+  std::string html;
   bool visualize = false;
   std::string output;
 };
@@ -71,6 +75,7 @@ Result<AnalyzeArgs> ParseArgs(const std::vector<std::string>& args) {
       if (name == "--json") parsed.json = true;
       else if (name == "--signatures") parsed.signatures = option.value;
       else if (name == "--plot") parsed.plot = option.value;
+      else if (name == "--html") parsed.html = option.value;
       else if (name == "--visualize") parsed.visualize = true;
       else if (name == "--output") parsed.output = option.value;
     }
@@ -85,7 +90,8 @@ Result<AnalyzeArgs> ParseArgs(const std::vector<std::string>& args) {
     return Status::Ok();
   };
   for (Status status : {only_for(!parsed.signatures.empty(), "--signatures", "logs"),
-                        only_for(!parsed.plot.empty(), "--plot", "run"), only_for(parsed.visualize, "--visualize", "topology"),
+                        only_for(!parsed.plot.empty(), "--plot", "run"), only_for(!parsed.html.empty(), "--html", "run"),
+                        only_for(parsed.visualize, "--visualize", "topology"),
                         only_for(!parsed.output.empty(), "--output", "topology")}) {
     if (!status) return status.error();
   }
@@ -105,6 +111,10 @@ Result<AnalyzeArgs> ParseArgs(const std::vector<std::string>& args) {
   }
   if (!parsed.plot.empty()) {
     if (Status svg = benchmark::CheckSvgPlotPath(parsed.plot, "--plot run.svg"); !svg) return svg.error();
+  }
+  if (!parsed.html.empty() && !ToLower(parsed.html).ends_with(".html") && !ToLower(parsed.html).ends_with(".htm")) {
+    return UsageError("--html writes an HTML page: name the file *.html, not '" + parsed.html + "'",
+                      "write --html report.html");
   }
   if (!parsed.output.empty() && !parsed.output.ends_with(".svg") && !parsed.output.ends_with(".png") &&
       !parsed.output.ends_with(".dot")) {
@@ -137,11 +147,17 @@ Result<int> AnalyzeRun(const AnalyzeArgs& args) {
     if (Status written = WriteFileAtomic(plot, analyze::RenderRunPlot(*summary)); !written) return written.error();
     drawn = true;
   }
+  if (!args.html.empty()) {
+    auto report = analyze::LoadRunReport(args.paths.front());
+    if (!report.ok()) return report.error();
+    if (Status written = WriteFileAtomic(args.html, analyze::RenderRunReportHtml(*report)); !written) return written.error();
+  }
   if (args.json) {
     std::cout << analyze::RunSummaryJson(*summary);
   } else {
     std::cout << analyze::FormatRunSummary(*summary);
     if (drawn) std::cout << "  plot:       " << plot << "\n";
+    if (!args.html.empty()) std::cout << "  report:     " << args.html << "\n";
   }
   return 0;
 }
@@ -179,14 +195,16 @@ class AnalyzeTask : public Task {
   std::vector<std::string> subtasks() const override { return {"logs", "run", "topology"}; }
   std::string help() const override {
     return "usage: primus-cli [direct --] analyze logs <experiment-dir | log-dir | files...> [--json] [--signatures FILE]\n"
-           "       primus-cli [direct --] analyze run <experiment-dir> [--json] [--plot FILE.svg]\n"
+           "       primus-cli [direct --] analyze run <experiment-dir> [--json] [--plot FILE.svg] [--html FILE.html]\n"
            "       primus-cli [direct --] analyze topology [--visualize] [--output FILE.svg|.png|.dot]\n"
            "\n"
            "logs      every known failure in the logs (data/signatures.yaml: pattern, meaning, fix), its first\n"
            "          occurrence (file, line, host, rank, time), repeats grouped, the first failing rank of each\n"
            "          attempt by timestamp across all files, and error-looking lines no signature explains\n"
            "run       a train run's summary (duration, restarts, root cause, steps/s, tokens/s, loss) and a plot\n"
-           "          of loss and tokens/s over time (SVG, <dir>/run.svg unless --plot)\n"
+           "          of loss and tokens/s over time (SVG, <dir>/run.svg unless --plot); --html writes the run\n"
+           "          report: curves, step time per rank, GPU/CPU per node, restarts and failures on a timeline,\n"
+           "          configuration and environment with their origins, in one page that needs no network\n"
            "topology  GPUs, NICs, NUMA and PCIe links as a matrix (nvidia-smi topo -m notation); --visualize\n"
            "          draws it with Graphviz\n"
            "\n" +

@@ -1,0 +1,331 @@
+#include "analyze/run_report_html.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "util/strings.h"
+#include "util/xml_escape.h"
+
+namespace primus::analyze {
+namespace {
+
+// Ranks drawn in the step-time chart; a wider job shows its slowest ranks.
+constexpr size_t kMaxRankBoxes = 64;
+// Nodes drawn one GPU chart each.
+constexpr size_t kMaxNodeCharts = 16;
+
+constexpr const char* kStyle = R"(
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; background: #f4f5f7; color: #1d232b; }
+main { max-width: 960px; margin: 0 auto; padding: 16px 20px 40px; }
+h1 { font-size: 22px; margin: 18px 0 4px; word-break: break-all; }
+h2 { font-size: 17px; margin: 0 0 10px; }
+section { background: white; border: 1px solid #dde1e6; border-radius: 6px; padding: 14px 16px; margin: 14px 0; }
+.badge { display: inline-block; padding: 2px 10px; border-radius: 10px; font-size: 13px; font-weight: 600; color: white; background: #6b7280; }
+.badge.succeeded { background: #2e7d32; } .badge.failed, .badge.interrupted { background: #c62828; } .badge.running { background: #1565c0; }
+dl.summary { display: grid; grid-template-columns: max-content 1fr; gap: 3px 16px; margin: 0; font-size: 14px; }
+dl.summary dt { color: #5b6470; } dl.summary dd { margin: 0; word-break: break-word; }
+p.missing { color: #6b7280; font-style: italic; margin: 4px 0; }
+svg.chart { display: block; max-width: 100%; height: auto; margin: 6px 0; }
+table { border-collapse: collapse; width: 100%; font-size: 13px; }
+th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid #eceff2; vertical-align: top; }
+td.value { font-family: ui-monospace, "DejaVu Sans Mono", monospace; word-break: break-all; }
+td.origin { color: #5b6470; }
+tr.failure td { color: #b71c1c; }
+details > summary { cursor: pointer; font-weight: 600; margin: 4px 0; }
+nav { font-size: 13px; } nav a { margin-right: 12px; color: #1565c0; text-decoration: none; }
+footer { color: #8a929c; font-size: 12px; margin-top: 18px; }
+)";
+
+std::string Missing(const std::string& text) { return "<p class=\"missing\">" + EscapeXml(text) + "</p>\n"; }
+
+std::string Number(double value) { return fmt::format("{:.4g}", value); }
+
+std::string Seconds(double seconds) {
+  if (seconds < 120) return fmt::format("{:.3g} s", seconds);
+  if (seconds < 7200) return fmt::format("{:.0f} min {:.0f} s", std::floor(seconds / 60), std::fmod(seconds, 60));
+  return fmt::format("{:.0f} h {:.0f} min", std::floor(seconds / 3600), std::fmod(seconds, 3600) / 60);
+}
+
+// The time every chart's x axis counts from: the run's start, else its first point.
+double TimeZero(const RunReport& report) {
+  if (report.summary.start_s > 0) return report.summary.start_s;
+  for (const RunPoint& point : report.summary.points) {
+    if (point.time > 0) return point.time;
+  }
+  for (const AttemptRecord& attempt : report.attempts) {
+    if (attempt.start > 0) return attempt.start;
+  }
+  return 0;
+}
+
+std::string SummarySection(const RunReport& report) {
+  const RunSummary& s = report.summary;
+  std::string name = std::filesystem::path(s.dir).filename().string();
+  if (name.empty()) name = s.dir;
+  std::string status = s.status.empty() ? "unknown" : s.status;
+  std::string html = fmt::format("<h1>{} <span class=\"badge {}\">{}</span></h1>\n", EscapeXml(name), EscapeXml(status),
+                                 EscapeXml(status));
+  std::vector<std::pair<std::string, std::string>> rows;  // already escaped
+  rows.emplace_back("directory", EscapeXml(s.dir));
+  rows.emplace_back("task", EscapeXml(s.task));
+  rows.emplace_back("status", EscapeXml(fmt::format("{} (exit {})", status, s.exit_code)));
+  rows.emplace_back("started", EscapeXml(s.start_time.empty() ? "-" : s.start_time));
+  rows.emplace_back("duration", EscapeXml(s.duration_s > 0 || !s.end_time.empty() ? Seconds(s.duration_s) : "- (no end time)"));
+  rows.emplace_back("restarts", fmt::format("{}", s.restarts));
+  rows.emplace_back("root cause", EscapeXml(DescribeRootCause(s.root_cause)));
+  const auto& hosts = report.metadata["hosts"];
+  if (hosts.is_array() && !hosts.empty()) {
+    std::vector<std::string> names;
+    for (const auto& host : hosts) names.push_back(host.is_string() ? host.get<std::string>() : host.dump());
+    rows.emplace_back("hosts", EscapeXml(Join(names, ", ")));
+  }
+  const auto& argv = report.metadata["argv"];
+  if (argv.is_array()) {
+    std::vector<std::string> words;
+    for (const auto& word : argv) words.push_back(word.is_string() ? word.get<std::string>() : word.dump());
+    rows.emplace_back("command", "<code>" + EscapeXml(ShellJoin(words)) + "</code>");
+  }
+  const auto& git = report.metadata["git"];
+  if (git.is_object() && git["commit"].is_string()) {
+    rows.emplace_back("git", EscapeXml(git["commit"].get<std::string>() + (git.value("dirty", false) ? " (dirty)" : "")));
+  }
+  if (!s.points.empty()) {
+    rows.emplace_back("steps", EscapeXml(fmt::format("{} (last), {} steps/s, from {}", s.step_last, Number(s.steps_per_s),
+                                                     s.metrics_source)));
+    rows.emplace_back("tokens/s", s.tokens_per_s > 0 ? Number(s.tokens_per_s) + " (mean)" : "-");
+    rows.emplace_back("loss", fmt::format("{} &rarr; {} (min {})", Number(s.loss_first), Number(s.loss_last),
+                                          Number(s.loss_min)));
+  }
+  html += "<section id=\"summary\"><h2>Summary</h2><dl class=\"summary\">\n";
+  for (const auto& [label, value] : rows) html += fmt::format("<dt>{}</dt><dd>{}</dd>\n", label, value);
+  html += "</dl>\n";
+  html += "<nav><a href=\"#training\">loss and throughput</a><a href=\"#step-times\">step time per rank</a>"
+          "<a href=\"#nodes\">nodes</a><a href=\"#attempts\">attempts and failures</a>"
+          "<a href=\"#configuration\">configuration</a><a href=\"#environment\">environment</a></nav>\n";
+  return html + "</section>\n";
+}
+
+std::string TrainingSection(const RunReport& report, double t0) {
+  const RunSummary& s = report.summary;
+  std::string html = "<section id=\"training\"><h2>Loss and throughput</h2>\n";
+  if (s.points.empty()) {
+    return html + Missing("No training metrics: no metrics.jsonl in the experiment directory and no \"step N/M loss X\" "
+                          "lines in rank 0's log.") +
+           "</section>\n";
+  }
+  // One series per attempt, so steps redone after a restart show as such.
+  std::map<int, ChartSeries> loss, rate;
+  bool timed = false;
+  for (const RunPoint& point : s.points) {
+    ChartSeries& series = loss[point.attempt];
+    series.points.emplace_back(static_cast<double>(point.step), point.loss);
+    if (point.tokens_per_s > 0 && point.time > 0) {
+      rate[point.attempt].points.emplace_back(point.time - t0, point.tokens_per_s);
+      timed = true;
+    }
+  }
+  LineChart loss_chart{"loss-chart", "loss", "step", "loss", {}, {}, /*y_from_zero=*/false};
+  for (auto& [attempt, series] : loss) {
+    series.name = loss.size() == 1 ? "loss" : fmt::format("attempt {}", attempt);
+    loss_chart.series.push_back(std::move(series));
+  }
+  html += RenderLineChart(loss_chart);
+  if (!timed) {
+    return html + Missing("No throughput: the metrics carry no tokens_per_s with a time.") + "</section>\n";
+  }
+  LineChart rate_chart{"throughput-chart", "throughput", "seconds since the run started", "tokens/s", {}, {}, true};
+  for (auto& [attempt, series] : rate) {
+    series.name = rate.size() == 1 ? "tokens/s" : fmt::format("attempt {}", attempt);
+    rate_chart.series.push_back(std::move(series));
+  }
+  for (const AttemptRecord& attempt : report.attempts) {
+    if (attempt.attempt > 0 && attempt.start > 0) {
+      rate_chart.markers.push_back({attempt.start - t0, fmt::format("restart: attempt {}", attempt.attempt)});
+    }
+  }
+  return html + RenderLineChart(rate_chart) + "</section>\n";
+}
+
+std::string StepTimeSection(const RunReport& report) {
+  std::string html = "<section id=\"step-times\"><h2>Step time per rank</h2>\n";
+  if (report.ranks.empty()) {
+    return html + Missing("No per-rank step times: no logs/attempt_<n>/<host>.rank<R>.metrics.jsonl with step_time_s "
+                          "(the workers' PRIMUS_METRICS_FILE, docs/monitor.md).") +
+           "</section>\n";
+  }
+  struct Row {
+    const RankStepTimes* rank;
+    double median, p90, max;
+  };
+  std::vector<Row> rows;
+  for (const RankStepTimes& rank : report.ranks) {
+    std::vector<double> sorted = rank.step_time_s;
+    std::sort(sorted.begin(), sorted.end());
+    auto at = [&](double q) { return sorted[static_cast<size_t>(q * static_cast<double>(sorted.size() - 1))]; };
+    rows.push_back({&rank, at(0.5), at(0.9), sorted.back()});
+  }
+  std::vector<Row> drawn = rows;
+  if (drawn.size() > kMaxRankBoxes) {
+    std::stable_sort(drawn.begin(), drawn.end(), [](const Row& a, const Row& b) { return a.median > b.median; });
+    drawn.resize(kMaxRankBoxes);
+    std::sort(drawn.begin(), drawn.end(), [](const Row& a, const Row& b) { return a.rank->rank < b.rank->rank; });
+    html += Missing(fmt::format("{} ranks: the {} with the highest median step time are drawn.", rows.size(), kMaxRankBoxes));
+  }
+  BoxChart chart{"step-time-chart", "step time per rank", "seconds", {}};
+  for (const Row& row : drawn) chart.groups.push_back({fmt::format("rank {}", row.rank->rank), row.rank->step_time_s});
+  html += RenderBoxChart(chart);
+  html += "<details><summary>per rank</summary><table><tr><th>rank</th><th>host</th><th>steps</th><th>median s</th>"
+          "<th>p90 s</th><th>max s</th></tr>\n";
+  for (const Row& row : rows) {
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", row.rank->rank,
+                        EscapeXml(row.rank->host), row.rank->step_time_s.size(), Number(row.median), Number(row.p90),
+                        Number(row.max));
+  }
+  return html + "</table></details>\n</section>\n";
+}
+
+std::vector<ChartPoint> Since(const std::vector<ChartPoint>& points, double t0) {
+  std::vector<ChartPoint> shifted;
+  shifted.reserve(points.size());
+  for (auto [x, y] : points) shifted.emplace_back(x - t0, y);
+  return shifted;
+}
+
+std::string NodeName(const NodeHistory& node) {
+  return node.host.empty() ? fmt::format("node {}", node.node_rank) : fmt::format("node {} ({})", node.node_rank, node.host);
+}
+
+std::string NodesSection(const RunReport& report, double t0) {
+  std::string html = "<section id=\"nodes\"><h2>GPU and CPU per node</h2>\n";
+  if (report.nodes.empty()) {
+    return html + Missing("No telemetry history: no logs/telemetry/history.jsonl (the run was not sampled, e.g. "
+                          "--telemetry-interval 0).") +
+           "</section>\n";
+  }
+  LineChart cpu{"cpu-chart", "host CPU per node", "seconds since the run started", "% of one core", {}, {}, true};
+  for (const NodeHistory& node : report.nodes) {
+    if (!node.cpu_percent.empty()) cpu.series.push_back({NodeName(node), Since(node.cpu_percent, t0)});
+  }
+  size_t drawn = 0;
+  for (const NodeHistory& node : report.nodes) {
+    bool any = std::any_of(node.gpu_utilization.begin(), node.gpu_utilization.end(),
+                           [](const auto& series) { return !series.empty(); });
+    if (!any) {
+      html += Missing(NodeName(node) + ": no GPU samples.");
+      continue;
+    }
+    if (drawn++ == kMaxNodeCharts) {
+      html += Missing(fmt::format("{} nodes: GPU charts are drawn for the first {}.", report.nodes.size(), kMaxNodeCharts));
+    }
+    if (drawn > kMaxNodeCharts) continue;
+    LineChart gpus{fmt::format("gpu-chart-node{}", node.node_rank), "GPU utilization, " + NodeName(node),
+                   "seconds since the run started", "%", {}, {}, true};
+    for (size_t gpu = 0; gpu < node.gpu_utilization.size(); ++gpu) {
+      if (!node.gpu_utilization[gpu].empty()) {
+        gpus.series.push_back({fmt::format("GPU {}", gpu), Since(node.gpu_utilization[gpu], t0)});
+      }
+    }
+    html += RenderLineChart(gpus);
+  }
+  html += cpu.series.empty() ? Missing("No host CPU samples.") : RenderLineChart(cpu);
+  return html + "</section>\n";
+}
+
+std::string WorkerName(const EndingLine& ending) {
+  return ending.rank >= 0 ? fmt::format("{} rank {}", ending.host, ending.rank) : ending.host;
+}
+
+std::string AttemptsSection(const RunReport& report, double t0) {
+  std::string html = "<section id=\"attempts\"><h2>Attempts, restarts and failures</h2>\n";
+  html += fmt::format("<p>{} restart(s); root cause: {}</p>\n", report.summary.restarts,
+                      EscapeXml(DescribeRootCause(report.summary.root_cause)));
+  if (report.attempts.empty()) return html + Missing("No attempt logs under logs/attempt_<n>/.") + "</section>\n";
+  Timeline timeline{"attempts-timeline", "attempts", "seconds since the run started", {}, {}, {}};
+  std::vector<const EndingLine*> failures;
+  for (const AttemptRecord& attempt : report.attempts) {
+    size_t row = timeline.rows.size();
+    timeline.rows.push_back(fmt::format("attempt {}", attempt.attempt));
+    if (attempt.start > 0) {
+      double end = attempt.end > attempt.start ? attempt.end : attempt.start;
+      timeline.spans.push_back({row, attempt.start - t0, end - t0,
+                                fmt::format("attempt {}: {} to {} s", attempt.attempt, Number(attempt.start - t0),
+                                            Number(end - t0))});
+    }
+    for (const EndingLine& ending : attempt.endings) {
+      if (ending.time <= 0) continue;
+      std::string label = WorkerName(ending) + ": " + ending.text;
+      if (!ending.error_message.empty()) label += "\n" + ending.error_message;
+      timeline.marks.push_back({row, ending.time - t0, label, ending.failure});
+      if (ending.failure) failures.push_back(&ending);
+    }
+  }
+  html += RenderTimeline(timeline);
+  html += "<table><tr><th>attempt</th><th>at s</th><th>host</th><th>rank</th><th>how the worker ended</th></tr>\n";
+  for (const AttemptRecord& attempt : report.attempts) {
+    for (const EndingLine& ending : attempt.endings) {
+      std::string text = EscapeXml(ending.text);
+      if (!ending.error_message.empty()) text += "<br>" + EscapeXml(ending.error_message);
+      html += fmt::format("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                          ending.failure ? " class=\"failure\"" : "", attempt.attempt,
+                          ending.time > 0 ? Number(ending.time - t0) : "-", EscapeXml(ending.host),
+                          ending.rank >= 0 ? std::to_string(ending.rank) : "-", text);
+    }
+  }
+  return html + "</table>\n</section>\n";
+}
+
+std::string OriginTable(const std::vector<OriginEntry>& entries, const char* name_header) {
+  std::string html = fmt::format("<table><tr><th>{}</th><th>value</th><th>origin</th></tr>\n", name_header);
+  for (const OriginEntry& entry : entries) {
+    html += fmt::format("<tr><td>{}</td><td class=\"value\">{}</td><td class=\"origin\">{}</td></tr>\n", EscapeXml(entry.name),
+                        EscapeXml(entry.value), EscapeXml(entry.origin));
+  }
+  return html + "</table>\n";
+}
+
+std::string ConfigSection(const RunReport& report) {
+  std::string html = "<section id=\"configuration\"><h2>Configuration</h2>\n";
+  if (report.config.empty()) return html + Missing("No configuration recorded (config/resolved.yaml).") + "</section>\n";
+  html += fmt::format("<details open><summary>{} settings from config/resolved.yaml</summary>\n", report.config.size());
+  return html + OriginTable(report.config, "key") + "</details>\n</section>\n";
+}
+
+std::string EnvironmentSection(const RunReport& report) {
+  std::string html = "<section id=\"environment\"><h2>Environment</h2>\n";
+  if (report.environment.empty()) return html + Missing("No worker environment recorded (env/env.json).") + "</section>\n";
+  html += fmt::format("<details><summary>{} variables the workers received (env/env.json)</summary>\n",
+                      report.environment.size());
+  return html + OriginTable(report.environment, "variable") + "</details>\n</section>\n";
+}
+
+}  // namespace
+
+std::string RenderRunReportHtml(const RunReport& report) {
+  double t0 = TimeZero(report);
+  std::string name = std::filesystem::path(report.summary.dir).filename().string();
+  std::string html = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>run report: {}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n",
+      EscapeXml(name.empty() ? report.summary.dir : name), kStyle);
+  html += SummarySection(report);
+  html += TrainingSection(report, t0);
+  html += StepTimeSection(report);
+  html += NodesSection(report, t0);
+  html += AttemptsSection(report, t0);
+  html += ConfigSection(report);
+  html += EnvironmentSection(report);
+  if (!report.notes.empty()) {
+    html += "<section id=\"notes\"><h2>Not shown</h2>\n";
+    for (const std::string& note : report.notes) html += Missing(note);
+    html += "</section>\n";
+  }
+  html += "<footer>primus-cli analyze run --html. Secrets appear as &lt;redacted&gt;, as the experiment directory "
+          "records them.</footer>\n</main>\n</body>\n</html>\n";
+  return html;
+}
+
+}  // namespace primus::analyze

@@ -1,0 +1,82 @@
+// The charts of the HTML run report (`analyze run --html`), as SVG elements
+// to inline in the page: line charts over a linear axis, a box-and-strip
+// chart (one box per group, e.g. step times per rank) and a timeline of
+// spans and marks (attempts and how each worker ended). benchmark's
+// svg_plot draws whole files with a marker on every point; these draw many
+// thousands of points as bounded polylines and carry data attributes
+// (`data-series`, `data-points`) that say what was drawn.
+//
+// Every text that reaches the SVG goes through EscapeXml.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace primus::analyze {
+
+using ChartPoint = std::pair<double, double>;  // (x, y)
+
+// The most points one series draws; longer series are downsampled.
+inline constexpr size_t kMaxSeriesPoints = 2000;
+
+// At most `max_points` of `points` (in x order as given): the first and last,
+// and per bucket of neighbours its lowest and highest y, so spikes survive.
+// Fewer points than that come back as they are.
+std::vector<ChartPoint> Downsample(const std::vector<ChartPoint>& points, size_t max_points = kMaxSeriesPoints);
+
+struct ChartSeries {
+  std::string name;
+  std::vector<ChartPoint> points;
+};
+
+struct ChartMarker {  // a dashed vertical line across the chart, e.g. a restart
+  double x = 0;
+  std::string label;
+};
+
+struct LineChart {
+  std::string id;  // the <svg> element's id
+  std::string title, x_label, y_label;
+  std::vector<ChartSeries> series;
+  std::vector<ChartMarker> markers;
+  bool y_from_zero = true;  // false: the y axis spans the data (a loss curve)
+};
+std::string RenderLineChart(const LineChart& chart);
+
+struct BoxGroup {
+  std::string label;
+  std::vector<double> values;
+};
+
+struct BoxChart {
+  std::string id, title, y_label;
+  std::vector<BoxGroup> groups;
+};
+// Per group: the box from the first to the third quartile, the median, the
+// whiskers to the lowest and highest value, and up to 200 of the values as
+// dots beside it.
+std::string RenderBoxChart(const BoxChart& chart);
+
+struct TimelineSpan {
+  size_t row = 0;
+  double start = 0, end = 0;
+  std::string label;  // shown on hover
+};
+
+struct TimelineMark {
+  size_t row = 0;
+  double x = 0;
+  std::string label;  // shown on hover
+  bool failure = false;
+};
+
+struct Timeline {
+  std::string id, title, x_label;
+  std::vector<std::string> rows;
+  std::vector<TimelineSpan> spans;
+  std::vector<TimelineMark> marks;
+};
+std::string RenderTimeline(const Timeline& timeline);
+
+}  // namespace primus::analyze

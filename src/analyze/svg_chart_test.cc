@@ -1,0 +1,81 @@
+#include "analyze/svg_chart.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace primus::analyze {
+namespace {
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++count;
+  return count;
+}
+
+TEST(SvgChartTest, ShortSeriesAreDrawnPointForPoint) {
+  LineChart chart{"loss-chart", "loss", "step", "loss", {{"loss", {{1, 5.0}, {2, 4.0}, {3, 3.5}}}}, {}, false};
+  std::string svg = RenderLineChart(chart);
+  EXPECT_NE(svg.find("id=\"loss-chart\""), std::string::npos);
+  EXPECT_NE(svg.find("data-points=\"3\" data-source-points=\"3\""), std::string::npos) << svg;
+  size_t points = svg.find(" points=\"", svg.find("<polyline")) + 1;
+  std::string list = svg.substr(points + 8, svg.find('"', points + 8) - points - 8);
+  EXPECT_EQ(Count(list, ","), 3u) << list;
+}
+
+// 100k steps: the page stays small, and the spikes stay visible.
+TEST(SvgChartTest, LongSeriesAreDownsampledKeepingTheirExtremes) {
+  std::vector<ChartPoint> points;
+  for (int step = 1; step <= 100000; ++step) points.emplace_back(step, step == 54321 ? 50.0 : 3.0 + std::sin(step));
+  std::vector<ChartPoint> drawn = Downsample(points);
+  EXPECT_LE(drawn.size(), kMaxSeriesPoints);
+  EXPECT_GE(drawn.size(), kMaxSeriesPoints - 2);
+  EXPECT_EQ(drawn.front(), points.front());
+  EXPECT_EQ(drawn.back(), points.back());
+  EXPECT_TRUE(std::any_of(drawn.begin(), drawn.end(), [](const ChartPoint& p) { return p.second == 50.0; }));
+  EXPECT_TRUE(std::is_sorted(drawn.begin(), drawn.end()));
+
+  std::string svg = RenderLineChart({"c", "t", "x", "y", {{"loss", points}}, {}, false});
+  EXPECT_NE(svg.find(fmt::format("data-points=\"{}\" data-source-points=\"100000\"", drawn.size())), std::string::npos);
+  EXPECT_LT(svg.size(), 64u * 1024) << "a 100k-step series draws in tens of kilobytes";
+}
+
+TEST(SvgChartTest, BoxChartSummarisesEachGroupAndBoundsItsDots) {
+  std::vector<double> many(10000, 0.4);
+  many[17] = 2.0;
+  BoxChart chart{"step-time-chart", "step time per rank", "seconds", {{"rank 0", {0.4, 0.5, 0.6}}, {"rank 1", many}}};
+  std::string svg = RenderBoxChart(chart);
+  EXPECT_NE(svg.find("data-group=\"rank 0\" data-values=\"3\" data-median=\"0.5\""), std::string::npos) << svg;
+  EXPECT_NE(svg.find("data-group=\"rank 1\" data-values=\"10000\""), std::string::npos);
+  EXPECT_LE(Count(svg, "<circle"), 3u + 200u);
+}
+
+TEST(SvgChartTest, EveryLabelIsText) {
+  LineChart line{"x\"><script>", "<b>t</b>", "<i>", "y&", {{"<script>alert(1)</script>", {{0, 1}, {1, 2}}}},
+                 {{0.5, "<img src=x onerror=alert(1)>"}}, true};
+  BoxChart box{"b", "<t>", "<y>", {{"<rank>", {1, 2}}}};
+  Timeline timeline{"t", "<t>", "<x>", {"<row>"}, {{0, 0, 1, "<span>"}}, {{0, 0.5, "<mark onclick=x>", true}}};
+  for (const std::string& svg : {RenderLineChart(line), RenderBoxChart(box), RenderTimeline(timeline)}) {
+    EXPECT_EQ(svg.find("<script"), std::string::npos) << svg;
+    EXPECT_EQ(svg.find("<img"), std::string::npos) << svg;
+    EXPECT_EQ(svg.find("<b>"), std::string::npos) << svg;
+    EXPECT_EQ(svg.find("<rank>"), std::string::npos) << svg;
+    EXPECT_EQ(svg.find("<mark"), std::string::npos) << svg;
+  }
+  EXPECT_NE(RenderLineChart(line).find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+}
+
+TEST(SvgChartTest, TimelineMarksFailuresApart) {
+  Timeline timeline{"attempts", "attempts", "s", {"attempt 0", "attempt 1"},
+                    {{0, 0, 40, "a0"}, {1, 60, 100, "a1"}},
+                    {{0, 40, "rank 3: ended with exit code 1", true}, {1, 100, "rank 0: exited 0", false}}};
+  std::string svg = RenderTimeline(timeline);
+  EXPECT_EQ(Count(svg, "class=\"mark failure\""), 1u);
+  EXPECT_EQ(Count(svg, "class=\"mark\""), 1u);
+  EXPECT_EQ(Count(svg, "class=\"span\""), 2u);
+}
+
+}  // namespace
+}  // namespace primus::analyze

@@ -35,6 +35,7 @@
 #include "benchmark/gpu_runtime.h"
 #include "benchmark/model_gemm.h"
 #include "benchmark/nccl_backend.h"
+#include "benchmark/progress_file.h"
 #include "benchmark/rank_groups.h"
 #include "benchmark/rccl_request.h"
 #include "benchmark/report_file.h"
@@ -180,7 +181,10 @@ Result<int> RunGemm(const TaskContext& context, const std::vector<std::string>& 
   launch->spec.argv = {WorkerBinary(), "benchmark", "worker", "gemm"};
   auto worker_args = benchmark::GemmWorkerArgs(results_dir.path(), engine, args);
   launch->spec.argv.insert(launch->spec.argv.end(), worker_args.begin(), worker_args.end());
-  auto run = agent::RunWorkers(launch->spec);
+  Result<agent::RunResult> run = [&] {
+    benchmark::ProgressFileWatch progress(benchmark::GemmProgressFile(results_dir.path()), framing.title + ": shape");
+    return agent::RunWorkers(launch->spec);
+  }();
   if (!run.ok()) return run.error();
   if (run->exit_code != 0) return run->exit_code;
   auto results = benchmark::ReadGemmResults(results_dir.path());
@@ -230,7 +234,8 @@ Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& 
   }
   // Rank 0's stdout is the nccl-tests table: no console prefix unless the user chose one.
   if (context.launcher->OriginOf("direct.console_prefix").source == "default") spec.console_prefix = "";
-  auto worker_command = [&](const std::string& report_file) -> Result<std::vector<std::string>> {
+  auto worker_command = [&](const std::string& report_file,
+                            const std::string& progress_file) -> Result<std::vector<std::string>> {
     std::vector<std::string> argv;
     if (launch->target.gpu) {
       argv = {WorkerBinary(), "benchmark", "worker", "comm", "--engine", launch->target.Engine()};
@@ -242,12 +247,12 @@ Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& 
       }
       argv = {worker};
     }
-    auto worker_args = benchmark::CommWorkerArgs(report_file, args);
+    auto worker_args = benchmark::CommWorkerArgs(report_file, progress_file, args);
     argv.insert(argv.end(), worker_args.begin(), worker_args.end());
     return argv;
   };
   if (context.dry_run) {
-    auto argv = worker_command("<scratch dir>/report.json");
+    auto argv = worker_command("<scratch dir>/report.json", "");
     if (!argv.ok()) return argv.error();
     spec.argv = *argv;
     std::cout << framing.title << " with "
@@ -263,10 +268,14 @@ Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& 
   ScopedTempDir report_dir("comm");
   if (report_dir.path().empty()) return EnvironmentError("cannot create a scratch directory under /tmp");
   std::string report_file = report_dir.path() + "/report.json";
-  auto argv = worker_command(report_file);
+  std::string progress_file = report_dir.path() + "/progress";
+  auto argv = worker_command(report_file, progress_file);
   if (!argv.ok()) return argv.error();
   spec.argv = *argv;
-  auto run = agent::RunWorkers(spec);
+  Result<agent::RunResult> run = [&] {
+    benchmark::ProgressFileWatch progress(progress_file, framing.title + ": row");
+    return agent::RunWorkers(spec);
+  }();
   if (!run.ok()) return run.error();
   // Rank 0 ran here when this is node 0: its report is in our scratch directory.
   if (PathExists(report_file) && (request->json || !request->plot.empty() || !framing.output_file.empty())) {

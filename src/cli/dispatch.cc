@@ -1,5 +1,6 @@
 #include "cli/dispatch.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "agent/stdin_session.h"
@@ -90,7 +91,8 @@ Result<config::LauncherConfig> LoadLauncher(const CommandLine& command) {
 
 int RunConfigCommand(const CommandLine& command) {
   const auto& args = command.builtin_args;
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+  bool help = std::any_of(args.begin(), args.end(), [](const std::string& arg) { return arg == "--help" || arg == "-h"; });
+  if (args.empty() || help) {
     std::cout << *TopicHelp("config");
     return args.empty() ? static_cast<int>(ExitCode::kUsage) : 0;
   }
@@ -98,11 +100,14 @@ int RunConfigCommand(const CommandLine& command) {
     return Fail(UsageError("unknown config command '" + args[0] + "'" + DidYouMean(args[0], {"show"}),
                            "usage: primus-cli config show [--origin]"));
   }
-  bool with_origin = false;
-  for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--origin") with_origin = true;
-    else return Fail(UsageError("unknown argument '" + args[i] + "' for 'config show'", "usage: primus-cli config show [--origin]"));
+  auto parsed = ParseOptions(args, 1, {&ConfigShowOptions()}, UnknownOptionPolicy::kReject, "config show");
+  if (!parsed.ok()) return Fail(parsed.error());
+  if (parsed->next < args.size()) {
+    return Fail(UsageError("unexpected argument '" + args[parsed->next] + "' for config show",
+                           "usage: primus-cli config show [--origin]"));
   }
+  bool with_origin = false;
+  for (const ParsedOption& option : parsed->options) with_origin = option.value == "true";
   auto launcher = LoadLauncher(command);
   if (!launcher.ok()) return Fail(launcher.error());
   std::cout << config::RenderConfig(launcher->effective(), with_origin);

@@ -96,10 +96,11 @@ Result<std::string> TopicHelp(const std::string& topic) {
   }
   if (topic == "config") {
     return std::string(
-        "usage: primus-cli [--config FILE] [--set KEY=VALUE]... config show [--origin]\n\n"
-        "Prints the effective launcher configuration, merged key by key from: built-in defaults <\n"
-        "/etc/primus/config.yaml < ~/.config/primus/config.yaml < ./.primus.yaml < --config FILE <\n"
-        "PRIMUS_* environment < command-line flags. --origin names where each value came from.\n");
+               "usage: primus-cli [--config FILE] [--set KEY=VALUE]... config show [--origin]\n\n"
+               "Prints the effective launcher configuration, merged key by key from: built-in defaults <\n"
+               "/etc/primus/config.yaml < ~/.config/primus/config.yaml < ./.primus.yaml < --config FILE <\n"
+               "PRIMUS_* environment < command-line flags.\n\nconfig show options:\n") +
+           FormatOptionHelp(ConfigShowOptions());
   }
   std::vector<std::string> topics = runtime::RuntimeRegistry::Global().Names();
   for (const auto& name : tasks::TaskRegistry::Global().Names()) topics.push_back(name);
@@ -107,6 +108,13 @@ Result<std::string> TopicHelp(const std::string& topic) {
   topics.push_back("config");
   topics.push_back("torchrun");
   return UsageError("no help topic '" + topic + "'" + DidYouMean(topic, topics), "topics: " + Join(topics, ", "));
+}
+
+const std::vector<OptionSpec>& ConfigShowOptions() {
+  static const std::vector<OptionSpec> table = {
+      {{"--origin"}, OptionSpec::Kind::kFlag, "", "", "name where each value came from (file and line, variable, flag)"},
+  };
+  return table;
 }
 
 std::string VersionText() { return std::string("primus-cli ") + PRIMUS_VERSION + "\n"; }

@@ -126,7 +126,7 @@ std::vector<CheckResult> CheckPerf(const platform::HostInfo& host, const std::st
     progress.Update(done++, total, "(gemm)");
     auto gemm = RunCommand({self_binary, "--quiet", "direct", "--nproc-per-node", gpus, "--", "benchmark", "gemm", "--device",
                             "gpu", "--dtype", "bf16", "-M", "8192", "--iters", std::to_string(GemmIterations(tests)),
-                            "--output", "json"},
+                            "--json"},
                            {.timeout_s = timeout_s});
     auto report = gemm.ok() && gemm->exit_code == 0 ? nlohmann::json::parse(gemm->out, nullptr, false) : nlohmann::json();
     if (!report.is_object() || !report.contains("results")) {

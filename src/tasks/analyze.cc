@@ -32,7 +32,7 @@ using K = OptionSpec::Kind;
 
 const std::vector<OptionSpec>& AnalyzeOptions() {
   static const std::vector<OptionSpec> table = {
-      {{"--json"}, K::kFlag, "", "", "print JSON instead of text (logs, run)"},
+      {{"--json"}, K::kFlag, "", "", "JSON on standard output instead of text (logs, run)"},
       {{"--signatures"}, K::kValue, "FILE", "", "logs: a signature file replacing the built-in data/signatures.yaml"},
       {{"--plot"}, K::kValue, "FILE.svg", "", "run: draw loss and tokens/s over time (default <dir>/run.svg)"},
       {{"--visualize"}, K::kFlag, "", "", "topology: also draw the topology with Graphviz"},

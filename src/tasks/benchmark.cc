@@ -14,7 +14,8 @@
 //    become `gemm --shape ...`;
 //  - rccl, strided-allgather: their flags become `comm` arguments
 //    (benchmark/rccl_request.h), shown by --dry-run.
-// --output-file writes the report as a file too (benchmark/report_file.h).
+// --output FILE writes the report as a file too (benchmark/report_file.h);
+// --json (and gemm's --csv) put the report on stdout in that format.
 // The measurement code lives in src/benchmark/ (docs/benchmark.md).
 
 #include <fmt/format.h>
@@ -134,16 +135,16 @@ struct Framing {
   std::string title;                  // "benchmark gemm", "benchmark gemm-dense: Llama3.1_8B"
   std::vector<std::string> settings;  // report-file settings lines
   std::string translated;             // "" or the comm/gemm arguments it runs as (shown by --dry-run)
-  // rccl's --output-file and its options (gemm's are its own flags)
+  // rccl's --output FILE and its options (gemm's are its own flags)
   std::string output_file;
   bool append = false;
   std::string cluster;
 };
 
-// --output-file on this node: every node writes its own rows (report_file.h).
+// --output FILE on this node: every node writes its own rows (report_file.h).
 Status WriteReport(const std::string& output_file, bool append, int node_rank, const ReportDocument& document) {
   if (output_file.empty()) return Status::Ok();
-  auto format = benchmark::ReportFileFormatFor(output_file, append, "--output-file");
+  auto format = benchmark::ReportFileFormatFor(output_file, append, "--output");
   if (!format.ok()) return format.error();
   std::string path = benchmark::NodeReportPath(output_file, node_rank);
   if (Status written = benchmark::WriteReportFile(path, document, *format, append); !written.ok()) return written;
@@ -154,6 +155,7 @@ Status WriteReport(const std::string& output_file, bool append, int node_rank, c
 Result<int> RunGemm(const TaskContext& context, const std::vector<std::string>& args, const Framing& framing) {
   auto request = benchmark::ParseGemmRequest(args);
   if (!request.ok()) return request.error();
+  for (const std::string& warning : request->warnings) log::Warn("{}", warning);  // the workers keep quiet about them
   auto launch = PrepareLaunch(*context.launcher, request->device);
   if (!launch.ok()) return launch.error();
   std::string engine = launch->target.Engine();
@@ -329,7 +331,7 @@ class BenchmarkTask : public Task {
   std::string help() const override {
     return "usage: primus-cli <mode> ... -- benchmark gemm [-M M] [-N N] [-K K] [--dtype bf16|fp16|fp32|tf32|fp8]\n"
            "         [--trans-a] [--trans-b] [--iters N | --duration S] [--warmup N] [--sweep] [--tune]\n"
-           "         [--output table|csv|json] [--plot FILE.svg] [--device auto|cpu|gpu]\n"
+           "         [--json | --csv] [--output FILE] [--plot FILE.svg] [--device auto|cpu|gpu]\n"
            "       primus-cli <mode> ... -- benchmark comm [--op allreduce|allgather|reducescatter|alltoall|broadcast|\n"
            "         sendrecv|all] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-c CHECK] [-d DTYPE]\n"
            "         [--json] [--plot FILE.svg] [--device auto|cpu|gpu]\n"

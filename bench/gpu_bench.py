@@ -74,7 +74,7 @@ print(json.dumps({{"ms": ms, "tflops": 2 * {size}**3 / (ms * 1e-3) / 1e12, "torc
 
 
 def ours_gemm(primus, env, extra):
-    result = run([primus, "benchmark", "gemm", "--device", "gpu", "--output", "json", *extra], env)
+    result = run([primus, "benchmark", "gemm", "--device", "gpu", "--json", *extra], env)
     return json.loads(result.stdout)["results"]
 
 

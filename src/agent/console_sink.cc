@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "util/log.h"
+#include "util/progress_line.h"
 
 namespace primus::agent {
 
@@ -26,6 +27,7 @@ void ConsoleSink::Flush() {
     buffer_.Clear();
     return;
   }
+  LiftProgressLine lift(fd_);  // the workers' output goes above a progress line on the same terminal
   const char* data = buffer_.data();
   size_t left = buffer_.size();
   while (left > 0) {

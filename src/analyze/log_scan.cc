@@ -98,7 +98,7 @@ Result<std::vector<LogSource>> FindLogSources(const std::vector<std::string>& pa
   return sources;
 }
 
-LogScan ScanLogs(const std::vector<LogSource>& sources, const SignatureDb& db) {
+LogScan ScanLogs(const std::vector<LogSource>& sources, const SignatureDb& db, const ScanProgress& on_file) {
   static const RE2 error_looking(
       R"((?i)(traceback \(most recent call last\)|\berror\b|exception|\bfatal\b|segmentation fault|core dumped|\babort))");
   const std::vector<Signature>& signatures = db.signatures();
@@ -118,7 +118,9 @@ LogScan ScanLogs(const std::vector<LogSource>& sources, const SignatureDb& db) {
   std::map<int, Candidate> fatal_first, symptom_first, unknown_first;
   size_t order = 0;
   LogLineParser parser;
+  size_t files_done = 0;
   for (const LogSource& source : sources) {
+    if (on_file) on_file(files_done++, sources.size(), source.path);
     std::ifstream in(source.path, std::ios::binary);
     std::string raw;
     size_t number = 0;
@@ -169,6 +171,7 @@ LogScan ScanLogs(const std::vector<LogSource>& sources, const SignatureDb& db) {
     }
     scan.lines += number;
   }
+  if (on_file) on_file(sources.size(), sources.size(), "");
   // Hits by first occurrence.
   std::vector<size_t> index(scan.hits.size());
   for (size_t i = 0; i < index.size(); ++i) index[i] = i;

@@ -5,6 +5,7 @@
 // failed first in each attempt, by timestamp across every file.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -64,6 +65,9 @@ struct LogScan {
   std::vector<FirstFailure> first_failures;  // one per attempt that failed, by attempt
 };
 
-LogScan ScanLogs(const std::vector<LogSource>& sources, const SignatureDb& db);
+// `on_file` (optional) is called before each file and once at the end with
+// the files read so far, the files in all and the next file's path.
+using ScanProgress = std::function<void(size_t done, size_t total, const std::string& next)>;
+LogScan ScanLogs(const std::vector<LogSource>& sources, const SignatureDb& db, const ScanProgress& on_file = {});
 
 }  // namespace primus::analyze

@@ -28,6 +28,12 @@ class SectionRunner {
       : backend_(backend), request_(request), context_(context), op_(op), buffers_(buffers),
         element_(static_cast<size_t>(ElementSize(request.type))) {}
 
+  // Where this section's rows stand among every section's, for progress.
+  void CountRows(long done, long total) {
+    rows_done_ = done;
+    rows_total_ = total;
+  }
+
   // One collective at `size` bytes, iteration `iter` (for the buffer shift).
   Status Launch(const CollectiveCounts& counts, bool in_place, size_t iter) {
     size_t total = std::max(counts.send_count, counts.recv_count) * element_;
@@ -110,6 +116,9 @@ class SectionRunner {
     int busbw_count = 0;
     uint64_t row_index = 0;
     for (size_t bytes : RowSizes(request_)) {
+      if (context_.progress) {
+        context_.progress(rows_done_++, rows_total_, fmt::format("({}, {} bytes)", CollectiveName(op_), bytes));
+      }
       CollectiveCounts counts = CountsFor(op_, bytes / element_, context_.nranks);
       CommRow row;
       row.bytes = std::max(counts.send_count, counts.recv_count) * element_;
@@ -178,6 +187,8 @@ class SectionRunner {
  private:
   CommBackend& backend_;
   const CommRequest& request_;
+  long rows_done_ = 0;   // rows measured so far by earlier sections too (progress)
+  long rows_total_ = 0;
   const CommRunContext& context_;
   Collective op_;
   Buffers buffers_;
@@ -203,14 +214,18 @@ Result<std::vector<CommSection>> RunCommBenchmark(CommBackend& backend, const Co
   Buffers buffers{static_cast<uint8_t*>(*send), static_cast<uint8_t*>(*recv), bytes};
 
   std::vector<CommSection> sections;
+  long rows_per_op = static_cast<long>(RowSizes(request).size());
+  long rows_total = rows_per_op * static_cast<long>(request.ops.size());
   for (Collective op : request.ops) {
     if (context.out) *context.out << FormatSectionHeader(op, context.backend, request, context.ranks) << std::flush;
     SectionRunner runner(backend, request, context, op, buffers);
+    runner.CountRows(static_cast<long>(sections.size()) * rows_per_op, rows_total);
     auto section = runner.Run();
     if (!section.ok()) return section.error();
     if (context.out) *context.out << FormatSectionFooter(*section) << std::flush;
     sections.push_back(std::move(*section));
   }
+  if (context.progress) context.progress(rows_total, rows_total, "");
   return sections;
 }
 

@@ -9,6 +9,7 @@
 // rank's own total is kept to name the slowest rank at the end.
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct CommRunContext {
   std::vector<RankLine> ranks;  // every rank's device line (rank 0 prints them)
   int corrupt_rank = -1;        // test hook: this rank alters one element of every result it checks
   std::ostream* out = nullptr;  // rank 0 in table mode: the nccl-tests text, row by row; else nullptr
+  // Called before each row (rows done so far, rows in all, what comes next)
+  // and once at the end; rank 0 shows progress with it.
+  std::function<void(long done, long total, const std::string& detail)> progress;
 };
 
 Result<std::vector<CommSection>> RunCommBenchmark(CommBackend& backend, const CommRequest& request,

@@ -35,7 +35,7 @@ const std::vector<OptionSpec>& CommOptions() {
       {{"-r", "--root"}, K::kValue, "RANK", "", "broadcast root (default 0)"},
       {{"--stride"}, K::kValue, "N", "", "N groups of every Nth rank (r, r+N, r+2N ...), each one running the collectives"},
       {{"--parallel-groups"}, K::kFlag, "", "", "with --stride: every group at once (default: one group after the other)"},
-      {{"--json"}, K::kFlag, "", "", "print JSON instead of the nccl-tests table"},
+      {{"--json"}, K::kFlag, "", "", "JSON on standard output instead of the nccl-tests table"},
       {{"--plot"}, K::kValue, "FILE.svg", "", "draw bus bandwidth against size"},
       {{"--device"}, K::kValue, "auto|cpu|gpu", "", "gloo on the CPU or NCCL/RCCL on GPUs (default: GPUs when the host has any)"},
   };

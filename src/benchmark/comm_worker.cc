@@ -11,6 +11,7 @@
 
 #include "benchmark/comm_benchmark.h"
 #include "benchmark/comm_request.h"
+#include "benchmark/progress_file.h"
 #include "benchmark/rank_groups.h"
 #include "util/files.h"
 #include "util/log.h"
@@ -56,15 +57,18 @@ using OptionKind = OptionSpec::Kind;
 const std::vector<OptionSpec>& WorkerOptions() {
   static const std::vector<OptionSpec> table = {
       {{"--report-file"}, OptionKind::kValue, "FILE", "", "rank 0 writes the JSON report here"},
+      {{"--progress-file"}, OptionKind::kValue, "FILE", "", "rank 0 writes where it stands here (progress_file.h)"},
   };
   return table;
 }
 
 }  // namespace
 
-std::vector<std::string> CommWorkerArgs(const std::string& report_file, const std::vector<std::string>& user_args) {
+std::vector<std::string> CommWorkerArgs(const std::string& report_file, const std::string& progress_file,
+                                        const std::vector<std::string>& user_args) {
   std::vector<std::string> args;
   if (!report_file.empty()) args = {"--report-file", report_file};
+  if (!progress_file.empty()) args.insert(args.end(), {"--progress-file", progress_file});
   args.push_back("--");
   args.insert(args.end(), user_args.begin(), user_args.end());
   return args;
@@ -112,10 +116,13 @@ int RunCommWorker(const std::vector<std::string>& worker_args, const CommBackend
   auto options = ParseOptions(worker_args, 0, {&WorkerOptions()}, UnknownOptionPolicy::kReject, "the benchmark comm worker");
   if (!options.ok()) return fail(options.error());
   if (!options->stopped_at_separator) {
-    return fail(UsageError("the benchmark comm worker takes [--report-file FILE] -- ARGS",
+    return fail(UsageError("the benchmark comm worker takes [--report-file FILE] [--progress-file FILE] -- ARGS",
                            "workers are started by `benchmark comm`, not by hand"));
   }
-  std::string report_file = options->options.empty() ? "" : options->options.front().value;
+  std::string report_file, progress_file;
+  for (const ParsedOption& option : options->options) {
+    (option.spec->names.front() == "--report-file" ? report_file : progress_file) = option.value;
+  }
   std::vector<std::string> args(worker_args.begin() + static_cast<long>(options->next), worker_args.end());
   auto request = ParseCommRequest(args);
   if (!request.ok()) return fail(request.error());
@@ -176,6 +183,11 @@ int RunCommWorker(const std::vector<std::string>& worker_args, const CommBackend
       context.ranks.push_back(DecodeRankLine(*line));
     }
     if (!request->json) context.out = request->parallel_groups ? static_cast<std::ostream*>(&buffered) : &std::cout;
+  }
+  if (env->rank == 0 && !progress_file.empty()) {
+    context.progress = [&progress_file](long done, long total, const std::string& detail) {
+      WriteProgressFile(progress_file, done, total, detail);
+    };
   }
   if (auto corrupt = process_env.find("PRIMUS_BENCHMARK_CORRUPT_RANK"); corrupt != process_env.end()) {
     context.corrupt_rank = static_cast<int>(ParseInt(corrupt->second).value_or(-1));

@@ -46,7 +46,8 @@ struct CommWorkerContext {
 };
 using CommBackendFactory = std::function<Result<std::unique_ptr<CommBackend>>(const CommWorkerContext&)>;
 
-std::vector<std::string> CommWorkerArgs(const std::string& report_file, const std::vector<std::string>& user_args);
+std::vector<std::string> CommWorkerArgs(const std::string& report_file, const std::string& progress_file,
+                                        const std::vector<std::string>& user_args);
 
 // Returns the exit status; errors are logged with the rank.
 int RunCommWorker(const std::vector<std::string>& worker_args, const CommBackendFactory& factory);

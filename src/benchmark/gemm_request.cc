@@ -19,6 +19,18 @@ Result<int64_t> PositiveSize(const ParsedOption& option) {
 
 }  // namespace
 
+bool IsDeprecatedFormat(const std::string& output_value) {
+  std::string value = ToLower(output_value);
+  return value == "table" || value == "csv" || value == "json";
+}
+
+std::string DeprecatedFormatNote(const std::string& written, const std::string& value) {
+  std::string format = ToLower(value);
+  std::string instead = format == "json" ? "--json" : format == "csv" ? "--csv" : "no flag (the table is the default)";
+  return written + " " + value + " is deprecated: use " + instead + " (" + written +
+         " FILE writes the report to a file: .md, .csv, .tsv, .json or .jsonl)";
+}
+
 const std::vector<OptionSpec>& GemmOptions() {
   static const std::vector<OptionSpec> table = {
       {{"-M", "--M", "--m"}, K::kValue, "M", "", "rows of A and D (default 8192 on GPUs, 1024 on the CPU)"},
@@ -32,12 +44,13 @@ const std::vector<OptionSpec>& GemmOptions() {
       {{"--warmup"}, K::kValue, "N", "", "untimed iterations first (default 20 on GPUs, 2 on the CPU)"},
       {{"--sweep"}, K::kFlag, "", "", "square sizes 256, 512, ... up to M"},
       {{"--tune"}, K::kFlag, "", "", "time the library's top candidate algorithms and keep the fastest"},
-      {{"--output"}, K::kValue, "table|csv|json", "", "report format on stdout (default table)"},
+      {{"--json"}, K::kFlag, "", "", "the report as JSON on standard output instead of the table"},
+      {{"--csv"}, K::kFlag, "", "", "the report as CSV on standard output instead of the table"},
       {{"--plot"}, K::kValue, "FILE.svg", "", "draw TFLOPS against size"},
       {{"--device"}, K::kValue, "auto|cpu|gpu", "", "where to run (default: GPUs when the host has any)"},
       {{"--shape"}, K::kValue, "[NAME=]MxNxK[:OP]", "", "run exactly this problem (OP: NN|NT|TN|TT); repeat for a list", true},
-      {{"--output-file"}, K::kValue, "FILE", "", "also write the report to FILE: .md, .csv, .tsv, .json or .jsonl"},
-      {{"--append"}, K::kFlag, "", "", "add the rows to an existing --output-file"},
+      {{"--output", "--output-file"}, K::kValue, "FILE", "", "also write the report to FILE: .md, .csv, .tsv, .json or .jsonl"},
+      {{"--append"}, K::kFlag, "", "", "add the rows to an existing --output FILE"},
   };
   return table;
 }
@@ -85,6 +98,7 @@ Result<GemmRequest> ParseGemmRequest(const std::vector<std::string>& args) {
   GemmRequest request;
   bool sizes_n_or_k = false;
   std::string single_shape_flag;  // -M/-N/-K/--sweep/--trans-* as written
+  std::string output_flag;        // --output or --output-file, as written
   for (const ParsedOption& option : parsed->options) {
     const std::string& name = option.spec->names.front();
     if (name == "-M" || name == "-N" || name == "-K") {
@@ -118,15 +132,13 @@ Result<GemmRequest> ParseGemmRequest(const std::vector<std::string>& args) {
       request.sweep = option.value == "true";
     } else if (name == "--tune") {
       request.tune = option.value == "true";
-    } else if (name == "--output") {
+    } else if (name == "--json" || name == "--csv") {
+      if (option.value == "true") request.output = name == "--json" ? ReportFormat::kJson : ReportFormat::kCsv;
+      else if (request.output == (name == "--json" ? ReportFormat::kJson : ReportFormat::kCsv)) request.output = ReportFormat::kTable;
+    } else if (name == "--output" && IsDeprecatedFormat(option.value)) {
       std::string format = ToLower(option.value);
-      if (format == "table") request.output = ReportFormat::kTable;
-      else if (format == "csv") request.output = ReportFormat::kCsv;
-      else if (format == "json") request.output = ReportFormat::kJson;
-      else {
-        return UsageError("unknown --output '" + option.value + "'" + DidYouMean(format, {"table", "csv", "json"}),
-                          "choose table, csv or json");
-      }
+      request.output = format == "json" ? ReportFormat::kJson : format == "csv" ? ReportFormat::kCsv : ReportFormat::kTable;
+      request.warnings.push_back(DeprecatedFormatNote(option.written, option.value));
     } else if (name == "--plot") {
       Status plot = CheckSvgPlotPath(option.value, "--plot tflops.svg (convert to PNG with rsvg-convert if needed)");
       if (!plot) return plot.error();
@@ -139,8 +151,9 @@ Result<GemmRequest> ParseGemmRequest(const std::vector<std::string>& args) {
       auto shape = ParseGemmShape(option.value, option.written);
       if (!shape.ok()) return shape.error();
       request.shapes.push_back(*shape);
-    } else if (name == "--output-file") {
+    } else if (name == "--output") {
       request.output_file = option.value;
+      output_flag = option.written;
     } else if (name == "--append") {
       request.append = option.value == "true";
     }
@@ -153,10 +166,10 @@ Result<GemmRequest> ParseGemmRequest(const std::vector<std::string>& args) {
                       "put the sizes and OP into --shape MxNxK:OP, or drop --shape");
   }
   if (!request.output_file.empty()) {
-    auto format = ReportFileFormatFor(request.output_file, request.append, "--output-file");
+    auto format = ReportFileFormatFor(request.output_file, request.append, output_flag);
     if (!format.ok()) return format.error();
   } else if (request.append) {
-    return UsageError("--append needs --output-file FILE", "write --output-file report.csv --append");
+    return UsageError("--append needs --output FILE", "write --output report.csv --append");
   }
   if (request.iters > 0 && request.duration_s > 0) {
     return UsageError("--iters and --duration exclude each other", "give one of them");

@@ -33,11 +33,18 @@ struct GemmRequest {
   std::string plot;  // an .svg file, "" for none
   DeviceChoice device = DeviceChoice::kAuto;
   std::vector<GemmShape> shapes;  // --shape: exactly these problems (then no -M/-N/-K/--sweep/--trans-*)
-  std::string output_file;        // --output-file: the report as a file too (report_file.h)
+  std::string output_file;        // --output FILE: the report as a file too (report_file.h)
   bool append = false;
+  std::vector<std::string> warnings;  // deprecated spellings used; the launching task prints them
 };
 
 const std::vector<OptionSpec>& GemmOptions();
+
+// --json/--csv choose the report on stdout and --output FILE names a file;
+// `--output table|csv|json` (the format, as it once was) still works, with
+// this note. True for those three words.
+bool IsDeprecatedFormat(const std::string& output_value);
+std::string DeprecatedFormatNote(const std::string& written, const std::string& value);
 
 // --shape's syntax: [NAME=]MxNxK[:OP], OP one of NN NT TN TT (default NN),
 // e.g. "attn_qkv.fwd=12288x8192x4096:TN". Errors name `flag`.

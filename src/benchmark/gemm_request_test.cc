@@ -91,5 +91,39 @@ TEST(GemmRequestTest, ShapeListAndOutputFile) {
   EXPECT_FALSE(ParseGemmRequest({"--append"}).ok());
 }
 
+TEST(GemmRequestTest, JsonAndCsvOnStdoutOutputIsAFile) {
+  auto json = ParseGemmRequest({"--json", "--output", "gemm.jsonl"});
+  ASSERT_TRUE(json.ok()) << json.error().Format();
+  EXPECT_EQ(json->output, ReportFormat::kJson);
+  EXPECT_EQ(json->output_file, "gemm.jsonl");
+  EXPECT_TRUE(json->warnings.empty());
+  auto csv = ParseGemmRequest({"--csv"});
+  ASSERT_TRUE(csv.ok());
+  EXPECT_EQ(csv->output, ReportFormat::kCsv);
+  auto table = ParseGemmRequest({});
+  ASSERT_TRUE(table.ok());
+  EXPECT_EQ(table->output, ReportFormat::kTable);
+  EXPECT_TRUE(table->output_file.empty());
+  auto bad = ParseGemmRequest({"--output", "gemm.txt"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("--output gemm.txt"), std::string::npos) << bad.error().message;
+}
+
+TEST(GemmRequestTest, TheOldFormatSpellingStillWorksWithANote) {
+  for (auto [word, format] : {std::pair{"json", ReportFormat::kJson}, std::pair{"CSV", ReportFormat::kCsv},
+                              std::pair{"table", ReportFormat::kTable}}) {
+    auto request = ParseGemmRequest({"--output", word});
+    ASSERT_TRUE(request.ok()) << word;
+    EXPECT_EQ(request->output, format) << word;
+    EXPECT_TRUE(request->output_file.empty()) << word;
+    ASSERT_EQ(request->warnings.size(), 1u) << word;
+    EXPECT_NE(request->warnings[0].find(std::string("--output ") + word + " is deprecated: use "), std::string::npos)
+        << request->warnings[0];
+  }
+  auto json = ParseGemmRequest({"--output=json"});
+  ASSERT_TRUE(json.ok());
+  EXPECT_NE(json->warnings.at(0).find("use --json"), std::string::npos) << json->warnings[0];
+}
+
 }  // namespace
 }  // namespace primus::benchmark

@@ -12,6 +12,7 @@
 #include "benchmark/gemm_cpu.h"
 #include "benchmark/gemm_gpu.h"
 #include "benchmark/gemm_request.h"
+#include "benchmark/progress_file.h"
 #include "platform/host_detect.h"
 #include "platform/roots.h"
 #include "util/files.h"
@@ -58,6 +59,8 @@ std::vector<std::string> GemmWorkerArgs(const std::string& result_dir, const std
   return args;
 }
 
+std::string GemmProgressFile(const std::string& result_dir) { return result_dir + "/progress"; }
+
 int RunGemmWorker(const std::vector<std::string>& args) {
   std::map<std::string, std::string> env = ProcessEnvironment();
   int rank = env.count("RANK") ? static_cast<int>(ParseInt(env["RANK"]).value_or(0)) : 0;
@@ -95,7 +98,11 @@ int RunGemmWorker(const std::vector<std::string>& args) {
   GemmPlan plan = PlanGemm(*request, on_gpu);
   GemmRunSettings settings{plan.iters, plan.duration_s, plan.warmup, plan.tune, 1};
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
+  // Local rank 0 says where the node stands; the launching primus-cli shows it.
+  std::string progress = local_rank == 0 ? GemmProgressFile(result_dir) : "";
+  long total = static_cast<long>(plan.shapes.size());
   for (const GemmShape& shape : plan.shapes) {
+    WriteProgressFile(progress, static_cast<long>(results.size()), total, "(" + shape.Describe() + ")");
     auto result = (*engine)->Run(shape, plan.dtype, settings);
     if (!result.ok()) return fail(result.error());
     result->rank = rank;
@@ -105,6 +112,7 @@ int RunGemmWorker(const std::vector<std::string>& args) {
                result->timing.mean_ms, result->tflops);
     results.push_back(GemmResultToJson(*result));
   }
+  WriteProgressFile(progress, total, total, "");
   nlohmann::ordered_json document = {{"results", results}};
   if (Status written = WriteFileAtomic(fmt::format("{}/rank{}.json", result_dir, rank), document.dump(2) + "\n");
       !written.ok()) {

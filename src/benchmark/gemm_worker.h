@@ -20,6 +20,9 @@ namespace primus::benchmark {
 std::vector<std::string> GemmWorkerArgs(const std::string& result_dir, const std::string& engine,
                                         const std::vector<std::string>& user_args);
 
+// Where local rank 0 writes its progress (benchmark/progress_file.h).
+std::string GemmProgressFile(const std::string& result_dir);
+
 // Returns the process exit status.
 int RunGemmWorker(const std::vector<std::string>& args);
 

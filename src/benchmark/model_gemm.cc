@@ -111,7 +111,7 @@ std::string FamilyName(ModelFamily family) { return family == ModelFamily::kDens
 
 // Flags that go on to `benchmark gemm` unchanged.
 bool ForGemm(const std::string& name) {
-  for (const char* flag : {"--dtype", "--duration", "--iters", "--warmup", "--device", "--output", "--output-file",
+  for (const char* flag : {"--dtype", "--duration", "--iters", "--warmup", "--device", "--json", "--csv", "--output",
                            "--append", "--tune"}) {
     if (name == flag) return true;
   }
@@ -142,9 +142,11 @@ const std::vector<OptionSpec>& ModelGemmOptions(ModelFamily family) {
     table.push_back({{"--iters"}, K::kValue, "N", "", "timed iterations per shape instead of --duration"});
     table.push_back({{"--warmup"}, K::kValue, "N", "", "untimed iterations first"});
     table.push_back({{"--device"}, K::kValue, "auto|cpu|gpu", "", "where to run (default: GPUs when the host has any)"});
-    table.push_back({{"--output"}, K::kValue, "table|csv|json", "", "report format on stdout (default table)"});
-    table.push_back({{"--output-file"}, K::kValue, "FILE", "", "also write the report to FILE: .md, .csv, .tsv, .json or .jsonl"});
-    table.push_back({{"--append"}, K::kFlag, "", "", "add the rows to an existing --output-file"});
+    table.push_back({{"--json"}, K::kFlag, "", "", "the report as JSON on standard output instead of the table"});
+    table.push_back({{"--csv"}, K::kFlag, "", "", "the report as CSV on standard output instead of the table"});
+    table.push_back({{"--output", "--output-file"}, K::kValue, "FILE", "",
+                     "also write the report to FILE: .md, .csv, .tsv, .json or .jsonl"});
+    table.push_back({{"--append"}, K::kFlag, "", "", "add the rows to an existing --output FILE"});
     table.push_back({{"--tune"}, K::kFlag, "", "", "time the library's top candidate algorithms and keep the fastest"});
     return table;
   };

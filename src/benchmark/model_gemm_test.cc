@@ -48,7 +48,7 @@ TEST(ModelGemmTest, FlagsOverrideThePresetAndDurationDefaultsToThreeSeconds) {
   EXPECT_EQ((*args)[0], "--shape");
   EXPECT_EQ((*args)[1], "attn_qkv.fwd=12288x256x4096:TN");
   EXPECT_EQ(std::vector<std::string>(args->end() - 6, args->end()),
-            (std::vector<std::string>{"--dtype", "fp16", "--output-file", "d.md", "--duration", "3"}));
+            (std::vector<std::string>{"--dtype", "fp16", "--output", "d.md", "--duration", "3"}));
   auto gemm = ParseGemmRequest(*args);
   ASSERT_TRUE(gemm.ok()) << "benchmark gemm takes them: " << gemm.error().Format();
   EXPECT_EQ(gemm->shapes.size(), 15u);

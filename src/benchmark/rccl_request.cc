@@ -68,10 +68,10 @@ const std::vector<OptionSpec>& RcclOptions() {
         {{"--warmup"}, K::kValue, "N", "", "warm-up iterations (default 20)"},
         {{"--iters"}, K::kValue, "N", "", "timed iterations per size (default 100)"},
         {{"--check"}, K::kFlag, "", "", "check every result (off by default)"},
-        {{"--output-file"}, K::kValue, "FILE", "", "also write the results to FILE: .md, .csv, .tsv, .json or .jsonl"},
+        {{"--output-file", "--output"}, K::kValue, "FILE", "", "also write the results to FILE: .md, .csv, .tsv, .json or .jsonl"},
         {{"--append"}, K::kFlag, "", "", "add the rows to an existing --output-file"},
         {{"--cluster"}, K::kValue, "LABEL", "", "a label for the --output-file report"},
-        {{"--json"}, K::kFlag, "", "", "print JSON instead of the nccl-tests table"},
+        {{"--json"}, K::kFlag, "", "", "JSON on standard output instead of the nccl-tests table"},
         {{"--plot"}, K::kValue, "FILE.svg", "", "draw bus bandwidth against size"},
         // Primus's, refused with what to do instead.
         {{"--repeat"}, K::kValue, "N", "", "not here above 1"},

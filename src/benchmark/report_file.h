@@ -4,7 +4,7 @@
 //
 //   .md, .markdown  a title, the settings as a list, then a Markdown table
 //   .csv, .tsv      a header row, then one row per measurement
-//   .json           the whole report, as --output json / --json print it
+//   .json           the whole report, as --json prints it
 //   .jsonl          one JSON object per measurement
 //
 // --append adds rows to an existing .md/.csv/.tsv/.jsonl file (no second

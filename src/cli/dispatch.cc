@@ -1,5 +1,6 @@
 #include "cli/dispatch.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "agent/stdin_session.h"
@@ -104,27 +105,25 @@ Result<config::LauncherConfig> WithExperiment(const config::LauncherConfig& laun
 int RunConfigCommand(const CommandLine& command) {
   static const std::string usage = "usage: primus-cli config show [--origin] [--experiment FILE]";
   const auto& args = command.builtin_args;
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+  bool help = std::any_of(args.begin(), args.end(), [](const std::string& arg) { return arg == "--help" || arg == "-h"; });
+  if (args.empty() || help) {
     std::cout << *TopicHelp("config");
     return args.empty() ? static_cast<int>(ExitCode::kUsage) : 0;
   }
   if (args[0] != "show") {
     return Fail(UsageError("unknown config command '" + args[0] + "'" + DidYouMean(args[0], {"show"}), usage));
   }
+  auto parsed = ParseOptions(args, 1, {&ConfigShowOptions()}, UnknownOptionPolicy::kReject, "config show");
+  if (!parsed.ok()) return Fail(parsed.error());
+  if (parsed->next < args.size()) {
+    return Fail(UsageError("unexpected argument '" + args[parsed->next] + "' for config show",
+                           usage));
+  }
   bool with_origin = false;
   std::string experiment;
-  for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--origin") {
-      with_origin = true;
-    } else if (args[i] == "--experiment" && i + 1 < args.size()) {
-      experiment = args[++i];
-    } else if (args[i].starts_with("--experiment=")) {
-      experiment = args[i].substr(std::string_view("--experiment=").size());
-    } else if (args[i] == "--experiment") {
-      return Fail(UsageError("--experiment needs the experiment file", "write: config show --origin --experiment exp.yaml"));
-    } else {
-      return Fail(UsageError("unknown argument '" + args[i] + "' for 'config show'", usage));
-    }
+  for (const ParsedOption& option : parsed->options) {
+    if (option.spec->names[0] == "--origin") with_origin = option.value == "true";
+    if (option.spec->names[0] == "--experiment") experiment = option.value;
   }
   auto launcher = LoadLauncher(command);
   if (!launcher.ok()) return Fail(launcher.error());

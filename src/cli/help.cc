@@ -96,13 +96,15 @@ Result<std::string> TopicHelp(const std::string& topic) {
   }
   if (topic == "config") {
     return std::string(
-        "usage: primus-cli [--config FILE] [--set KEY=VALUE]... config show [--origin] [--experiment FILE]\n\n"
-        "Prints the effective launcher configuration, merged key by key from: built-in defaults <\n"
-        "/etc/primus/config.yaml < ~/.config/primus/config.yaml < ./.primus.yaml < --config FILE <\n"
-        "the experiment's launch settings (--experiment FILE) < the scheduler < PRIMUS_* environment <\n"
-        "command-line flags. --origin names where each value came from. --experiment FILE shows what\n"
-        "`train --config FILE` launches with: its distributed.nproc_per_node, distributed.nnodes,\n"
-        "fault_tolerance.max_restarts and hang watchdog, where nothing above them is set.\n");
+               "usage: primus-cli [--config FILE] [--set KEY=VALUE]... config show [--origin] [--experiment FILE]\n\n"
+               "Prints the effective launcher configuration, merged key by key from: built-in defaults <\n"
+               "/etc/primus/config.yaml < ~/.config/primus/config.yaml < ./.primus.yaml < --config FILE <\n"
+               "the experiment's launch settings (--experiment FILE) < the scheduler < PRIMUS_* environment <\n"
+               "command-line flags. --origin names where each value came from. --experiment FILE shows what\n"
+               "`train --config FILE` launches with: its distributed.nproc_per_node, distributed.nnodes,\n"
+               "fault_tolerance.max_restarts and hang watchdog, where nothing above them is set.\n\n"
+               "config show options:\n") +
+           FormatOptionHelp(ConfigShowOptions());
   }
   std::vector<std::string> topics = runtime::RuntimeRegistry::Global().Names();
   for (const auto& name : tasks::TaskRegistry::Global().Names()) topics.push_back(name);
@@ -110,6 +112,15 @@ Result<std::string> TopicHelp(const std::string& topic) {
   topics.push_back("config");
   topics.push_back("torchrun");
   return UsageError("no help topic '" + topic + "'" + DidYouMean(topic, topics), "topics: " + Join(topics, ", "));
+}
+
+const std::vector<OptionSpec>& ConfigShowOptions() {
+  static const std::vector<OptionSpec> table = {
+      {{"--origin"}, OptionSpec::Kind::kFlag, "", "", "name where each value came from (file and line, variable, flag)"},
+      {{"--experiment"}, OptionSpec::Kind::kValue, "FILE", "",
+       "include an experiment's launch settings (what `train --config FILE` launches with)"},
+  };
+  return table;
 }
 
 std::string VersionText() { return std::string("primus-cli ") + PRIMUS_VERSION + "\n"; }

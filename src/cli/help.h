@@ -4,8 +4,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "util/error.h"
+#include "util/option_parser.h"
 
 namespace primus::cli {
 
@@ -13,5 +15,7 @@ std::string OverviewHelp();
 // Help for a mode or task name; a usage error (with a suggestion) otherwise.
 Result<std::string> TopicHelp(const std::string& topic);
 std::string VersionText();
+// The options of `config show` (its help is built from them).
+const std::vector<OptionSpec>& ConfigShowOptions();
 
 }  // namespace primus::cli

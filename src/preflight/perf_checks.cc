@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/progress_line.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 
@@ -117,10 +118,15 @@ std::vector<CheckResult> CheckPerf(const platform::HostInfo& host, const std::st
     return results;
   }
   std::string gpus = std::to_string(host.gpus.size());
+  // Each test is a benchmark run of seconds to minutes: on a terminal, say which.
+  ProgressLine progress("preflight --perf: test");
+  long total = (tests.gemm ? 1 : 0) + (host.gpus.size() < 2 ? 0 : static_cast<long>(collectives.size()));
+  long done = 0;
   if (tests.gemm) {
+    progress.Update(done++, total, "(gemm)");
     auto gemm = RunCommand({self_binary, "--quiet", "direct", "--nproc-per-node", gpus, "--", "benchmark", "gemm", "--device",
                             "gpu", "--dtype", "bf16", "-M", "8192", "--iters", std::to_string(GemmIterations(tests)),
-                            "--output", "json"},
+                            "--json"},
                            {.timeout_s = timeout_s});
     auto report = gemm.ok() && gemm->exit_code == 0 ? nlohmann::json::parse(gemm->out, nullptr, false) : nlohmann::json();
     if (!report.is_object() || !report.contains("results")) {
@@ -138,6 +144,7 @@ std::vector<CheckResult> CheckPerf(const platform::HostInfo& host, const std::st
       results.push_back(Skip(kPerf, c.name, "one GPU: no collective between local GPUs"));
       continue;
     }
+    progress.Update(done++, total, fmt::format("({})", c.name));
     std::vector<std::string> args = {"benchmark", "comm", "--device", "gpu", "--op", c.op, "--sizes",
                                      SizeArgument(tests.sizes_mb), "-n", tests.quick ? "5" : "10", "-w",
                                      tests.quick ? "1" : "2", "-c", "1"};

@@ -97,14 +97,15 @@ Result<int> RunPreflight(const PreflightOptions& options, const JobPlacement& pl
   if (!software.torch_version.empty()) own.facts["torch"] = software.torch_version;
   if (!software.collective.empty()) own.facts["collective"] = software.collective;
 
-  std::cout << FormatNodeChecks(own) << std::flush;
+  if (!options.json) std::cout << FormatNodeChecks(own) << std::flush;
   CheckStatus own_status = Worst(own.results);
   std::vector<std::optional<NodeReport>> nodes = {own};
 
   if (placement.nnodes > 1 && placement.node_rank != 0) {
     auto verdict = SendReport(placement.master_addr, placement.master_port, own, options.timeout_s);
     if (!verdict.ok()) return verdict.error();
-    std::cout << fmt::format("node 0 judged the job: {}\n", *verdict) << std::flush;
+    if (options.json) std::cout << ReportJson(nodes) << std::flush;
+    else std::cout << fmt::format("node 0 judged the job: {}\n", *verdict) << std::flush;
     return own_status == CheckStatus::kFail ? 1 : 0;
   }
   if (placement.nnodes > 1) {
@@ -117,18 +118,23 @@ Result<int> RunPreflight(const PreflightOptions& options, const JobPlacement& pl
     AddCrossNodeChecks(&*gathered, placement.hosts, options.timeout_s);
     nodes = gathered->nodes;
     SendVerdicts(*gathered, StatusName(JobStatus(nodes)));
-    std::cout << FormatJobSummary(nodes) << std::flush;
+    if (!options.json) std::cout << FormatJobSummary(nodes) << std::flush;
   }
   std::vector<std::string> written;
   if (placement.nnodes > 1 || !options.report_dir.empty()) {
     std::string dir = options.report_dir.empty() ? "." : options.report_dir;
     if (Status lists = WriteNodeLists(dir, nodes, &written); !lists) return lists.error();
   }
-  if (!options.json_file.empty()) {
-    if (Status json = WriteFileAtomic(options.json_file, ReportJson(nodes)); !json) return json.error();
-    written.push_back(options.json_file);
+  if (!options.output_file.empty()) {
+    if (Status json = WriteFileAtomic(options.output_file, ReportJson(nodes)); !json) return json.error();
+    written.push_back(options.output_file);
   }
-  for (const std::string& path : written) std::cout << "wrote " << path << "\n";
+  if (options.json) std::cout << ReportJson(nodes) << std::flush;
+  // With --json, stdout is the JSON alone: what was written is said on stderr.
+  for (const std::string& path : written) {
+    if (options.json) log::Info("wrote {}", path);
+    else std::cout << "wrote " << path << "\n";
+  }
   return JobStatus(nodes) == CheckStatus::kFail ? 1 : 0;
 }
 

@@ -23,7 +23,8 @@ struct PreflightOptions {
   GpuExpectations expect;
   std::string python = "python3";
   std::string workspace = ".";
-  std::string json_file;       // "" none
+  bool json = false;           // --json: the report as JSON on stdout instead of text
+  std::string output_file;     // --output FILE: the report as JSON in a file; "" none
   std::string report_dir;      // --report DIR; "" not given (multi-node: the working directory)
   double timeout_s = 60;       // how long node 0 waits for the others, and the others for node 0
   PerfTests perf_tests;        // which --perf measurements (--tests, --quick, --comm-sizes-mb)

@@ -23,6 +23,7 @@
 #include "tasks/task.h"
 #include "util/files.h"
 #include "util/option_parser.h"
+#include "util/progress_line.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 
@@ -33,7 +34,7 @@ using K = OptionSpec::Kind;
 
 const std::vector<OptionSpec>& AnalyzeOptions() {
   static const std::vector<OptionSpec> table = {
-      {{"--json"}, K::kFlag, "", "", "print JSON instead of text (logs, run)"},
+      {{"--json"}, K::kFlag, "", "", "JSON on standard output instead of text (logs, run)"},
       {{"--signatures"}, K::kValue, "FILE", "", "logs: a signature file replacing the built-in data/signatures.yaml"},
       {{"--plot"}, K::kValue, "FILE.svg", "", "run: draw loss and tokens/s over time (default <dir>/run.svg)"},
       {{"--html"}, K::kValue, "FILE.html", "", "run: also write the run report, one self-contained HTML page"},
@@ -133,7 +134,12 @@ Result<int> AnalyzeLogs(const AnalyzeArgs& args) {
     return EnvironmentError("no log files under " + Join(args.paths, ", "),
                             "name an experiment directory, a log directory (*.log, *.out) or the files themselves");
   }
-  analyze::LogScan scan = analyze::ScanLogs(*sources, *db);
+  analyze::LogScan scan = [&] {
+    ProgressLine progress("analyze logs: file");  // a terminal only, and gone before the report
+    return analyze::ScanLogs(*sources, *db, [&](size_t done, size_t total, const std::string& next) {
+      progress.Update(static_cast<long>(done), static_cast<long>(total), next.empty() ? "" : "(" + next.substr(next.rfind('/') + 1) + ")");
+    });
+  }();
   std::cout << (args.json ? analyze::LogReportJson(scan, *db) : analyze::FormatLogReport(scan, *db)) << std::flush;
   return 0;
 }

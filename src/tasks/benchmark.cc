@@ -14,7 +14,8 @@
 //    become `gemm --shape ...`;
 //  - rccl, strided-allgather: their flags become `comm` arguments
 //    (benchmark/rccl_request.h), shown by --dry-run.
-// --output-file writes the report as a file too (benchmark/report_file.h).
+// --output FILE writes the report as a file too (benchmark/report_file.h);
+// --json (and gemm's --csv) put the report on stdout in that format.
 // The measurement code lives in src/benchmark/ (docs/benchmark.md).
 
 #include <fmt/format.h>
@@ -35,6 +36,7 @@
 #include "benchmark/gpu_runtime.h"
 #include "benchmark/model_gemm.h"
 #include "benchmark/nccl_backend.h"
+#include "benchmark/progress_file.h"
 #include "benchmark/rank_groups.h"
 #include "benchmark/rccl_request.h"
 #include "benchmark/report_file.h"
@@ -133,16 +135,16 @@ struct Framing {
   std::string title;                  // "benchmark gemm", "benchmark gemm-dense: Llama3.1_8B"
   std::vector<std::string> settings;  // report-file settings lines
   std::string translated;             // "" or the comm/gemm arguments it runs as (shown by --dry-run)
-  // rccl's --output-file and its options (gemm's are its own flags)
+  // rccl's --output FILE and its options (gemm's are its own flags)
   std::string output_file;
   bool append = false;
   std::string cluster;
 };
 
-// --output-file on this node: every node writes its own rows (report_file.h).
+// --output FILE on this node: every node writes its own rows (report_file.h).
 Status WriteReport(const std::string& output_file, bool append, int node_rank, const ReportDocument& document) {
   if (output_file.empty()) return Status::Ok();
-  auto format = benchmark::ReportFileFormatFor(output_file, append, "--output-file");
+  auto format = benchmark::ReportFileFormatFor(output_file, append, "--output");
   if (!format.ok()) return format.error();
   std::string path = benchmark::NodeReportPath(output_file, node_rank);
   if (Status written = benchmark::WriteReportFile(path, document, *format, append); !written.ok()) return written;
@@ -153,6 +155,7 @@ Status WriteReport(const std::string& output_file, bool append, int node_rank, c
 Result<int> RunGemm(const TaskContext& context, const std::vector<std::string>& args, const Framing& framing) {
   auto request = benchmark::ParseGemmRequest(args);
   if (!request.ok()) return request.error();
+  for (const std::string& warning : request->warnings) log::Warn("{}", warning);  // the workers keep quiet about them
   auto launch = PrepareLaunch(*context.launcher, request->device);
   if (!launch.ok()) return launch.error();
   std::string engine = launch->target.Engine();
@@ -180,7 +183,10 @@ Result<int> RunGemm(const TaskContext& context, const std::vector<std::string>& 
   launch->spec.argv = {WorkerBinary(), "benchmark", "worker", "gemm"};
   auto worker_args = benchmark::GemmWorkerArgs(results_dir.path(), engine, args);
   launch->spec.argv.insert(launch->spec.argv.end(), worker_args.begin(), worker_args.end());
-  auto run = agent::RunWorkers(launch->spec);
+  Result<agent::RunResult> run = [&] {
+    benchmark::ProgressFileWatch progress(benchmark::GemmProgressFile(results_dir.path()), framing.title + ": shape");
+    return agent::RunWorkers(launch->spec);
+  }();
   if (!run.ok()) return run.error();
   if (run->exit_code != 0) return run->exit_code;
   auto results = benchmark::ReadGemmResults(results_dir.path());
@@ -230,7 +236,8 @@ Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& 
   }
   // Rank 0's stdout is the nccl-tests table: no console prefix unless the user chose one.
   if (context.launcher->OriginOf("direct.console_prefix").source == "default") spec.console_prefix = "";
-  auto worker_command = [&](const std::string& report_file) -> Result<std::vector<std::string>> {
+  auto worker_command = [&](const std::string& report_file,
+                            const std::string& progress_file) -> Result<std::vector<std::string>> {
     std::vector<std::string> argv;
     if (launch->target.gpu) {
       argv = {WorkerBinary(), "benchmark", "worker", "comm", "--engine", launch->target.Engine()};
@@ -242,12 +249,12 @@ Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& 
       }
       argv = {worker};
     }
-    auto worker_args = benchmark::CommWorkerArgs(report_file, args);
+    auto worker_args = benchmark::CommWorkerArgs(report_file, progress_file, args);
     argv.insert(argv.end(), worker_args.begin(), worker_args.end());
     return argv;
   };
   if (context.dry_run) {
-    auto argv = worker_command("<scratch dir>/report.json");
+    auto argv = worker_command("<scratch dir>/report.json", "");
     if (!argv.ok()) return argv.error();
     spec.argv = *argv;
     std::cout << framing.title << " with "
@@ -263,10 +270,14 @@ Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& 
   ScopedTempDir report_dir("comm");
   if (report_dir.path().empty()) return EnvironmentError("cannot create a scratch directory under /tmp");
   std::string report_file = report_dir.path() + "/report.json";
-  auto argv = worker_command(report_file);
+  std::string progress_file = report_dir.path() + "/progress";
+  auto argv = worker_command(report_file, progress_file);
   if (!argv.ok()) return argv.error();
   spec.argv = *argv;
-  auto run = agent::RunWorkers(spec);
+  Result<agent::RunResult> run = [&] {
+    benchmark::ProgressFileWatch progress(progress_file, framing.title + ": row");
+    return agent::RunWorkers(spec);
+  }();
   if (!run.ok()) return run.error();
   // Rank 0 ran here when this is node 0: its report is in our scratch directory.
   if (PathExists(report_file) && (request->json || !request->plot.empty() || !framing.output_file.empty())) {
@@ -320,7 +331,7 @@ class BenchmarkTask : public Task {
   std::string help() const override {
     return "usage: primus-cli <mode> ... -- benchmark gemm [-M M] [-N N] [-K K] [--dtype bf16|fp16|fp32|tf32|fp8]\n"
            "         [--trans-a] [--trans-b] [--iters N | --duration S] [--warmup N] [--sweep] [--tune]\n"
-           "         [--output table|csv|json] [--plot FILE.svg] [--device auto|cpu|gpu]\n"
+           "         [--json | --csv] [--output FILE] [--plot FILE.svg] [--device auto|cpu|gpu]\n"
            "       primus-cli <mode> ... -- benchmark comm [--op allreduce|allgather|reducescatter|alltoall|broadcast|\n"
            "         sendrecv|all] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-c CHECK] [-d DTYPE]\n"
            "         [--json] [--plot FILE.svg] [--device auto|cpu|gpu]\n"

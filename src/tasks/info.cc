@@ -14,9 +14,23 @@
 #include "tasks/task.h"
 #include "train/primus_install.h"
 #include "util/files.h"
+#include "util/option_parser.h"
 
 namespace primus::tasks {
 namespace {
+
+using K = OptionSpec::Kind;
+
+const std::vector<OptionSpec>& InfoOptions() {
+  static const std::vector<OptionSpec> table = {
+      {{"--json"}, K::kFlag, "", "",
+       "JSON on standard output; keys: version, host, drivers, gpus, nics, profile_chain, env, notes, warnings, "
+       "visible_gpus, primus"},
+      {{"--live"}, K::kFlag, "", "",
+       "add memory in use, utilisation, ECC and GPU processes (NVML / amd-smi when installed, KFD sysfs on AMD)"},
+  };
+  return table;
+}
 
 class InfoTask : public Task {
  public:
@@ -29,22 +43,21 @@ class InfoTask : public Task {
            "and interfaces, CPUs and NUMA nodes, the profile chain, and every environment\n"
            "variable the workers would get with where it came from (profile file and line,\n"
            "user environment, network auto-config, --env). Reads sysfs and procfs only.\n"
-           "\n"
-           "  --json   machine-readable; keys: host, drivers, gpus, nics, profile_chain, env,\n"
-           "           notes, warnings, visible_gpus, primus\n"
-           "  --live   add memory in use, utilisation, ECC and GPU processes (NVML / amd-smi\n"
-           "           when installed, KFD sysfs on AMD)\n"
-           "\n"
-           "PRIMUS_SYSFS_ROOT, PRIMUS_PROCFS_ROOT and PRIMUS_ETC_ROOT read a captured tree\n"
+           "\n" +
+           FormatOptionHelp(InfoOptions()) +
+           "\nPRIMUS_SYSFS_ROOT, PRIMUS_PROCFS_ROOT and PRIMUS_ETC_ROOT read a captured tree\n"
            "instead of this host's. See docs/platform.md and docs/profiles.md.\n";
   }
 
   Result<int> Run(const TaskContext& context) override {
+    auto parsed = ParseOptions(context.args, 0, {&InfoOptions()}, UnknownOptionPolicy::kReject, "info");
+    if (!parsed.ok()) return parsed.error();
+    if (parsed->next < context.args.size()) {
+      return UsageError("unexpected argument '" + context.args[parsed->next] + "' for info", "usage: info [--json] [--live]");
+    }
     bool as_json = false, live = false;
-    for (const std::string& arg : context.args) {
-      if (arg == "--json") as_json = true;
-      else if (arg == "--live") live = true;
-      else return UsageError("unknown argument '" + arg + "' for task 'info'", "usage: info [--json] [--live]");
+    for (const ParsedOption& option : parsed->options) {
+      (option.spec->names.front() == "--json" ? as_json : live) = option.value == "true";
     }
     if (context.dry_run) return 0;
 

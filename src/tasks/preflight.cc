@@ -41,7 +41,8 @@ const std::vector<OptionSpec>& PreflightOptionsTable() {
       {{"--all"}, K::kFlag, "", "", "everything above"},
       {{"--expect-gpus"}, K::kValue, "N", "", "the GPU count every node must have"},
       {{"--expect-model"}, K::kValue, "M", "", "the GPU model every node must have (MI300X, H100, ...)"},
-      {{"--json"}, K::kValue, "FILE", "", "write every node's results as JSON (node 0 in a multi-node job)"},
+      {{"--json"}, K::kFlag, "", "", "the results as JSON on standard output instead of text (node 0: every node's)"},
+      {{"--output"}, K::kValue, "FILE", "", "write every node's results as JSON to FILE (node 0 in a multi-node job)"},
       {{"--report"}, K::kValue, "DIR", "", "where passing_nodes.txt and failing_nodes.txt go (default: here)"},
       {{"--config"}, K::kValue, "FILE", "", "an experiment file: its python.interpreter and workspace are checked"},
       {{"--python"}, K::kValue, "PATH", "", "the training interpreter (default: the experiment's, else python3 on PATH)"},
@@ -58,14 +59,35 @@ struct PreflightArgs {
   std::vector<std::string> warnings;  // flags that have no effect as given
 };
 
-Result<PreflightArgs> ParseArgs(const std::vector<std::string>& args) {
-  size_t start = !args.empty() && args[0] == "check" ? 1 : 0;
+// `--json FILE` once named the JSON file; --json is a switch now (JSON on
+// stdout) and --output FILE names the file. The old spelling still works:
+// it becomes --output FILE, with a note.
+std::vector<std::string> UpdateOldJsonSpelling(std::vector<std::string> args, size_t start,
+                                               std::vector<std::string>* warnings) {
+  const std::string note = "--json FILE is deprecated: use --output FILE (and --json for JSON on standard output)";
+  for (size_t i = start; i < args.size(); ++i) {
+    if (args[i] == "--") break;
+    if (args[i] == "--json" && i + 1 < args.size() && !args[i + 1].empty() && args[i + 1][0] != '-') {
+      args[i] = "--output";
+      warnings->push_back(note);
+      ++i;
+    } else if (args[i].starts_with("--json=") && !ParseBool(args[i].substr(7))) {
+      args[i] = "--output=" + args[i].substr(7);
+      warnings->push_back(note);
+    }
+  }
+  return args;
+}
+
+Result<PreflightArgs> ParseArgs(const std::vector<std::string>& given) {
+  size_t start = !given.empty() && given[0] == "check" ? 1 : 0;
+  PreflightArgs result;
+  std::vector<std::string> args = UpdateOldJsonSpelling(given, start, &result.warnings);
   auto parsed = ParseOptions(args, start, {&PreflightOptionsTable()}, UnknownOptionPolicy::kReject, "preflight");
   if (!parsed.ok()) return parsed.error();
   if (parsed->next < args.size()) {
     return UsageError("unexpected argument '" + args[parsed->next] + "' for preflight", "see primus-cli preflight --help");
   }
-  PreflightArgs result;
   preflight::PreflightOptions& options = result.options;
   bool any = false, quick = false;
   std::string tests;                         // --tests LIST
@@ -101,7 +123,8 @@ Result<PreflightArgs> ParseArgs(const std::vector<std::string>& args) {
       if (!value.ok()) return value.error();
       options.expect.count = static_cast<int>(*value);
     } else if (name == "--expect-model") options.expect.model = option.value;
-    else if (name == "--json") options.json_file = option.value;
+    else if (name == "--json") options.json = option.value == "true";
+    else if (name == "--output") options.output_file = option.value;
     else if (name == "--report") options.report_dir = option.value;
     else if (name == "--python") options.python = option.value, result.python_given = true;
     else if (name == "--workspace") options.workspace = option.value, result.workspace_given = true;
@@ -138,7 +161,7 @@ class PreflightTask : public Task {
   std::string help() const override {
     return "usage: primus-cli <mode> ... -- preflight [check] [--host] [--gpu] [--network] [--software] [--perf] [--all]\n"
            "         [--quick] [--tests LIST] [--comm-sizes-mb MB,MB] [--expect-gpus N] [--expect-model M]\n"
-           "         [--json FILE] [--report DIR]\n"
+           "         [--json] [--output FILE] [--report DIR]\n"
            "\n"
            "Every check reports PASS, WARN, FAIL or SKIP with the value, the expectation and a fix.\n"
            "Without a category flag: host, gpu, network and software, quickly (torch's version is read\n"

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/log.h"
+#include "util/progress_line.h"
 
 namespace primus::train {
 
@@ -26,8 +27,7 @@ bool ParseMetricsLine(const std::string& line, ProgressSnapshot* snapshot) {
 std::string FormatProgress(const ProgressSnapshot& s, long total_steps) {
   std::string eta = "-";
   if (s.step > 0 && total_steps > s.step && s.elapsed_s > 0) {
-    long seconds = static_cast<long>(s.elapsed_s / static_cast<double>(s.step) * static_cast<double>(total_steps - s.step));
-    eta = fmt::format("{}:{:02d}:{:02d}", seconds / 3600, static_cast<int>(seconds / 60 % 60), static_cast<int>(seconds % 60));
+    eta = FormatClock(s.elapsed_s / static_cast<double>(s.step) * static_cast<double>(total_steps - s.step));
   }
   int percent = total_steps > 0 ? static_cast<int>(100 * s.step / total_steps) : 0;
   return fmt::format("step {}/{} ({}%)  loss {:.4f}  {:.0f} tok/s  ETA {}", s.step, total_steps, percent, s.loss,
@@ -57,6 +57,7 @@ void ProgressFollower::Loop() {
   ProgressSnapshot latest;
   bool have = false;
   auto last_report = std::chrono::steady_clock::now();
+  ProgressLine line("", terminal_);
   while (!stop_) {
     if (!in.is_open()) in.open(metrics_file_);
     if (in.is_open()) {
@@ -76,19 +77,13 @@ void ProgressFollower::Loop() {
     double since = std::chrono::duration<double>(now - last_report).count();
     if (have && (terminal_ ? since >= 0.5 : since >= interval_s_)) {
       if (terminal_) {
-        std::string text = "\r\033[K" + FormatProgress(latest, total_steps_);
-        if (::write(STDERR_FILENO, text.data(), text.size()) < 0) {
-        }
+        line.Show(FormatProgress(latest, total_steps_));
       } else {
         log::Info("progress: {}", FormatProgress(latest, total_steps_));
       }
       last_report = now;
     }
     for (int i = 0; i < 5 && !stop_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  if (terminal_ && have) {
-    if (::write(STDERR_FILENO, "\r\033[K", 4) < 0) {
-    }
   }
 }
 

@@ -16,7 +16,7 @@ TEST(ProgressTest, ParsesTrainerMetricsLines) {
 
 TEST(ProgressTest, FormatsStepLossThroughputAndEta) {
   ProgressSnapshot s{50, 1.23456, 8000, 25.0};
-  EXPECT_EQ(FormatProgress(s, 200), "step 50/200 (25%)  loss 1.2346  8000 tok/s  ETA 0:01:15");
+  EXPECT_EQ(FormatProgress(s, 200), "step 50/200 (25%)  loss 1.2346  8000 tok/s  ETA 1:15");
 }
 
 }  // namespace

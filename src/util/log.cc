@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "util/progress_line.h"
 #include "util/strings.h"
 
 namespace primus::log {
@@ -94,6 +95,7 @@ void Write(Level level, std::string_view message) {
     line = line.substr(0, level_start) + std::string(ColorOf(level)) +
            line.substr(level_start, level_end - level_start) + "\033[0m" + line.substr(level_end);
   }
+  LiftProgressLine lift(STDERR_FILENO);  // a progress line on the terminal goes under the message
   const char* data = line.data();
   size_t left = line.size();
   while (left > 0) {

@@ -180,7 +180,7 @@ TEST_F(BenchmarkTest, GemmOnTheCpuIsCheckedAndSaysWhatItComputed) {
 }
 
 TEST_F(BenchmarkTest, GemmSweepAsJsonWithPlot) {
-  ProcessResult result = Run("benchmark gemm --sweep -M 512 --dtype fp32 --trans-b --device cpu --iters 2 --output json --plot tflops.svg");
+  ProcessResult result = Run("benchmark gemm --sweep -M 512 --dtype fp32 --trans-b --device cpu --iters 2 --json --plot tflops.svg");
   ASSERT_EQ(result.exit_code, 0) << result.all();
   nlohmann::json report = nlohmann::json::parse(result.out, nullptr, false);
   ASSERT_FALSE(report.is_discarded()) << result.out;
@@ -200,12 +200,27 @@ TEST_F(BenchmarkTest, GemmSweepAsJsonWithPlot) {
 }
 
 TEST_F(BenchmarkTest, GemmCsv) {
-  ProcessResult result = Run("benchmark gemm -M 64 --device cpu --iters 2 --output csv");
+  ProcessResult result = Run("benchmark gemm -M 64 --device cpu --iters 2 --csv");
   ASSERT_EQ(result.exit_code, 0) << result.all();
   std::vector<std::string> lines = Split(Trim(result.out), '\n');
   ASSERT_EQ(lines.size(), 2u) << result.out;
   EXPECT_TRUE(lines[0].starts_with("rank,host,device,")) << lines[0];
   EXPECT_EQ(Split(lines[0], ',').size(), 29u) << "the last column names the shape (--shape)";
+}
+
+TEST_F(BenchmarkTest, GemmOldOutputFormatSpellingWorksWithADeprecationNote) {
+  ProcessResult old = Run("benchmark gemm -M 64 --device cpu --iters 2 --output json");
+  ASSERT_EQ(old.exit_code, 0) << old.all();
+  nlohmann::json report = nlohmann::json::parse(old.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << "still JSON on stdout: " << old.out;
+  EXPECT_EQ(report["results"].size(), 1u);
+  EXPECT_NE(old.err.find("--output json is deprecated: use --json"), std::string::npos) << old.err;
+  EXPECT_EQ(old.err.find("is deprecated"), old.err.rfind("is deprecated")) << "said once, not by every worker: " << old.err;
+  ProcessResult file = Run("benchmark gemm -M 64 --device cpu --iters 2 --json --output r.csv");
+  ASSERT_EQ(file.exit_code, 0) << file.all();
+  EXPECT_FALSE(nlohmann::json::parse(file.out, nullptr, false).is_discarded()) << file.out;
+  EXPECT_TRUE(ReadFile(dir_.path() + "/r.csv").ok()) << "--output FILE is the report file";
+  EXPECT_EQ(file.err.find("deprecated"), std::string::npos) << file.err;
 }
 
 TEST_F(BenchmarkTest, GemmUsageErrorsNameTheFlag) {

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "run_process.h"
 #include "util/files.h"
 #include "util/strings.h"
@@ -431,6 +433,30 @@ TEST_F(CliTest, InfoDescribesThisHost) {
   EXPECT_NE(result.out.find("\"cpus\""), std::string::npos);
   EXPECT_NE(result.out.find("\"kernel\""), std::string::npos);
   EXPECT_EQ(Run("direct -- info --bogus").exit_code, 2);
+}
+
+// Every command parses through the same option tables: --help exits 0 with
+// help built from the table, an unknown flag is a usage error naming it.
+TEST_F(CliTest, EveryCommandTakesHelpAndRejectsUnknownFlagsAlike) {
+  ProcessResult config_help = Run("config show --help");
+  EXPECT_EQ(config_help.exit_code, 0) << config_help.all();
+  EXPECT_NE(config_help.out.find("--origin"), std::string::npos) << config_help.out;
+  ProcessResult info_help = Run("info --help");
+  EXPECT_EQ(info_help.exit_code, 0) << info_help.all();
+  EXPECT_NE(info_help.out.find("--json"), std::string::npos) << info_help.out;
+  EXPECT_NE(info_help.out.find("--live"), std::string::npos) << info_help.out;
+  for (const char* command : {"config show --orign", "info --jsn", "preflight --jsn", "analyze logs x --jsn",
+                              "benchmark gemm --jsn", "benchmark comm --jsn"}) {
+    ProcessResult bad = Run(command);
+    EXPECT_EQ(bad.exit_code, 2) << command << ": " << bad.all();
+    EXPECT_NE(bad.err.find("unknown option"), std::string::npos) << command << ": " << bad.err;
+    EXPECT_NE(bad.err.find("did you mean '--"), std::string::npos) << command << ": " << bad.err;
+  }
+  ProcessResult config = Run("config show --origin=true");
+  EXPECT_EQ(config.exit_code, 0) << config.all();
+  ProcessResult info = Run("info --json=true");
+  EXPECT_EQ(info.exit_code, 0) << info.all();
+  EXPECT_FALSE(nlohmann::json::parse(info.out, nullptr, false).is_discarded()) << info.out;
 }
 
 TEST_F(CliTest, BinaryNeedsOnlyGlibcAtLoadTime) {

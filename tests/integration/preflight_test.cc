@@ -1,7 +1,7 @@
 // `preflight` through the real binary. PreflightTest: this machine, the
 // fixture hosts of the platform issue (8x MI300X healthy, with a degraded
 // PCIe link, with RAS errors; an H200 host with an InfiniBand port down; a
-// GPU-less host), --json and --report, a fake VCCL libnccl found through
+// GPU-less host), --json, --output and --report, a fake VCCL libnccl found through
 // LD_LIBRARY_PATH, argument errors, and train stopped by the fast subset
 // (milliseconds each). PreflightHostsTest: three hosts as network
 // namespaces, node 0 gathering every node over MASTER_PORT; one host made bad
@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -104,13 +105,43 @@ TEST_F(PreflightTest, FixtureHostsEachGetTheirDiagnosis) {
 }
 
 TEST_F(PreflightTest, JsonAndNodeListsOnOneNode) {
-  ProcessResult result = Preflight("mi300x-8-ras", {"--gpu", "--json", "out/preflight.json", "--report", "out"});
+  ProcessResult result = Preflight("mi300x-8-ras", {"--gpu", "--output", "out/preflight.json", "--report", "out"});
   EXPECT_EQ(result.exit_code, 1) << result.all();
   auto json = nlohmann::json::parse(*ReadFile(dir_.path() + "/out/preflight.json"));
   EXPECT_EQ(json["status"], "FAIL");
   EXPECT_EQ(json["nodes"][0]["host"], "mi300x-node01");
   EXPECT_EQ(*ReadFile(dir_.path() + "/out/failing_nodes.txt"), "mi300x-node01\n");
   EXPECT_EQ(*ReadFile(dir_.path() + "/out/passing_nodes.txt"), "");
+  EXPECT_NE(result.out.find("FAIL  gpu  "), std::string::npos) << "text on stdout: " << result.out;
+}
+
+// --json is JSON on stdout (and nothing else there); --output FILE the file.
+TEST_F(PreflightTest, JsonOnStdout) {
+  ProcessResult result = Preflight("mi300x-8-ras", {"--gpu", "--json", "--report", "out"});
+  EXPECT_EQ(result.exit_code, 1) << result.all();
+  auto json = nlohmann::json::parse(result.out, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << result.out;
+  EXPECT_EQ(json["status"], "FAIL");
+  EXPECT_EQ(json["nodes"][0]["host"], "mi300x-node01");
+  EXPECT_NE(result.err.find("wrote out/failing_nodes.txt"), std::string::npos) << result.err;
+}
+
+// The old spelling `--json FILE` still writes the file, and says what to write now.
+TEST_F(PreflightTest, OldJsonFileSpellingWorksWithADeprecationNote) {
+  for (std::vector<std::string> old : {std::vector<std::string>{"--json", "old.json"}, {"--json=old.json"}}) {
+    std::filesystem::remove(dir_.path() + "/old.json");
+    std::vector<std::string> args = {"--gpu"};
+    args.insert(args.end(), old.begin(), old.end());
+    ProcessResult result = Preflight("mi300x-8-ras", args);
+    EXPECT_EQ(result.exit_code, 1) << result.all();
+    auto text = ReadFile(dir_.path() + "/old.json");
+    auto json = nlohmann::json::parse(text.ok() ? *text : "", nullptr, false);
+    EXPECT_FALSE(json.is_discarded()) << result.all();
+    EXPECT_NE(result.err.find("--json FILE is deprecated: use --output FILE (and --json for JSON on standard output)"),
+              std::string::npos)
+        << result.err;
+    EXPECT_NE(result.out.find("FAIL  gpu  "), std::string::npos) << "text on stdout, as before: " << result.out;
+  }
 }
 
 // A custom NCCL build is found the way workers find it: LD_LIBRARY_PATH.

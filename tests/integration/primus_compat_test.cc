@@ -185,7 +185,7 @@ TEST_F(PrimusCompatTest, GemmDeepseekShapesAndPresetErrors) {
       "benchmark gemm-deepseek --seqlen 32 --hidden-size 64 --intermediate-size 64 --kv-lora-rank 16 "
       "--moe-intermediate-size 32 --num-attention-heads 2 --num-experts-per-tok 2 --n-routed-experts 4 "
       "--qk-nope-head-dim 16 --qk-rope-head-dim 8 --v-head-dim 16 --vocab-size 64 --iters 1 --warmup 0 --device cpu "
-      "--output json");
+      "--json");
   ASSERT_EQ(run.exit_code, 0) << run.all();
   nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
   ASSERT_FALSE(report.is_discarded()) << run.out;

@@ -78,6 +78,9 @@ Status ValidateNumbers(const LaunchSpec& spec) {
                       "(torchrun: --rdzv-backend c10d --rdzv-endpoint HOST:PORT), or use etcd-v2");
   }
   if (!(spec.last_call_timeout_s >= 0)) return UsageError("last_call_timeout must not be negative");
+  if (!(spec.telemetry_interval_s >= 0)) {
+    return UsageError("telemetry_interval must not be negative", "give seconds between samples, or 0 to turn it off");
+  }
   if (spec.nnodes > 1 && spec.master_port == 0 && !assigned) {
     return UsageError("master_port is required when nnodes > 1",
                       "every node must agree on it; pick one such as 29500");

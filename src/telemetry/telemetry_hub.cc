@@ -26,6 +26,30 @@ double MonotonicSeconds() {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
 }
 
+// Temp file + rename, so a reader sees the old file or the new one, never
+// half of one. No fsync: the view is replaced every few seconds anyway, and
+// a sync on a slow log file system would stall the agent's loop.
+Status ReplaceFile(const std::string& path, std::string_view content) {
+  std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return EnvironmentError("cannot write " + temporary + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  int error = done == content.size() ? 0 : errno;
+  ::close(fd);
+  if (error != 0 || ::rename(temporary.c_str(), path.c_str()) != 0) {
+    if (error == 0) error = errno;
+    ::unlink(temporary.c_str());
+    return EnvironmentError("cannot write " + path + ": " + std::strerror(error));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string ThinLines(const std::string& text, size_t keep_one_in) {
@@ -121,7 +145,7 @@ Json TelemetryHub::NodeView() const {
 void TelemetryHub::WriteFiles(const Json& view, const Json& history_line) {
   std::string dir = JoinPath(settings_.log_dir, "telemetry");
   Status made = MakeDirs(dir);
-  Status written = made ? WriteFileAtomic(job_file(), view.dump() + "\n") : made;
+  Status written = made ? ReplaceFile(job_file(), view.dump() + "\n") : made;
   if (!written) {
     if (!warned_) log::Warn("telemetry: cannot write {}: {}", job_file(), written.error().message);
     warned_ = true;
@@ -137,7 +161,7 @@ void TelemetryHub::WriteFiles(const Json& view, const Json& history_line) {
     auto text = ReadFile(path);
     if (text) {
       std::string thinned = ThinLines(*text);
-      if (WriteFileAtomic(path, thinned)) {
+      if (ReplaceFile(path, thinned)) {
         log::Info("telemetry: {} passed {} MiB; kept every tenth line", path, settings_.history_limit_bytes >> 20);
         history_bytes_ = thinned.size();
       }

@@ -91,15 +91,15 @@ TEST(TelemetryHubTest, AMemberKeepsItsOwnViewAndWritesNothing) {
 TEST(TelemetryHubTest, AHistoryPastItsLimitKeepsOneLineInTen) {
   ScopedTempDir dir;
   TelemetrySettings settings{dir.path(), 5, "run-1", "host1", 0, 1, 1, true};
-  settings.history_limit_bytes = 20000;
+  settings.history_limit_bytes = 10000;
   TelemetryHub hub(settings, CpuSampler());
   hub.SampleNode({});
-  for (int i = 0; i < 200; ++i) hub.Publish();
+  for (int i = 0; i < 100; ++i) hub.Publish();
   std::vector<std::string> lines = Lines(hub.history_file());
   struct stat info {};
   ASSERT_EQ(::stat(hub.history_file().c_str(), &info), 0);
-  EXPECT_LE(info.st_size, 20000 + 1000);
-  EXPECT_LT(lines.size(), 200u);
+  EXPECT_LE(info.st_size, 10000 + 1000);
+  EXPECT_LT(lines.size(), 100u);
   for (const std::string& line : lines) EXPECT_NO_THROW(Json::parse(line));
   EXPECT_EQ(ThinLines("a\nb\nc\nd\n", 2), "a\nc\n");
   EXPECT_EQ(ThinLines("0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n"), "0\n10\n");

@@ -441,6 +441,9 @@ def main(argv=None):
     if rank == 0 and args.metrics_file:
         os.makedirs(os.path.dirname(os.path.abspath(args.metrics_file)), exist_ok=True)
         metrics = open(args.metrics_file, "a", buffering=1)
+    # The agent's telemetry (docs/monitor.md): every rank, its own share of the tokens.
+    agent_metrics = open(os.environ["PRIMUS_METRICS_FILE"], "a", buffering=1) \
+        if os.environ.get("PRIMUS_METRICS_FILE") else None
 
     def autocast():
         if args.dtype == "bf16":
@@ -519,6 +522,10 @@ def main(argv=None):
             last_loss = loss_value
             if first_loss is None:
                 first_loss = loss_value
+            if agent_metrics:
+                agent_metrics.write(json.dumps({
+                    "step": step, "total_steps": args.steps, "loss": round(loss_value, 6),
+                    "tokens_per_s": round(tokens_per_step / world / dt, 1), "step_time_s": round(dt, 4)}) + "\n")
             if rank == 0:
                 if metrics:
                     metrics.write(json.dumps({
@@ -534,6 +541,8 @@ def main(argv=None):
     finally:
         if metrics:
             metrics.close()
+        if agent_metrics:
+            agent_metrics.close()
     if env["distributed"]:
         dist.barrier()
     rank0_print(env, f"done: {step - start_step} steps ({start_step + 1}..{step}) on {world} worker(s) in "

@@ -10,6 +10,8 @@
 //   node 0 -> all      stop {generation, reason}      tear down your workers now
 //   member -> node 0   done {generation, exit_code, root_cause, other_failures, agent_signal}
 //   node 0 -> all      decision {generation, restart, exit_code, root_cause, ...}
+//   member -> node 0   telemetry {generation, sample}  this node's sample, every telemetry interval
+//                                                     (docs/monitor.md); node 0 keeps the job's view
 //   both ways          heartbeat                      when nothing else was sent for an interval
 //
 // This file holds the message shapes, the WorkerFailure encoding and the check

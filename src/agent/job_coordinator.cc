@@ -363,7 +363,9 @@ void JobCoordinator::OnPeerMessage(Peer& peer, const Json& message) {
     log::Debug("control channel: ignored a stale {} of generation {} from {}", type, generation, peer.node.Describe());
     return;
   }
-  if (type == "failure") {
+  if (type == "telemetry") {
+    if (settings_.on_telemetry) settings_.on_telemetry(ObjectField(message, "sample"));
+  } else if (type == "failure") {
     if (message.contains("signal")) {
       int signal = IntField(message, "signal", 0);
       if (agent_signal_ == 0) agent_signal_ = signal;

@@ -37,6 +37,7 @@ class JobCoordinator : public JobLink {
   std::optional<std::string> stop_reason() const override { return stop_reason_; }
   void ReportLocalFailure(const WorkerFailure& failure) override;
   void ReportLocalSignal(int signal) override;
+  bool coordinates() const override { return true; }
   JobDecision EndGeneration(const NodeOutcome& outcome) override;
 
  private:

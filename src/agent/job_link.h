@@ -18,6 +18,8 @@
 #pragma once
 
 #include <functional>
+
+#include <nlohmann/json.hpp>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +55,8 @@ struct JobLinkSettings {
   int restarts_before = 0;     // restarts a scheduler already made (SLURM_RESTART_COUNT)
   double restart_backoff_s = 1;
   double max_restart_backoff_s = 30;
+  // The coordinator hands each member's telemetry sample (docs/monitor.md) here.
+  std::function<void(const nlohmann::json&)> on_telemetry;
 };
 
 class JobLink {
@@ -78,6 +82,11 @@ class JobLink {
   // agent's own terminating signal: the other nodes stop at once.
   virtual void ReportLocalFailure(const WorkerFailure& failure) = 0;
   virtual void ReportLocalSignal(int signal) = 0;
+  // Whether this agent coordinates the job (node 0's side of the channel).
+  virtual bool coordinates() const = 0;
+  // This node's telemetry sample: a member sends it to node 0, the
+  // coordinator (which has it already) does nothing.
+  virtual void SendTelemetry(const nlohmann::json& sample) { (void)sample; }
 
   // After the local workers ended: the exit barrier and the job's decision.
   // On a restart it returns once the next generation may start.

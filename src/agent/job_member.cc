@@ -195,6 +195,11 @@ void JobMember::ReportLocalFailure(const WorkerFailure& failure) {
   Send(Json{{"type", "failure"}, {"generation", generation_}, {"failure", FailureToJson(failure)}});
 }
 
+void JobMember::SendTelemetry(const Json& sample) {
+  if (!start_generation_ || stop_reason_) return;  // node 0 is not listening for this generation's samples
+  Send(Json{{"type", "telemetry"}, {"generation", generation_}, {"sample", sample}});
+}
+
 void JobMember::ReportLocalSignal(int signal) {
   if (agent_signal_ != 0) return;
   agent_signal_ = signal;

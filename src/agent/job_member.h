@@ -28,6 +28,8 @@ class JobMember : public JobLink {
   std::optional<std::string> stop_reason() const override { return stop_reason_; }
   void ReportLocalFailure(const WorkerFailure& failure) override;
   void ReportLocalSignal(int signal) override;
+  bool coordinates() const override { return false; }
+  void SendTelemetry(const Json& sample) override;
   JobDecision EndGeneration(const NodeOutcome& outcome) override;
 
  private:

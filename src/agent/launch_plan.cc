@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "agent/master_port.h"
 #include "agent/process_spawner.h"
 #include "agent/worker_env.h"
@@ -78,6 +80,11 @@ Status ValidateNumbers(const LaunchSpec& spec) {
                       "(torchrun: --rdzv-backend c10d --rdzv-endpoint HOST:PORT), or use etcd-v2");
   }
   if (!(spec.last_call_timeout_s >= 0)) return UsageError("last_call_timeout must not be negative");
+  if (!(spec.telemetry_interval_s >= 0)) {
+    return UsageError(fmt::format("telemetry_interval must not be negative (got {:g})", spec.telemetry_interval_s),
+                      "give --telemetry-interval (direct.telemetry_interval) the seconds between samples, or 0 to "
+                      "turn telemetry off");
+  }
   if (spec.nnodes > 1 && spec.master_port == 0 && !assigned) {
     return UsageError("master_port is required when nnodes > 1",
                       "every node must agree on it; pick one such as 29500");

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "agent/stream_selection.h"
+#include "platform/host_info.h"
 
 namespace primus::agent {
 
@@ -80,6 +82,11 @@ struct LaunchSpec {
   // One bound for taking the stacks of every live worker after a hang or a
   // stuck exit (the dumps run in parallel); then the workers are stopped.
   double stack_timeout_s = 10;
+  // Seconds between telemetry samples (docs/monitor.md); 0: no sampling at all.
+  double telemetry_interval_s = 5;
+  // The host as ApplyPlatform detected it (its GPUs and routes, for
+  // telemetry); null: RunWorkers detects it, only when telemetry is on.
+  std::shared_ptr<const platform::HostInfo> host;
   std::vector<int> ranks_filter;  // global ranks shown on the console; empty = all (files keep all)
   std::vector<int> local_ranks_filter;  // local ranks shown on the console, on every node; empty = all
   // Streams kept off the console per local rank (torchrun's --redirects), and

@@ -67,6 +67,7 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher, 
   spec.rdzv_endpoint = launcher.GetString("direct.rdzv_endpoint");
   spec.local_addr = launcher.GetString("direct.local_addr");
   spec.last_call_timeout_s = launcher.GetDouble("direct.last_call_timeout");
+  spec.telemetry_interval_s = launcher.GetDouble("direct.telemetry_interval");
   spec.restart_backoff_s = launcher.GetDouble("direct.restart_backoff");
   spec.term_timeout_s = launcher.GetDouble("direct.term_timeout");
   spec.hang_timeout_s = launcher.GetDouble("direct.hang_timeout");

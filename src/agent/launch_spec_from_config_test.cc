@@ -30,6 +30,7 @@ TEST(LaunchSpecFromConfigTest, DefaultsGiveASingleNodeLaunch) {
   EXPECT_DOUBLE_EQ(spec->term_timeout_s, 30.0);
   EXPECT_EQ(spec->console_prefix, "[{host}:{rank}] ");
   EXPECT_TRUE(spec->ranks_filter.empty());
+  EXPECT_DOUBLE_EQ(spec->telemetry_interval_s, 5.0);
 }
 
 TEST(LaunchSpecFromConfigTest, EveryDirectKeyLands) {
@@ -51,7 +52,8 @@ TEST(LaunchSpecFromConfigTest, EveryDirectKeyLands) {
   sources.flags = {{"direct.master_addr", {"10.0.0.1"}, "--master-addr"},
                    {"direct.master_port", {"29500"}, "--master-port"},
                    {"direct.env", {"BOTH=flag"}, "--env"},
-                   {"direct.term_timeout", {"5"}, "--term-timeout"}};
+                   {"direct.term_timeout", {"5"}, "--term-timeout"},
+                   {"direct.telemetry_interval", {"0.5"}, "--telemetry-interval"}};
   auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
   ASSERT_TRUE(spec.ok()) << spec.error().Format();
   EXPECT_EQ(spec->nproc_per_node, 4);
@@ -63,6 +65,7 @@ TEST(LaunchSpecFromConfigTest, EveryDirectKeyLands) {
   EXPECT_EQ(spec->max_restarts, 2);
   EXPECT_DOUBLE_EQ(spec->hang_timeout_s, 600);
   EXPECT_DOUBLE_EQ(spec->term_timeout_s, 5);
+  EXPECT_DOUBLE_EQ(spec->telemetry_interval_s, 0.5);
   EXPECT_EQ(spec->ranks_filter, (std::vector<int>{0, 8, 9}));
   // File entries are defaults; the command line's override.
   EXPECT_EQ(spec->env, (std::map<std::string, std::string>{{"FROM_FILE", "file"}}));

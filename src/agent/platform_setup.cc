@@ -66,6 +66,7 @@ Result<PlatformSetup> ApplyPlatformOn(const platform::Roots& roots, const platfo
   if (launcher.GetBool("direct.numa_bind")) {
     spec->placements = PlaceRanks(setup.host, workers, spec->nproc_per_node);
   }
+  spec->host = std::make_shared<const platform::HostInfo>(setup.host);  // telemetry's GPUs and routes
   return setup;
 }
 

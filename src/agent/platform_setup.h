@@ -36,6 +36,7 @@ struct PlatformSetup {
 //  - env_overrides: every plan variable (the plan already decided precedence:
 //    --env > experiment env > user environment > named/user profiles >
 //    network auto-config > built-in profiles); those names leave spec->env.
+//  - host: what was detected, for telemetry (GPUs, the job's interface).
 //  - placements: with direct.numa_bind, one per local rank: its GPU's NUMA
 //    CPUs and OMP_NUM_THREADS (platform::PlaceLocalRank); a rank with no
 //    known CPUs is not bound. Without it, none.

@@ -16,6 +16,8 @@
 #include "agent/signal_channel.h"
 #include "agent/supervisor.h"
 #include "agent/worker_env.h"
+#include "platform/host_detect.h"
+#include "telemetry/node_sampler.h"
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -45,7 +47,40 @@ void LogStart(const LaunchPlan& plan, int attempt, bool elastic = false) {
             Supervisor::AttemptDir(plan, attempt));
 }
 
+// A variable as the workers will see it: the user's --env, the agent's environment, the plan's defaults.
+std::string WorkerVariable(const LaunchSpec& spec, const std::string& name) {
+  if (auto it = spec.env_overrides.find(name); it != spec.env_overrides.end()) return it->second;
+  if (const char* value = std::getenv(name.c_str())) return value;
+  if (auto it = spec.env.find(name); it != spec.env.end()) return it->second;
+  return "";
+}
+
 }  // namespace
+
+std::unique_ptr<telemetry::TelemetryHub> MakeTelemetryHub(const LaunchPlan& plan) {
+  const LaunchSpec& spec = plan.spec;
+  if (!(spec.telemetry_interval_s > 0)) return nullptr;
+  platform::Roots roots = platform::Roots::FromEnvironment();
+  std::shared_ptr<const platform::HostInfo> host = spec.host;
+  if (!host) host = std::make_shared<const platform::HostInfo>(platform::DetectHost(roots));
+  telemetry::NodeSamplerSettings sampler;
+  sampler.roots = roots;
+  sampler.gpus = host->gpus;
+  sampler.interface = telemetry::JobInterface(*host, spec.master_addr, spec.nnodes == 1,
+                                              WorkerVariable(spec, "NCCL_SOCKET_IFNAME"),
+                                              WorkerVariable(spec, "GLOO_SOCKET_IFNAME"));
+  telemetry::TelemetrySettings settings;
+  settings.log_dir = spec.log_dir;
+  settings.interval_s = spec.telemetry_interval_s;
+  settings.run_id = spec.run_id;
+  settings.host = plan.host;
+  settings.node_rank = spec.node_rank;
+  settings.nnodes = spec.nnodes;
+  settings.world_size = plan.world_size();
+  settings.writes_files = spec.nnodes == 1;
+  return std::make_unique<telemetry::TelemetryHub>(settings,
+                                                   std::make_unique<telemetry::NodeSampler>(std::move(sampler)));
+}
 
 namespace {
 
@@ -164,9 +199,12 @@ class EtcdRendezvous {
 };
 
 // One node of a multi-node job: the generations are the job's, decided by node 0.
-Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime,
+Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime, telemetry::TelemetryHub* telemetry,
                              RunResult result) {
   JobLinkSettings settings = LinkSettings(plan);
+  if (telemetry != nullptr) {
+    settings.on_telemetry = [telemetry](const nlohmann::json& sample) { telemetry->AddNodeSample(sample); };
+  }
   std::optional<EtcdRendezvous> etcd;
   if (plan.spec.rendezvous == kEtcdRendezvous) {
     etcd.emplace(plan);
@@ -179,6 +217,10 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime,
   }
   auto link = OpenJobLink(settings, runtime);
   if (!link) return link.error();
+  if (telemetry != nullptr) {
+    telemetry->SetWritesFiles((*link)->coordinates());
+    telemetry->Publish();  // node 0: "starting", while the nodes join
+  }
   auto joined = (*link)->Join();
   if (!joined) return joined.error();
   if (*joined != 0) {
@@ -201,7 +243,12 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime,
     if (!layout.run_id.empty()) generation_plan.spec.run_id = layout.run_id;
     WorkerEnvironment generation_environment(generation_plan, environ);
     LogStart(generation_plan, generation, plan.spec.rendezvous != kStaticRendezvous);
-    Supervisor supervisor(generation_plan, generation_environment, runtime, generation, link->get());
+    if (telemetry != nullptr) {
+      telemetry->BeginGeneration(generation, layout.node_rank, layout.nnodes, generation_plan.world_size(),
+                                 result.restarts + plan.spec.restarts_before);
+      telemetry->SetState(telemetry::JobState::kRunning);
+    }
+    Supervisor supervisor(generation_plan, generation_environment, runtime, generation, link->get(), telemetry);
     auto attempt = supervisor.Run();
     NodeOutcome outcome;
     if (!attempt) {
@@ -231,6 +278,12 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime,
     result.other_failures = decision.other_failures;
     result.restarts = decision.restarts - plan.spec.restarts_before;
     result.master_port = layout.master_port;
+    if (telemetry != nullptr) {
+      telemetry->SetState(decision.restart            ? telemetry::JobState::kRestarting
+                          : decision.exit_code == 0 ? telemetry::JobState::kSucceeded
+                                                    : telemetry::JobState::kFailed);
+      telemetry->Publish();
+    }
     if (!decision.restart) return result;
   }
 }
@@ -253,7 +306,9 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
   result.run_id = plan->spec.run_id;
   result.master_addr = plan->spec.master_addr;
   result.master_port = plan->spec.master_port;
-  if (plan->spec.nnodes > 1) return RunJobNode(*plan, **runtime, std::move(result));
+  std::unique_ptr<telemetry::TelemetryHub> telemetry = MakeTelemetryHub(*plan);
+  if (plan->spec.nnodes > 1) return RunJobNode(*plan, **runtime, telemetry.get(), std::move(result));
+  if (telemetry) telemetry->Publish();
 
   if (plan->spec.restarts_before > 0) {
     log::Info("the scheduler already restarted this job {} time{}; they count against --max-restarts {}",
@@ -261,9 +316,19 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
   }
   for (int attempt = plan->spec.restarts_before;; ++attempt) {
     LogStart(*plan, attempt);
-    Supervisor supervisor(*plan, environment, **runtime, attempt);
+    if (telemetry) {
+      telemetry->BeginGeneration(attempt, 0, 1, plan->world_size(), attempt);
+      telemetry->SetState(telemetry::JobState::kRunning);
+    }
+    Supervisor supervisor(*plan, environment, **runtime, attempt, nullptr, telemetry.get());
     auto outcome = supervisor.Run();
-    if (!outcome) return outcome.error();
+    if (!outcome) {
+      if (telemetry) {
+        telemetry->SetState(telemetry::JobState::kFailed);
+        telemetry->Publish();
+      }
+      return outcome.error();
+    }
     result.exit_code = outcome->exit_code;
     result.agent_signal = outcome->agent_signal;
     result.root_cause = outcome->root_cause;
@@ -280,6 +345,10 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
       }
       break;
     }
+    if (telemetry) {
+      telemetry->SetState(telemetry::JobState::kRestarting);
+      telemetry->Publish();
+    }
     double backoff = BackoffSeconds(plan->spec, attempt);
     log::Warn("restarting all {} workers in {:g} s (restart {} of {})", plan->spec.nproc_per_node, backoff,
               attempt + 1, plan->spec.max_restarts);
@@ -291,6 +360,10 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
       break;
     }
     result.restarts = attempt + 1 - plan->spec.restarts_before;
+  }
+  if (telemetry) {
+    telemetry->SetState(result.exit_code == 0 ? telemetry::JobState::kSucceeded : telemetry::JobState::kFailed);
+    telemetry->Publish();
   }
   return result;
 }

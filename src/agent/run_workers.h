@@ -10,7 +10,11 @@
 // signal mask and subreaper setting on return.
 #pragma once
 
+#include <memory>
+
+#include "agent/launch_plan.h"
 #include "agent/launch_spec.h"
+#include "telemetry/telemetry_hub.h"
 #include "util/error.h"
 
 namespace primus::agent {
@@ -18,6 +22,16 @@ namespace primus::agent {
 // An Error only for what prevents launching: a bad spec (code 2), a missing
 // executable, a busy port, an unwritable log directory, exec failure (code 4).
 // Everything after the workers started is in RunResult::exit_code.
+//
+// Telemetry (spec.telemetry_interval_s > 0, docs/monitor.md): RunWorkers owns
+// a telemetry::TelemetryHub for the launch (MakeTelemetryHub below); the
+// supervisor feeds it, node 0 writes <log_dir>/telemetry/, and its JobView()
+// and NodeView() are what a metrics endpoint serves.
 Result<RunResult> RunWorkers(const LaunchSpec& spec);
+
+// The launch's hub: the host's GPUs (spec.host, or detected now), the job's
+// network interface, and writes_files for a single-node job (a multi-node
+// job's coordinator is known once the link is open). Null when telemetry is off.
+std::unique_ptr<telemetry::TelemetryHub> MakeTelemetryHub(const LaunchPlan& plan);
 
 }  // namespace primus::agent

@@ -11,7 +11,11 @@
 #include <signal.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <fstream>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "agent/agent_test_util.h"
 
@@ -135,6 +139,64 @@ TEST_F(RunWorkersTest, WorkersSeeTheirRankAndTheLaunchSettings) {
   EXPECT_EQ(result->run_id, "unit-run");
   std::string port = std::to_string(result->master_port);
   EXPECT_NE(RankLog(*result, 0, 1).find("O 1 1 2 127.0.0.1 " + port + " unit-run from-spec "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace primus::agent
+
+namespace primus::agent {
+namespace {
+
+std::vector<nlohmann::json> JsonLines(const std::string& path) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line, nullptr, false));
+  return lines;
+}
+
+class RunWorkersTelemetryTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = testing::MakeTempDir("run-workers-telemetry"); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(RunWorkersTelemetryTest, TheJobViewFollowsARestartToTheEnd) {
+  LaunchSpec spec = testing::ShellSpec(
+      2,
+      "echo \"{\\\"step\\\": $((RANK + 1)), \\\"step_time_s\\\": 0.1}\" >> \"$PRIMUS_METRICS_FILE\"; sleep 0.3; "
+      "[ $TORCHELASTIC_RESTART_COUNT = 0 ] && [ $RANK = 1 ] && exit 3; exit 0",
+      dir_ + "/logs");
+  spec.max_restarts = 1;
+  spec.restart_backoff_s = 0.2;
+  spec.telemetry_interval_s = 0.05;
+  auto result = RunWorkers(spec);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->exit_code, 0);
+  std::ifstream job_file(dir_ + "/logs/telemetry/job.json");
+  nlohmann::json view = nlohmann::json::parse(job_file, nullptr, false);
+  ASSERT_TRUE(view.is_object());
+  EXPECT_EQ(view["job"]["state"], "succeeded");
+  EXPECT_EQ(view["job"]["generation"], 1);
+  EXPECT_EQ(view["job"]["restarts"], 1);
+  EXPECT_EQ(view["job"]["step"], 1);  // the lowest rank's
+  ASSERT_EQ(view["nodes"].size(), 1u);
+  ASSERT_EQ(view["nodes"][0]["workers"].size(), 2u);
+  EXPECT_EQ(view["nodes"][0]["workers"][1]["step"], 2);
+  EXPECT_EQ(view["nodes"][0]["workers"][1]["state"], "exited");
+  std::vector<std::string> states;
+  for (const auto& line : JsonLines(dir_ + "/logs/telemetry/history.jsonl")) states.push_back(line["state"]);
+  EXPECT_NE(std::find(states.begin(), states.end(), "restarting"), states.end());
+  EXPECT_EQ(states.back(), "succeeded");
+}
+
+TEST_F(RunWorkersTelemetryTest, OffMeansNoFilesButWorkersStillGetTheirMetricsFile) {
+  LaunchSpec spec = testing::ShellSpec(1, "echo \"$PRIMUS_METRICS_FILE\"", dir_ + "/logs");
+  spec.telemetry_interval_s = 0;
+  auto result = RunWorkers(spec);
+  ASSERT_TRUE(result.ok());
+  EXPECT_NE(testing::RankLog(*result, 0, 0).find(".rank0.metrics.jsonl"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/logs/telemetry"));
 }
 
 }  // namespace

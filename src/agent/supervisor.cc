@@ -69,6 +69,7 @@ struct Supervisor::Worker {
   std::string log_path;
   std::string error_file;
   std::string heartbeat_file;
+  std::string metrics_file;
   std::unique_ptr<RankLog> log;
   std::unique_ptr<OutputStream> out;
   std::unique_ptr<OutputStream> err;
@@ -76,7 +77,7 @@ struct Supervisor::Worker {
 };
 
 Supervisor::Supervisor(const LaunchPlan& plan, const WorkerEnvironment& environment, AgentRuntime& runtime,
-                       int attempt, JobLink* link)
+                       int attempt, JobLink* link, telemetry::TelemetryHub* telemetry)
     : plan_(plan),
       environment_(environment),
       runtime_(runtime),
@@ -85,7 +86,8 @@ Supervisor::Supervisor(const LaunchPlan& plan, const WorkerEnvironment& environm
       attempt_dir_(AttemptDir(plan, attempt)),
       scratch_(new char[OutputStream::kReadSize]),
       hang_watch_(plan.spec.hang_timeout_s),
-      exit_watch_(plan.spec.exit_grace_s) {}
+      exit_watch_(plan.spec.exit_grace_s),
+      telemetry_(plan.spec.telemetry_interval_s > 0 ? telemetry : nullptr) {}
 
 Supervisor::~Supervisor() = default;
 
@@ -106,7 +108,9 @@ Result<AttemptResult> Supervisor::Run() {
     return started.error();
   }
   CheckJobStop();  // a stop may have come while the workers were starting
+  if (telemetry_ != nullptr) TakeSample();  // the pids at once; rates from the next one
   Loop();
+  if (telemetry_ != nullptr) TakeSample();  // how each worker ended, and its last metrics
   FinishAttempt();
   return Summarize();
 }
@@ -123,9 +127,11 @@ Status Supervisor::StartWorkers() {
     worker->log_path = base + ".log";
     worker->error_file = base + ".error.json";
     worker->heartbeat_file = base + ".heartbeat";
+    worker->metrics_file = base + ".metrics.jsonl";
     // Stale files from an earlier run with this log directory would fake a
-    // root cause or stacks.
+    // root cause, stacks or progress.
     ::unlink(worker->error_file.c_str());
+    if (!environment_.user_metrics_file()) ::unlink(worker->metrics_file.c_str());
     ::unlink((base + ".stacks.txt").c_str());
     if (!TouchFile(worker->heartbeat_file)) {
       return EnvironmentError("cannot create heartbeat file " + worker->heartbeat_file + ": " +
@@ -152,7 +158,7 @@ Status Supervisor::StartWorker(Worker& worker) {
   ::fcntl(out.write.get(), F_SETPIPE_SZ, kPipeSize);
   ::fcntl(err.write.get(), F_SETPIPE_SZ, kPipeSize);
 
-  WorkerSlot slot{worker.local_rank, attempt_, worker.error_file, worker.heartbeat_file};
+  WorkerSlot slot{worker.local_rank, attempt_, worker.error_file, worker.heartbeat_file, worker.metrics_file};
   SpawnRequest request;
   request.executable = plan_.executable;
   request.argv = plan_.spec.argv;
@@ -292,6 +298,10 @@ void Supervisor::HandleWorkerPidfd(size_t worker_index) {
 
 void Supervisor::HandleDeadline() {
   SteadyTime now = SteadyClock::now();
+  if (next_sample_ && now >= *next_sample_) {
+    TakeSample();
+    now = SteadyClock::now();
+  }
   if (link_ != nullptr) {
     std::optional<SteadyTime> due = link_->NextDeadline();
     if (due && *due <= now) link_->OnDeadline(now);
@@ -353,7 +363,21 @@ std::optional<SteadyTime> Supervisor::NextDeadline() const {
     std::optional<SteadyTime> link_due = link_->NextDeadline();
     if (link_due && (!next || *link_due < *next)) next = link_due;
   }
+  if (next_sample_ && (!next || *next_sample_ < *next)) next = next_sample_;
   return next;
+}
+
+void Supervisor::TakeSample() {
+  std::vector<telemetry::WorkerSource> sources;
+  sources.reserve(workers_.size());
+  for (const auto& worker : workers_) {
+    sources.push_back({{worker->rank, worker->local_rank, static_cast<int>(worker->pid), worker->running},
+                       environment_.user_metrics_file() ? "" : worker->metrics_file});
+  }
+  telemetry::NodeSample sample = telemetry_->SampleNode(sources);
+  if (link_ != nullptr) link_->SendTelemetry(telemetry::ToJson(sample));
+  telemetry_->Publish();
+  next_sample_ = SteadyClock::now() + Seconds(plan_.spec.telemetry_interval_s);
 }
 
 void Supervisor::OnWorkerExit(Worker& worker, int status) {

@@ -20,6 +20,11 @@
 // live worker first, in parallel and bounded (stack_dump.h), without
 // stopping the event loop: heartbeats to the other nodes go on, and a
 // terminating signal cuts the collection short.
+//
+// With telemetry on (a TelemetryHub, docs/monitor.md), one more deadline in
+// the same loop samples the node every telemetry interval: local files only
+// (procfs, sysfs, the workers' metrics files; NVML on NVIDIA hosts), and the
+// sample goes to node 0 over the link. Off, the loop does no sampling work.
 #pragma once
 
 #include <memory>
@@ -35,6 +40,7 @@
 #include "agent/output_stream.h"
 #include "agent/stack_dump.h"
 #include "agent/worker_env.h"
+#include "telemetry/telemetry_hub.h"
 
 namespace primus::agent {
 
@@ -56,8 +62,9 @@ class Supervisor {
   // `link`: the other nodes of a multi-node job, or null. With a link, the
   // first local failure is reported to it at once, its stop orders stop the
   // workers, and the banner is left to node 0 (which sees every node).
+  // `telemetry`: where this node's samples go, or null (telemetry off).
   Supervisor(const LaunchPlan& plan, const WorkerEnvironment& environment, AgentRuntime& runtime,
-             int attempt, JobLink* link = nullptr);
+             int attempt, JobLink* link = nullptr, telemetry::TelemetryHub* telemetry = nullptr);
   ~Supervisor();
 
   // An Error only when the workers could not be started (log files, exec);
@@ -96,6 +103,8 @@ class Supervisor {
   void FinishAttempt();
   void DrainStreams();
   std::optional<SteadyTime> NextDeadline() const;
+  // Samples this node, sends the sample to node 0 (a member) and publishes the view.
+  void TakeSample();
   AttemptResult Summarize();
   Worker* FindWorker(pid_t pid);
   bool AnyRunning() const;
@@ -123,6 +132,8 @@ class Supervisor {
   std::optional<SteadyTime> kill_deadline_;
   std::optional<SteadyTime> give_up_deadline_;
   bool killed_ = false;
+  telemetry::TelemetryHub* telemetry_;
+  std::optional<SteadyTime> next_sample_;
 };
 
 }  // namespace primus::agent

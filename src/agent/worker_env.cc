@@ -63,6 +63,7 @@ WorkerEnvironment::WorkerEnvironment(const LaunchPlan& plan, const char* const* 
   for (const auto& [name, value] : spec.env) {
     if (name != kJobTokenVariable) add_if_unset(name, value);
   }
+  user_metrics_file_ = present.count(std::string(kMetricsFileVariable)) > 0;
   add_if_unset("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
   add_if_unset("PYTHONUNBUFFERED", "1");
   std::string omp_default = std::to_string(std::max(1, plan.cpu_count / spec.nproc_per_node));
@@ -110,6 +111,7 @@ std::vector<std::string> WorkerEnvironment::For(const WorkerSlot& slot) const {
   env.push_back(Entry("TORCHELASTIC_RESTART_COUNT", std::to_string(slot.restart_count)));
   env.push_back(Entry("TORCHELASTIC_ERROR_FILE", slot.error_file));
   env.push_back(Entry("PRIMUS_HEARTBEAT_FILE", slot.heartbeat_file));
+  if (!user_metrics_file_ && !slot.metrics_file.empty()) env.push_back(Entry(kMetricsFileVariable, slot.metrics_file));
   if (!omp_default_.empty()) {
     const WorkerPlacement& placement = plan_.spec.placements[static_cast<size_t>(slot.local_rank)];
     env.push_back(Entry("OMP_NUM_THREADS", placement.omp_num_threads > 0 ? std::to_string(placement.omp_num_threads)

@@ -7,7 +7,8 @@
 // secret with which the agents of a job recognise each other, is never
 // passed on: a worker has no use for it, and whatever a worker runs or
 // dumps must not learn it. Built once per launch; per
-// worker only six variables differ, seven with --numa-bind: a bound rank's
+// worker only seven variables differ (PRIMUS_METRICS_FILE, docs/monitor.md, is
+// one unless the user set it), seven with --numa-bind: a bound rank's
 // OMP_NUM_THREADS is its share of its CPUs, unless the user set the variable
 // (or torchrun's rule was asked for: 1 with several workers, LaunchSpec::omp_threads).
 #pragma once
@@ -28,12 +29,15 @@ bool IsAgentOwnedVariable(std::string_view name);
 // The variable that carries the launch token; the orphan guard kills what
 // carries it after the agent dies.
 inline constexpr std::string_view kLaunchTokenVariable = "PRIMUS_LAUNCH_TOKEN";
+// Where each worker may write its training metrics (docs/monitor.md).
+inline constexpr std::string_view kMetricsFileVariable = "PRIMUS_METRICS_FILE";
 
 struct WorkerSlot {
   int local_rank = 0;
   int restart_count = 0;
   std::string error_file;
   std::string heartbeat_file;
+  std::string metrics_file{};  // PRIMUS_METRICS_FILE, unless the user set it ("": none)
 };
 
 class WorkerEnvironment {
@@ -47,12 +51,15 @@ class WorkerEnvironment {
   // Agent-owned variables the agent's environment set to another value,
   // as (name, old value): reported at debug level.
   const std::vector<std::pair<std::string, std::string>>& replaced() const { return replaced_; }
+  // The user set PRIMUS_METRICS_FILE: the workers keep theirs, and the agent does not know where they write.
+  bool user_metrics_file() const { return user_metrics_file_; }
 
  private:
   const LaunchPlan& plan_;
   std::vector<std::string> shared_;
   std::vector<std::pair<std::string, std::string>> replaced_;
-  std::string omp_default_;  // set: OMP_NUM_THREADS is per worker (placements), this when a rank has none
+  std::string omp_default_;
+  bool user_metrics_file_ = false;  // PRIMUS_METRICS_FILE came from the user: never replaced  // set: OMP_NUM_THREADS is per worker (placements), this when a rank has none
 };
 
 }  // namespace primus::agent

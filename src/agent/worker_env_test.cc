@@ -153,3 +153,29 @@ TEST(WorkerEnvTest, TheJobTokenNeverReachesAWorker) {
 
 }  // namespace
 }  // namespace primus::agent
+
+namespace primus::agent {
+namespace {
+
+TEST(WorkerEnvTest, EachWorkerGetsItsMetricsFileUnlessTheUserSetOne) {
+  LaunchPlan plan = Plan();
+  const char* base[] = {"PATH=/usr/bin", nullptr};
+  WorkerEnvironment environment(plan, base);
+  EXPECT_FALSE(environment.user_metrics_file());
+  auto env = AsMap(environment.For({1, 0, "e", "h", "/logs/attempt_0/node1.rank5.metrics.jsonl"}));
+  EXPECT_EQ(env["PRIMUS_METRICS_FILE"], "/logs/attempt_0/node1.rank5.metrics.jsonl");
+
+  const char* user[] = {"PRIMUS_METRICS_FILE=/mine/metrics.jsonl", nullptr};
+  WorkerEnvironment theirs(plan, user);
+  EXPECT_TRUE(theirs.user_metrics_file());
+  env = AsMap(theirs.For({1, 0, "e", "h", "/logs/attempt_0/node1.rank5.metrics.jsonl"}));
+  EXPECT_EQ(env["PRIMUS_METRICS_FILE"], "/mine/metrics.jsonl");
+
+  plan.spec.env_overrides["PRIMUS_METRICS_FILE"] = "/from/env/flag.jsonl";  // --env counts as the user's
+  WorkerEnvironment flagged(plan, base);
+  EXPECT_TRUE(flagged.user_metrics_file());
+  EXPECT_EQ(AsMap(flagged.For({0, 0, "e", "h", "/x"}))["PRIMUS_METRICS_FILE"], "/from/env/flag.jsonl");
+}
+
+}  // namespace
+}  // namespace primus::agent

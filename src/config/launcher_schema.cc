@@ -31,6 +31,7 @@ std::vector<SchemaKey> LauncherKeys() {
       {"direct.rendezvous", kString, "static", "how the nodes find each other: static (node ranks given, node 0 coordinates), c10d (the agent on the host of master_addr:control_port coordinates and hands node ranks out) or etcd-v2 (an etcd server at direct.rdzv_endpoint names the coordinator)"},
       {"direct.rdzv_endpoint", kString, "", "etcd-v2: the etcd server's host:port"},
       {"direct.local_addr", kString, "", "etcd-v2: this node's address as the other nodes reach it; empty: its host name"},
+      {"direct.telemetry_interval", kDouble, "5.0", "seconds between samples of the node (GPUs, workers, their metrics; docs/monitor.md); 0 is off"},
       {"direct.last_call_timeout", kDouble, "30.0", "elastic jobs: once the minimum joined, seconds more nodes may join before the start"},
       {"direct.node_rank", kInt, "0", "rank of this node, 0 to nnodes-1"},
       {"direct.master_addr", kString, "", "address of the rank-0 node"},

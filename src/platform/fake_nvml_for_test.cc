@@ -1,6 +1,7 @@
 // A stand-in libnvidia-ml.so.1 for vendor_runtime_test: the handful of NVML
 // entry points vendor_runtime.cc calls, answering for the h100-8 fixture's
-// GPUs with fixed numbers. Built as a shared library and dlopen'ed by path.
+// GPUs with fixed numbers (GPU i: i+1 GiB used, 10*i % busy, 300+10*i W,
+// 40+i degrees C, 1980-10*i MHz SM clock; the last three for telemetry). Built as a shared library and dlopen'ed by path.
 #include <cstring>
 #include <string>
 
@@ -56,6 +57,20 @@ int nvmlDeviceGetMemoryInfo(void* device, Memory* memory) {
 int nvmlDeviceGetUtilizationRates(void* device, Utilization* rates) {
   rates->gpu = static_cast<unsigned int>(10 * Index(device));
   rates->memory = 0;
+  return 0;
+}
+int nvmlDeviceGetPowerUsage(void* device, unsigned int* milliwatts) {
+  *milliwatts = static_cast<unsigned int>(300000 + 10000 * Index(device));
+  return 0;
+}
+int nvmlDeviceGetTemperature(void* device, int sensor, unsigned int* celsius) {
+  if (sensor != 0) return 2;  // NVML_ERROR_INVALID_ARGUMENT: only NVML_TEMPERATURE_GPU
+  *celsius = static_cast<unsigned int>(40 + Index(device));
+  return 0;
+}
+int nvmlDeviceGetClockInfo(void* device, int clock, unsigned int* mhz) {
+  if (clock != 1) return 2;  // only NVML_CLOCK_SM is answered
+  *mhz = static_cast<unsigned int>(1980 - 10 * Index(device));
   return 0;
 }
 int nvmlDeviceGetTotalEccErrors(void* device, int error_type, int counter_type, unsigned long long* count) {

@@ -31,6 +31,7 @@ class DirectRuntime : public Runtime {
         {{"--rendezvous"}, K::kValue, "static|c10d|etcd-v2", "direct.rendezvous",
          "static: node ranks given, node 0 coordinates; c10d: the agent on --master-addr's host coordinates at --control-port and hands node ranks out; etcd-v2: an etcd server names it"},
         {{"--rdzv-endpoint"}, K::kValue, "HOST:PORT", "direct.rdzv_endpoint", "etcd-v2: the etcd server"},
+        {{"--telemetry-interval"}, K::kValue, "SECONDS", "direct.telemetry_interval", "sample GPUs, workers and their metrics this often; node 0 writes <log dir>/telemetry/ (0: off)"},
         {{"--last-call-timeout"}, K::kValue, "SECONDS", "direct.last_call_timeout", "elastic: once the minimum joined, how long more nodes may join before the start"},
         {{"--node-rank"}, K::kValue, "R", "direct.node_rank", "this node's rank (0..nnodes-1)"},
         {{"--master-addr"}, K::kValue, "ADDR", "direct.master_addr", "address of node 0 (never reverse-resolved)"},

@@ -1,0 +1,181 @@
+#include "telemetry/node_sample.h"
+
+#include <cmath>
+
+namespace primus::telemetry {
+namespace {
+
+template <typename T>
+void Put(Json& json, const char* key, const std::optional<T>& value) {
+  if (value) json[key] = *value;
+}
+
+std::optional<double> Number(const Json& json, const char* key) {
+  if (!json.is_object()) return std::nullopt;
+  auto it = json.find(key);
+  if (it == json.end() || !it->is_number()) return std::nullopt;
+  double value = it->get<double>();
+  if (!std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+std::optional<int64_t> Integer(const Json& json, const char* key) {
+  std::optional<double> value = Number(json, key);
+  if (!value || *value < -9.2e18 || *value > 9.2e18) return std::nullopt;
+  return static_cast<int64_t>(std::llround(*value));
+}
+
+std::optional<int> SmallInteger(const Json& json, const char* key) {
+  std::optional<int64_t> value = Integer(json, key);
+  if (!value || *value < INT32_MIN || *value > INT32_MAX) return std::nullopt;
+  return static_cast<int>(*value);
+}
+
+std::optional<uint64_t> Unsigned(const Json& json, const char* key) {
+  std::optional<double> value = Number(json, key);
+  if (!value || *value < 0) return std::nullopt;
+  auto it = json.find(key);
+  if (it->is_number_unsigned()) return it->get<uint64_t>();
+  return static_cast<uint64_t>(*value);
+}
+
+std::string Text(const Json& json, const char* key) {
+  if (!json.is_object()) return "";
+  auto it = json.find(key);
+  return it != json.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+const Json& Array(const Json& json, const char* key) {
+  static const Json empty = Json::array();
+  if (!json.is_object()) return empty;
+  auto it = json.find(key);
+  return it != json.end() && it->is_array() ? *it : empty;
+}
+
+void PutMetrics(Json& json, const TrainingMetrics& metrics) {
+  Put(json, "step", metrics.step);
+  Put(json, "total_steps", metrics.total_steps);
+  Put(json, "loss", metrics.loss);
+  Put(json, "tokens_per_s", metrics.tokens_per_s);
+  Put(json, "step_time_s", metrics.step_time_s);
+  Put(json, "metrics_time", metrics.metrics_time);
+}
+
+TrainingMetrics ReadMetrics(const Json& json) {
+  TrainingMetrics metrics;
+  metrics.step = Integer(json, "step");
+  metrics.total_steps = Integer(json, "total_steps");
+  metrics.loss = Number(json, "loss");
+  metrics.tokens_per_s = Number(json, "tokens_per_s");
+  metrics.step_time_s = Number(json, "step_time_s");
+  metrics.metrics_time = Number(json, "metrics_time");
+  return metrics;
+}
+
+}  // namespace
+
+Json ToJson(const NodeSample& sample) {
+  Json json = Json::object();
+  json["node_rank"] = sample.node_rank;
+  json["host"] = sample.host;
+  json["time"] = sample.time;
+  json["generation"] = sample.generation;
+  Json host = Json::object();
+  Put(host, "cpus", sample.host_stats.cpus);
+  Put(host, "cpu_percent", sample.host_stats.cpu_percent);
+  Put(host, "mem_used_bytes", sample.host_stats.mem_used_bytes);
+  Put(host, "mem_total_bytes", sample.host_stats.mem_total_bytes);
+  Json net = Json::array();
+  for (const NetStats& stats : sample.host_stats.net) {
+    Json entry = {{"interface", stats.interface}};
+    Put(entry, "rx_bytes", stats.rx_bytes);
+    Put(entry, "tx_bytes", stats.tx_bytes);
+    Put(entry, "rx_bytes_per_s", stats.rx_bytes_per_s);
+    Put(entry, "tx_bytes_per_s", stats.tx_bytes_per_s);
+    net.push_back(std::move(entry));
+  }
+  host["net"] = std::move(net);
+  json["host_stats"] = std::move(host);
+  Json gpus = Json::array();
+  for (const GpuStats& gpu : sample.gpus) {
+    Json entry = {{"index", gpu.index}, {"bus_id", gpu.bus_id}, {"vendor", gpu.vendor}};
+    Put(entry, "utilization_percent", gpu.utilization_percent);
+    Put(entry, "memory_used_bytes", gpu.memory_used_bytes);
+    Put(entry, "memory_total_bytes", gpu.memory_total_bytes);
+    Put(entry, "power_watts", gpu.power_watts);
+    Put(entry, "temperature_c", gpu.temperature_c);
+    Put(entry, "clock_mhz", gpu.clock_mhz);
+    gpus.push_back(std::move(entry));
+  }
+  json["gpus"] = std::move(gpus);
+  Json workers = Json::array();
+  for (const WorkerStats& worker : sample.workers) {
+    Json entry = {{"rank", worker.rank}, {"local_rank", worker.local_rank}, {"pid", worker.pid},
+                  {"state", worker.state}};
+    Put(entry, "cpu_percent", worker.cpu_percent);
+    Put(entry, "rss_bytes", worker.rss_bytes);
+    PutMetrics(entry, worker.metrics);
+    workers.push_back(std::move(entry));
+  }
+  json["workers"] = std::move(workers);
+  Put(json, "age_s", sample.age_s);
+  return json;
+}
+
+NodeSample NodeSampleFromJson(const Json& json) {
+  NodeSample sample;
+  sample.node_rank = SmallInteger(json, "node_rank").value_or(0);
+  sample.host = Text(json, "host");
+  sample.time = Number(json, "time").value_or(0);
+  sample.generation = SmallInteger(json, "generation").value_or(0);
+  const Json empty = Json::object();
+  const Json& host = json.is_object() && json.contains("host_stats") ? json["host_stats"] : empty;
+  sample.host_stats.cpus = SmallInteger(host, "cpus");
+  sample.host_stats.cpu_percent = Number(host, "cpu_percent");
+  sample.host_stats.mem_used_bytes = Integer(host, "mem_used_bytes");
+  sample.host_stats.mem_total_bytes = Integer(host, "mem_total_bytes");
+  for (const Json& entry : Array(host, "net")) {
+    NetStats stats;
+    stats.interface = Text(entry, "interface");
+    stats.rx_bytes = Unsigned(entry, "rx_bytes");
+    stats.tx_bytes = Unsigned(entry, "tx_bytes");
+    stats.rx_bytes_per_s = Number(entry, "rx_bytes_per_s");
+    stats.tx_bytes_per_s = Number(entry, "tx_bytes_per_s");
+    sample.host_stats.net.push_back(std::move(stats));
+  }
+  for (const Json& entry : Array(json, "gpus")) {
+    GpuStats gpu;
+    gpu.index = SmallInteger(entry, "index").value_or(0);
+    gpu.bus_id = Text(entry, "bus_id");
+    gpu.vendor = Text(entry, "vendor");
+    gpu.utilization_percent = SmallInteger(entry, "utilization_percent");
+    gpu.memory_used_bytes = Integer(entry, "memory_used_bytes");
+    gpu.memory_total_bytes = Integer(entry, "memory_total_bytes");
+    gpu.power_watts = Number(entry, "power_watts");
+    gpu.temperature_c = SmallInteger(entry, "temperature_c");
+    gpu.clock_mhz = SmallInteger(entry, "clock_mhz");
+    sample.gpus.push_back(std::move(gpu));
+  }
+  for (const Json& entry : Array(json, "workers")) {
+    WorkerStats worker;
+    worker.rank = SmallInteger(entry, "rank").value_or(0);
+    worker.local_rank = SmallInteger(entry, "local_rank").value_or(0);
+    worker.pid = SmallInteger(entry, "pid").value_or(0);
+    worker.state = Text(entry, "state");
+    worker.cpu_percent = Number(entry, "cpu_percent");
+    worker.rss_bytes = Integer(entry, "rss_bytes");
+    worker.metrics = ReadMetrics(entry);
+    sample.workers.push_back(std::move(worker));
+  }
+  sample.age_s = Number(json, "age_s");
+  return sample;
+}
+
+std::optional<TrainingMetrics> MetricsFromJson(const Json& json) {
+  if (!json.is_object()) return std::nullopt;
+  TrainingMetrics metrics = ReadMetrics(json);
+  metrics.metrics_time.reset();  // the agent's, not the worker's
+  return metrics;
+}
+
+}  // namespace primus::telemetry

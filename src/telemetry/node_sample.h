@@ -1,0 +1,81 @@
+// One node's sample (docs/monitor.md, "One node's sample"): the host's CPU,
+// memory and network, its GPUs, and each worker's process and training
+// metrics. It is the `telemetry` control message a member sends to node 0 and
+// the entry of `nodes` in the job view, so its JSON shape is a contract shared
+// with `monitor`, the Prometheus endpoint and the HTML report. Unknown values
+// are std::nullopt and are left out of the JSON, never written as -1 or 0.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace primus::telemetry {
+
+using Json = nlohmann::json;
+
+struct NetStats {
+  std::string interface;
+  std::optional<uint64_t> rx_bytes, tx_bytes;
+  std::optional<double> rx_bytes_per_s, tx_bytes_per_s;
+};
+
+struct HostStats {
+  std::optional<int> cpus;
+  std::optional<double> cpu_percent;  // of one core: 16 busy cores read 1600
+  std::optional<int64_t> mem_used_bytes, mem_total_bytes;
+  std::vector<NetStats> net;
+};
+
+struct GpuStats {
+  int index = 0;
+  std::string bus_id;
+  std::string vendor;  // "amd" | "nvidia"
+  std::optional<int> utilization_percent;
+  std::optional<int64_t> memory_used_bytes, memory_total_bytes;
+  std::optional<double> power_watts;
+  std::optional<int> temperature_c;
+  std::optional<int> clock_mhz;
+};
+
+// What a worker reported in its metrics file (every field optional).
+struct TrainingMetrics {
+  std::optional<int64_t> step, total_steps;
+  std::optional<double> loss, tokens_per_s, step_time_s;
+  std::optional<double> metrics_time;  // when the worker wrote it (the file's modification time)
+};
+
+struct WorkerStats {
+  int rank = 0;
+  int local_rank = 0;
+  int pid = 0;
+  std::string state;  // running, sleeping, disk-sleep, stopped, zombie, exited
+  std::optional<double> cpu_percent;
+  std::optional<int64_t> rss_bytes;
+  TrainingMetrics metrics;
+};
+
+struct NodeSample {
+  int node_rank = 0;
+  std::string host;
+  double time = 0;  // seconds since the epoch
+  int generation = 0;
+  HostStats host_stats;
+  std::vector<GpuStats> gpus;
+  std::vector<WorkerStats> workers;
+  std::optional<double> age_s;  // node 0's job view only: seconds since it received the sample
+};
+
+Json ToJson(const NodeSample& sample);
+// Never throws: fields of the wrong type or missing read as unknown (a
+// peer's odd message must not end the agent that reads it).
+NodeSample NodeSampleFromJson(const Json& json);
+
+// The metrics fields of one worker's line ("step", "loss", ...); nullopt when
+// the line is not a JSON object.
+std::optional<TrainingMetrics> MetricsFromJson(const Json& json);
+
+}  // namespace primus::telemetry

@@ -1,0 +1,182 @@
+#include "telemetry/telemetry_hub.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "util/files.h"
+#include "util/log.h"
+
+namespace primus::telemetry {
+namespace {
+
+double WallSeconds() {
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
+
+double MonotonicSeconds() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
+
+// Temp file + rename, so a reader sees the old file or the new one, never
+// half of one. No fsync: the view is replaced every few seconds anyway, and
+// a sync on a slow log file system would stall the agent's loop.
+Status ReplaceFile(const std::string& path, std::string_view content) {
+  std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return EnvironmentError("cannot write " + temporary + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  int error = done == content.size() ? 0 : errno;
+  ::close(fd);
+  if (error != 0 || ::rename(temporary.c_str(), path.c_str()) != 0) {
+    if (error == 0) error = errno;
+    ::unlink(temporary.c_str());
+    return EnvironmentError("cannot write " + path + ": " + std::strerror(error));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string ThinLines(const std::string& text, size_t keep_one_in) {
+  std::string kept;
+  size_t index = 0, start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    size_t stop = end == std::string::npos ? text.size() : end + 1;
+    if (index % keep_one_in == 0) kept.append(text, start, stop - start);
+    ++index;
+    start = stop;
+  }
+  return kept;
+}
+
+TelemetryHub::TelemetryHub(TelemetrySettings settings, std::unique_ptr<NodeSampler> sampler)
+    : settings_(std::move(settings)), sampler_(std::move(sampler)) {
+  info_.run_id = settings_.run_id;
+  info_.coordinator = settings_.host;
+  info_.nnodes = settings_.nnodes;
+  info_.world_size = settings_.world_size;
+  info_.interval_s = settings_.interval_s;
+  aggregator_.Update(info_, {}, WallSeconds());
+  job_view_ = aggregator_.View();
+}
+
+std::string TelemetryHub::job_file() const { return JoinPath(settings_.log_dir, "telemetry/job.json"); }
+std::string TelemetryHub::history_file() const { return JoinPath(settings_.log_dir, "telemetry/history.jsonl"); }
+
+void TelemetryHub::BeginGeneration(int generation, int node_rank, int nnodes, int world_size, int restarts) {
+  if (generation != info_.generation || node_rank != settings_.node_rank) {
+    // Samples of the last generation describe other processes (and, in an
+    // elastic job, other node ranks).
+    nodes_.clear();
+    own_.reset();
+  }
+  settings_.node_rank = node_rank;
+  info_.generation = generation;
+  info_.nnodes = nnodes;
+  info_.world_size = world_size;
+  info_.restarts = restarts;
+}
+
+void TelemetryHub::SetState(JobState state) { info_.state = state; }
+
+void TelemetryHub::SetWritesFiles(bool writes_files) { settings_.writes_files = writes_files; }
+
+NodeSample TelemetryHub::SampleNode(const std::vector<WorkerSource>& workers) {
+  double now = WallSeconds();
+  NodeSample sample =
+      sampler_->Sample(settings_.node_rank, settings_.host, info_.generation, workers, now, MonotonicSeconds());
+  own_ = sample;
+  nodes_[settings_.node_rank] = Received{sample, now};
+  Json view = ToJson(sample);
+  std::lock_guard<std::mutex> lock(mutex_);
+  node_view_ = std::move(view);
+  return sample;
+}
+
+void TelemetryHub::AddNodeSample(const Json& json) {
+  NodeSample sample = NodeSampleFromJson(json);
+  if (sample.generation != info_.generation || sample.node_rank == settings_.node_rank || sample.node_rank < 0) return;
+  nodes_[sample.node_rank] = Received{std::move(sample), WallSeconds()};
+}
+
+void TelemetryHub::Publish() {
+  double now = WallSeconds();
+  std::vector<NodeSample> nodes;
+  for (const auto& [rank, received] : nodes_) {
+    if (!settings_.writes_files && rank != settings_.node_rank) continue;
+    NodeSample sample = received.sample;
+    sample.age_s = std::max(0.0, std::round((now - received.at) * 1000) / 1000);
+    nodes.push_back(std::move(sample));
+  }
+  if (settings_.writes_files) info_.coordinator = settings_.host;
+  aggregator_.Update(info_, std::move(nodes), now);
+  Json view = aggregator_.View();
+  if (settings_.writes_files) WriteFiles(view, aggregator_.HistoryLine());
+  std::lock_guard<std::mutex> lock(mutex_);
+  job_view_ = std::move(view);
+}
+
+Json TelemetryHub::JobView() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return job_view_;
+}
+
+Json TelemetryHub::NodeView() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return node_view_;
+}
+
+void TelemetryHub::WriteFiles(const Json& view, const Json& history_line) {
+  std::string dir = JoinPath(settings_.log_dir, "telemetry");
+  Status made = MakeDirs(dir);
+  Status written = made ? ReplaceFile(job_file(), view.dump() + "\n") : made;
+  if (!written) {
+    if (!warned_) log::Warn("telemetry: cannot write {}: {}", job_file(), written.error().message);
+    warned_ = true;
+    return;
+  }
+  std::string path = history_file();
+  if (!history_sized_) {
+    struct stat info {};
+    history_bytes_ = ::stat(path.c_str(), &info) == 0 ? static_cast<uint64_t>(info.st_size) : 0;
+    history_sized_ = true;
+  }
+  if (history_bytes_ > settings_.history_limit_bytes) {
+    auto text = ReadFile(path);
+    if (text) {
+      std::string thinned = ThinLines(*text);
+      if (ReplaceFile(path, thinned)) {
+        log::Info("telemetry: {} passed {} MiB; kept every tenth line", path, settings_.history_limit_bytes >> 20);
+        history_bytes_ = thinned.size();
+      }
+    }
+  }
+  std::string line = history_line.dump() + "\n";
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (!warned_) log::Warn("telemetry: cannot write {}: {}", path, std::strerror(errno));
+    warned_ = true;
+    return;
+  }
+  ssize_t n = ::write(fd, line.data(), line.size());
+  ::close(fd);
+  if (n > 0) history_bytes_ += static_cast<uint64_t>(n);
+}
+
+}  // namespace primus::telemetry

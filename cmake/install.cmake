@@ -79,11 +79,14 @@ set(CPACK_PACKAGE_DESCRIPTION
     "A single binary that needs only glibc at load time.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_STRIP_FILES ON)  # the debug info stays in the build tree: 210 MB -> about 8 MB
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # /usr/bin/torchrun belongs to Debian's python3-torch: the package has the
 # libexec link only.
 set(CPACK_COMPONENTS_ALL Unspecified)
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_GROUPING ALL_COMPONENTS_IN_ONE)
 set(PRIMUS_BINARY_FILE ${PROJECT_BINARY_DIR}/primus-cli)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/deb_depends.cmake ${PROJECT_BINARY_DIR}/CPackProjectConfig.cmake @ONLY)
 set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_BINARY_DIR}/CPackProjectConfig.cmake)

@@ -31,7 +31,7 @@ import benchlib as b
 
 runs = int(sys.argv[1]) if len(sys.argv) > 1 else 30
 if shutil.which("podman") is None:
-    sys.exit("podman is not installed (scripts/setup.sh installs it)")
+    sys.exit("podman is not installed (scripts/setup.sh --all installs it)")
 work = b.workdir("container")
 env = b.isolated_env(work)
 env.pop("DOCKER_HOST", None)

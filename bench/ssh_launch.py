@@ -27,7 +27,7 @@ anchor / ours.
 
 usage: /usr/bin/python3 bench/ssh_launch.py [--primus build/primus-cli] [--runs 5] [--keep]
 Needs root (network namespaces), iproute2, openssh-server/-client and pdsh
-(scripts/setup.sh).
+(scripts/setup.sh --all).
 """
 import argparse
 import os
@@ -122,7 +122,7 @@ def main():
         raise SystemExit(f"{primus} is missing: build first (ninja -C build primus-cli) or pass --primus")
     for program in ("pdsh", "/usr/sbin/sshd", "ssh"):
         if not shutil.which(program):
-            raise SystemExit(f"{program} is missing: scripts/setup.sh installs it")
+            raise SystemExit(f"{program} is missing: scripts/setup.sh --all installs it")
 
     # Ctrl-C and SIGTERM end the bench through the finally clauses (namespaces, sshd, processes).
     def interrupted(signum, frame):

@@ -1,26 +1,34 @@
 #!/usr/bin/env bash
-# Installs everything primus-cli needs to build and to run its whole test
-# suite on Debian 12, and nothing else. Idempotent: packages already present
-# are skipped, and `apt-get update` runs at most once, only when something is
-# missing. Works without a terminal (CI=true) and as root or with sudo.
+# Installs what primus-cli needs on Debian 12, and nothing else. Idempotent:
+# packages already present are skipped, and `apt-get update` runs at most
+# once, only when something is missing. Works without a terminal (CI=true)
+# and as root or with sudo.
 #
-#   scripts/setup.sh            build + test dependencies
-#   scripts/setup.sh --print    list the packages and exit
+#   scripts/setup.sh               the main job: build primus-cli, run the example training
+#   scripts/setup.sh --all         also everything the whole test suite, the benches and
+#                                  the fuzz targets use (scripts/test.sh, CI); --test is the same
+#   scripts/setup.sh --print [--all]   list the packages and exit
 set -euo pipefail
 
-PACKAGES=(
-  # build
-  cmake ninja-build g++ make binutils
+# The main job (README): build primus-cli and run the example training.
+MAIN_PACKAGES=(
+  # build; GoogleTest only because the build tree configures its tests too
+  cmake ninja-build g++ binutils
   libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libgtest-dev
   # `analyze logs`: every failure signature in one pass (RE2::Set), linked statically
   libre2-dev
-  # real workers in the tests: Debian's PyTorch (gloo backend) on /usr/bin/python3
+  # the example trainer's workers: Debian's PyTorch (gloo backend) on /usr/bin/python3
   python3 python3-torch python3-numpy
-  # the Primus examples check reads experiment files (tests/tools/check_primus_examples.py)
-  python3-yaml
   # Debian's torch otherwise runs on the reference BLAS, about 10x slower on CPU;
   # also the CPU path of `benchmark gemm` (opened at run time)
   libopenblas0-pthread
+)
+
+# Everything else: the whole test suite, the benches, the fuzz targets, packaging.
+TEST_PACKAGES=(
+  make
+  # the Primus examples check reads experiment files (tests/tools/check_primus_examples.py)
+  python3-yaml
   # `benchmark comm` on CPUs: gloo, linked by build/primus-comm-worker
   libgloo-dev
   # process and network tools the tests use
@@ -45,9 +53,24 @@ PACKAGES=(
   tmux
   # the fuzz targets (tests/fuzz): clang's libFuzzer and sanitizer runtimes
   clang libclang-rt-14-dev
+  # the install tests: man pages checked with `man -l --warnings` (man-db, groff),
+  # the completion scripts loaded by a real zsh and fish
+  man-db groff-base zsh fish
 )
 
-if [[ "${1:-}" == "--print" ]]; then
+PACKAGES=("${MAIN_PACKAGES[@]}")
+print=false
+for arg in "$@"; do
+  case "$arg" in
+    --all|--test) PACKAGES+=("${TEST_PACKAGES[@]}") ;;
+    --print) print=true ;;
+    *) echo "setup: unknown argument '$arg'" >&2
+       echo "usage: scripts/setup.sh [--all|--test] [--print]" >&2
+       exit 2 ;;
+  esac
+done
+
+if $print; then
   printf '%s\n' "${PACKAGES[@]}"
   exit 0
 fi

@@ -3,6 +3,6 @@
 # every ctest test (unit, integration and slow), in parallel across cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-scripts/build.sh
+scripts/setup.sh --all
+scripts/build.sh --all
 ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600 "$@"

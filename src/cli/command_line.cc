@@ -273,8 +273,8 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args, const
     return ParseTorchrun(std::vector<std::string>(args.begin() + static_cast<long>(i) + 1, args.end()), environment,
                          std::move(command));
   }
-  if (word == "config") {
-    command.kind = CommandLine::Kind::kConfigCommand;
+  if (word == "config" || word == "completion") {
+    command.kind = word == "config" ? CommandLine::Kind::kConfigCommand : CommandLine::Kind::kCompletion;
     command.builtin_args.assign(args.begin() + static_cast<long>(i) + 1, args.end());
     return command;
   }

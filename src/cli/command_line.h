@@ -3,6 +3,7 @@
 //   primus-cli [global options] <mode> [mode options] -- [<mode> ... --] <task> [subtask] [args]
 //   primus-cli [global options] <task> [subtask] [args]          (shorthand for direct)
 //   primus-cli [global options] config show [--origin]
+//   primus-cli completion bash|zsh|fish              (the shell's completion script)
 //   primus-cli [global options] help [mode|task]
 //   primus-cli [global options] torchrun [torchrun's flags] script [args]
 //   torchrun [torchrun's flags] script [args]      (a link named torchrun)
@@ -42,6 +43,7 @@ struct CommandLine {
     kHelp,           // top-level help, or help for help_topic
     kVersion,
     kConfigCommand,  // `config ...` with builtin_args
+    kCompletion,     // `completion SHELL` with builtin_args
   };
   Kind kind = Kind::kHelp;
   GlobalSettings globals;

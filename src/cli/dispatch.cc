@@ -5,8 +5,10 @@
 
 #include "agent/stdin_session.h"
 #include "cli/command_line.h"
+#include "cli/completion.h"
 #include "cli/flag_settings.h"
 #include "cli/help.h"
+#include "cli/man_page.h"
 #include "cli/plan.h"
 #include "config/environment.h"
 #include "config/launcher_config.h"
@@ -193,6 +195,45 @@ int RunLaunch(const CommandLine& command, const std::vector<std::string>& args) 
   return *result;
 }
 
+int RunCompletion(const CommandLine& command) {
+  const auto& args = command.builtin_args;
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::cout << *TopicHelp("completion");
+    return args.empty() ? static_cast<int>(ExitCode::kUsage) : 0;
+  }
+  if (args.size() > 1) {
+    return Fail(UsageError("unexpected argument '" + args[1] + "' for 'completion'",
+                           "usage: primus-cli completion bash|zsh|fish"));
+  }
+  auto script = CompletionScript(args[0]);
+  if (!script.ok()) return Fail(script.error());
+  std::cout << *script;
+  return 0;
+}
+
+// Hidden commands the build and the completion scripts call:
+//   __complete WORD... CURRENT   what completes CURRENT (cli/completion.h)
+//   __man PAGE | --dir DIR       one manual page, or all of them into DIR (cli/man_page.h)
+// Returns -1 for any other command line.
+int RunHidden(const std::vector<std::string>& args) {
+  if (args.empty()) return -1;
+  if (args[0] == "__complete") {
+    std::cout << FormatCompletion(Complete(std::vector<std::string>(args.begin() + 1, args.end())));
+    return 0;
+  }
+  if (args[0] != "__man") return -1;
+  if (args.size() == 3 && args[1] == "--dir") {
+    auto written = WriteManPages(args[2]);
+    if (!written.ok()) return Fail(written.error());
+    return 0;
+  }
+  if (args.size() != 2) return Fail(UsageError("usage: primus-cli __man PAGE | --dir DIR"));
+  auto page = ManPage(args[1]);
+  if (!page.ok()) return Fail(page.error());
+  std::cout << *page;
+  return 0;
+}
+
 }  // namespace
 
 int Main(std::string_view program, const std::vector<std::string>& args) {
@@ -204,6 +245,9 @@ int Main(std::string_view program, const std::vector<std::string>& args) {
   snapshot::RedactProcessOutput();
   size_t slash = program.rfind('/');
   std::string_view name = slash == std::string_view::npos ? program : program.substr(slash + 1);
+  if (name != "torchrun") {
+    if (int status = RunHidden(args); status >= 0) return status;
+  }
   auto command = ParseCommandLine(args, config::Environment::FromProcess(), name == "torchrun" ? "torchrun" : "primus-cli");
   if (!command.ok()) return Fail(command.error());
   ApplyLoggingFlags(command->globals);
@@ -224,6 +268,8 @@ int Main(std::string_view program, const std::vector<std::string>& args) {
     }
     case CommandLine::Kind::kConfigCommand:
       return RunConfigCommand(*command);
+    case CommandLine::Kind::kCompletion:
+      return RunCompletion(*command);
     case CommandLine::Kind::kLaunch:
       return RunLaunch(*command, args);
   }

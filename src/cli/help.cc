@@ -1,5 +1,6 @@
 #include "cli/help.h"
 
+#include "cli/build_commit.h"
 #include "cli/torchrun_command.h"
 #include "runtime/runtime.h"
 #include "tasks/task.h"
@@ -51,6 +52,7 @@ std::string OverviewHelp() {
       "usage: primus-cli [global options] <mode> [mode options] -- [<mode> ... --] <task> [subtask] [args]\n"
       "       primus-cli [global options] <task> [subtask] [args]      (same as: direct -- <task> ...)\n"
       "       primus-cli [global options] config show [--origin] [--experiment FILE]\n"
+      "       primus-cli completion bash|zsh|fish                  (the shell's completion script)\n"
       "       primus-cli [global options] torchrun [torchrun's flags] script [args]   (or a link named torchrun)\n"
       "       primus-cli help <mode|task|torchrun>\n"
       "\nmodes:\n";
@@ -106,10 +108,22 @@ Result<std::string> TopicHelp(const std::string& topic) {
                "config show options:\n") +
            FormatOptionHelp(ConfigShowOptions());
   }
+  if (topic == "completion") {
+    return std::string(
+        "usage: primus-cli completion bash|zsh|fish\n\n"
+        "Prints the shell's completion script: modes, tasks, subtasks, flags and their values\n"
+        "complete on TAB, read from the same tables as the command line itself.\n"
+        "  bash: source <(primus-cli completion bash)         (or save it as\n"
+        "        ~/.local/share/bash-completion/completions/primus-cli)\n"
+        "  zsh:  primus-cli completion zsh > \"${fpath[1]}/_primus-cli\"\n"
+        "  fish: primus-cli completion fish > ~/.config/fish/completions/primus-cli.fish\n"
+        "Installed packages put them where each shell finds them by itself.\n");
+  }
   std::vector<std::string> topics = runtime::RuntimeRegistry::Global().Names();
   for (const auto& name : tasks::TaskRegistry::Global().Names()) topics.push_back(name);
   topics.push_back("tasks");
   topics.push_back("config");
+  topics.push_back("completion");
   topics.push_back("torchrun");
   return UsageError("no help topic '" + topic + "'" + DidYouMean(topic, topics), "topics: " + Join(topics, ", "));
 }
@@ -123,6 +137,6 @@ const std::vector<OptionSpec>& ConfigShowOptions() {
   return table;
 }
 
-std::string VersionText() { return std::string("primus-cli ") + PRIMUS_VERSION + "\n"; }
+std::string VersionText() { return std::string("primus-cli ") + PRIMUS_VERSION + " (" + BuildCommit() + ")\n"; }
 
 }  // namespace primus::cli

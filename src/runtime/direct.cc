@@ -36,7 +36,7 @@ class DirectRuntime : public Runtime {
         {{"--node-rank"}, K::kValue, "R", "direct.node_rank", "this node's rank (0..nnodes-1)"},
         {{"--master-addr"}, K::kValue, "ADDR", "direct.master_addr", "address of node 0 (never reverse-resolved)"},
         {{"--master-port"}, K::kValue, "PORT", "direct.master_port", "rendezvous port (default: a free port)"},
-        {{"--platform"}, K::kValue, "NAME", "direct.platform", "distributed settings from: auto|slurm|pytorchjob|jobset|platform|none"},
+        {{"--platform"}, K::kValue, "auto|slurm|pytorchjob|jobset|platform|none", "direct.platform", "where the distributed settings come from"},
         {{"--control-port"}, K::kValue, "PORT", "direct.control_port", "node 0's control channel port (default: master port + 1)"},
         {{"--join-timeout"}, K::kValue, "SECONDS", "direct.join_timeout", "how long nodes wait for each other at start"},
         {{"--exit-barrier-timeout"}, K::kValue, "SECONDS", "direct.exit_barrier_timeout", "how long node 0 waits for every node's end"},

@@ -29,7 +29,7 @@ const std::vector<OptionSpec>& GlobalOptions() {
       {{"--set"}, K::kValue, "KEY=VALUE", "", "override one launcher configuration key", true},
       {{"--debug"}, K::kFlag, "", "main.debug", "print every resolved command and environment change"},
       {{"--dry-run"}, K::kFlag, "", "", "print the resolved plan and execute nothing (no hooks, no patches)"},
-      {{"--log-level"}, K::kValue, "LEVEL", "main.log_level", "debug | info | warn | error"},
+      {{"--log-level"}, K::kValue, "debug|info|warn|error", "main.log_level", "how much the launcher logs"},
       {{"--quiet", "-q"}, K::kFlag, "", "main.quiet", "only warnings and errors"},
       {{"--log-file"}, K::kValue, "FILE", "",
        "also write everything printed (the launcher's log, the workers' console, an engine's output) to FILE",

@@ -199,6 +199,7 @@ class AnalyzeTask : public Task {
   std::string name() const override { return "analyze"; }
   std::string summary() const override { return "diagnose logs and runs, show topology: logs | run | topology"; }
   std::vector<std::string> subtasks() const override { return {"logs", "run", "topology"}; }
+  std::vector<const std::vector<OptionSpec>*> options(const std::string&) const override { return {&AnalyzeOptions()}; }
   std::string help() const override {
     return "usage: primus-cli [direct --] analyze logs <experiment-dir | log-dir | files...> [--json] [--signatures FILE]\n"
            "       primus-cli [direct --] analyze run <experiment-dir> [--json] [--plot FILE.svg] [--html FILE.html]\n"

@@ -328,6 +328,15 @@ class BenchmarkTask : public Task {
   std::vector<std::string> subtasks() const override {
     return {"gemm", "gemm-dense", "gemm-deepseek", "comm", "rccl", "strided-allgather"};
   }
+  std::vector<const std::vector<OptionSpec>*> options(const std::string& subtask) const override {
+    if (subtask == "gemm") return {&benchmark::GemmOptions()};
+    if (subtask == "gemm-dense") return {&benchmark::ModelGemmOptions(benchmark::ModelFamily::kDense)};
+    if (subtask == "gemm-deepseek") return {&benchmark::ModelGemmOptions(benchmark::ModelFamily::kDeepseek)};
+    if (subtask == "comm") return {&benchmark::CommOptions()};
+    if (subtask == "rccl") return {&benchmark::RcclOptions()};
+    if (subtask == "strided-allgather") return {&benchmark::StridedAllgatherOptions()};
+    return {};
+  }
   std::string help() const override {
     return "usage: primus-cli <mode> ... -- benchmark gemm [-M M] [-N N] [-K K] [--dtype bf16|fp16|fp32|tf32|fp8]\n"
            "         [--trans-a] [--trans-b] [--iters N | --duration S] [--warmup N] [--sweep] [--tune]\n"

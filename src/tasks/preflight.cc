@@ -158,6 +158,9 @@ class PreflightTask : public Task {
   std::string name() const override { return "preflight"; }
   std::string summary() const override { return "check hosts, GPUs, network and software before a job"; }
   std::vector<std::string> subtasks() const override { return {"check"}; }
+  std::vector<const std::vector<OptionSpec>*> options(const std::string&) const override {
+    return {&PreflightOptionsTable()};
+  }
   std::string help() const override {
     return "usage: primus-cli <mode> ... -- preflight [check] [--host] [--gpu] [--network] [--software] [--perf] [--all]\n"
            "         [--quick] [--tests LIST] [--comm-sizes-mb MB,MB] [--expect-gpus N] [--expect-model M]\n"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/option_parser.h"
 #include "util/registry.h"
 
 namespace primus::config {
@@ -33,6 +34,11 @@ class Task {
   virtual std::string summary() const = 0;    // one line for the task list
   virtual std::vector<std::string> subtasks() const { return {}; }
   virtual std::string help() const = 0;       // full --help text
+  // The option tables the task parses `subtask`'s arguments with (the
+  // subtask is "" for a task without subtasks): shell completion and the
+  // man pages read the same tables. Empty where the arguments are passed on
+  // unread (run's command).
+  virtual std::vector<const std::vector<OptionSpec>*> options(const std::string& subtask) const { return {}; }
   // Whether these task arguments ask for the task's help. By default any
   // --help/-h does; a task that passes arguments on to a command (run)
   // only looks at the first one.

@@ -26,7 +26,7 @@ using K = OptionSpec::Kind;
 const std::vector<OptionSpec>& TrainOptions() {
   static const std::vector<OptionSpec> table = {
       {{"--config", "--exp"}, K::kValue, "FILE", "", "the experiment file"},
-      {{"--backend"}, K::kValue, "NAME", "", "override the experiment's backend: torch|megatron|torchtitan|command"},
+      {{"--backend"}, K::kValue, "torch|megatron|torchtitan|command", "", "override the experiment's backend"},
       {{"--replay"}, K::kValue, "DIR", "", "re-run a recorded experiment directory"},
       {{"--resume"}, K::kValue, "auto|none|PATH", "", "where to resume from (default: the experiment's checkpoint.resume)"},
       {{"--force"}, K::kFlag, "", "", "--replay: run even on incompatible hardware"},
@@ -82,6 +82,7 @@ class TrainTask : public Task {
   std::string name() const override { return "train"; }
   std::string summary() const override { return "train a model: pretrain | posttrain"; }
   std::vector<std::string> subtasks() const override { return {"pretrain", "posttrain"}; }
+  std::vector<const std::vector<OptionSpec>*> options(const std::string&) const override { return {&TrainOptions()}; }
   std::string help() const override {
     return "usage: primus-cli <mode> ... -- train pretrain|posttrain --config FILE [key=value ...] [--backend B]\n"
            "         [--resume auto|none|PATH] [--replay DIR [--force]] [backend arguments ...]\n"

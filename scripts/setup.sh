@@ -38,6 +38,9 @@ PACKAGES=(
   openssh-server openssh-client
   # bench/ssh_launch.py: pdsh + torchrun on every host, the anchor of `primus-cli ssh`
   pdsh
+  # the metrics port's tests: a real Prometheus scraping a job, promtool checking /metrics
+  # (tests/support/prometheus_server.h)
+  prometheus
   # the fuzz targets (tests/fuzz): clang's libFuzzer and sanitizer runtimes
   clang libclang-rt-14-dev
 )

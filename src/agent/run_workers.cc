@@ -6,16 +6,20 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <memory>
 
 #include "agent/agent_runtime.h"
 #include "agent/control_socket.h"
 #include "agent/etcd_rendezvous.h"
 #include "agent/job_link.h"
 #include "agent/launch_plan.h"
+#include "agent/launch_view.h"
+#include "agent/metrics_server.h"
 #include "agent/master_port.h"
 #include "agent/signal_channel.h"
 #include "agent/supervisor.h"
 #include "agent/worker_env.h"
+#include "telemetry/prometheus_text.h"
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -48,6 +52,49 @@ void LogStart(const LaunchPlan& plan, int attempt, bool elastic = false) {
 }  // namespace
 
 namespace {
+
+// What the metrics port shows of this launch: RunWorkers keeps the launch's
+// state here and points `supervisor` at the attempt that runs.
+struct LiveLaunch {
+  LaunchView view;
+  const Supervisor* supervisor = nullptr;
+
+  void Start(const Supervisor& running, int generation) {
+    supervisor = &running;
+    view.state = "running";
+    view.generation = generation;
+  }
+  // The attempt ended: its workers stay in the view, as exited.
+  void End(const Supervisor& ended) {
+    view.workers = ended.WorkerViews();
+    supervisor = nullptr;
+  }
+};
+
+// The view the metrics port serves at each request: node 0's is the job's,
+// another node's its own (docs/monitor.md). Both are built from what the agent
+// knows of its launch (launch_view.h).
+nlohmann::json CurrentView(const LiveLaunch& live) {
+  LaunchView view = live.view;
+  if (live.supervisor != nullptr) view.workers = live.supervisor->WorkerViews();
+  return LaunchViewJson(view);
+}
+
+// --metrics-port: opened once per launch, before the nodes join, and kept
+// until the agent returns; every wait of the launch answers on it.
+Status ServeMetrics(const LaunchPlan& plan, AgentRuntime& runtime, const std::shared_ptr<LiveLaunch>& live) {
+  if (plan.spec.metrics_port == 0) return Status::Ok();
+  MetricsProviders providers;
+  providers.metrics = [live] { return telemetry::RenderPrometheusText(CurrentView(*live)); };
+  providers.job_json = [live] {
+    return CurrentView(*live).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  auto server = MetricsServer::Open(plan.spec.metrics_port, runtime.poller(), std::move(providers));
+  if (!server) return server.error();
+  log::Info("metrics: http://{}:{}/metrics and /job.json", plan.host, (*server)->port());
+  runtime.ServeMetrics(std::move(*server));
+  return Status::Ok();
+}
 
 JobLinkSettings LinkSettings(const LaunchPlan& plan) {
   const LaunchSpec& spec = plan.spec;
@@ -164,8 +211,7 @@ class EtcdRendezvous {
 };
 
 // One node of a multi-node job: the generations are the job's, decided by node 0.
-Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime,
-                             RunResult result) {
+Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime, RunResult result, LiveLaunch& live) {
   JobLinkSettings settings = LinkSettings(plan);
   std::optional<EtcdRendezvous> etcd;
   if (plan.spec.rendezvous == kEtcdRendezvous) {
@@ -202,7 +248,13 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime,
     WorkerEnvironment generation_environment(generation_plan, environ);
     LogStart(generation_plan, generation, plan.spec.rendezvous != kStaticRendezvous);
     Supervisor supervisor(generation_plan, generation_environment, runtime, generation, link->get());
+    live.view.node_rank = layout.node_rank;
+    live.view.nnodes = layout.nnodes;
+    live.view.world_size = generation_plan.world_size();
+    live.view.run_id = generation_plan.spec.run_id;
+    live.Start(supervisor, generation);
     auto attempt = supervisor.Run();
+    live.End(supervisor);
     NodeOutcome outcome;
     if (!attempt) {
       // This node cannot start its workers: the others must not wait for it.
@@ -231,6 +283,8 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime,
     result.other_failures = decision.other_failures;
     result.restarts = decision.restarts - plan.spec.restarts_before;
     result.master_port = layout.master_port;
+    live.view.restarts = decision.restarts - plan.spec.restarts_before;
+    live.view.state = decision.restart ? "restarting" : decision.exit_code == 0 ? "succeeded" : "failed";
     if (!decision.restart) return result;
   }
 }
@@ -248,12 +302,21 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
   auto runtime = AgentRuntime::Start(std::string(kLaunchTokenVariable) + "=" + plan->token);
   if (!runtime) return runtime.error();
 
+  auto live = std::make_shared<LiveLaunch>();
+  live->view.run_id = plan->spec.run_id;
+  live->view.host = plan->host;
+  live->view.node_rank = plan->spec.node_rank;
+  live->view.nnodes = plan->spec.nnodes;
+  live->view.world_size = plan->world_size();
+  live->view.restarts = 0;
+  if (Status serving = ServeMetrics(*plan, **runtime, live); !serving) return serving.error();
+
   RunResult result;
   result.log_dir = plan->spec.log_dir;
   result.run_id = plan->spec.run_id;
   result.master_addr = plan->spec.master_addr;
   result.master_port = plan->spec.master_port;
-  if (plan->spec.nnodes > 1) return RunJobNode(*plan, **runtime, std::move(result));
+  if (plan->spec.nnodes > 1) return RunJobNode(*plan, **runtime, std::move(result), *live);
 
   if (plan->spec.restarts_before > 0) {
     log::Info("the scheduler already restarted this job {} time{}; they count against --max-restarts {}",
@@ -262,7 +325,9 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
   for (int attempt = plan->spec.restarts_before;; ++attempt) {
     LogStart(*plan, attempt);
     Supervisor supervisor(*plan, environment, **runtime, attempt);
+    live->Start(supervisor, attempt);
     auto outcome = supervisor.Run();
+    live->End(supervisor);
     if (!outcome) return outcome.error();
     result.exit_code = outcome->exit_code;
     result.agent_signal = outcome->agent_signal;
@@ -283,6 +348,8 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
     double backoff = BackoffSeconds(plan->spec, attempt);
     log::Warn("restarting all {} workers in {:g} s (restart {} of {})", plan->spec.nproc_per_node, backoff,
               attempt + 1, plan->spec.max_restarts);
+    live->view.state = "restarting";
+    live->view.restarts = attempt + 1 - plan->spec.restarts_before;
     int signal = (*runtime)->SleepUnlessSignalled(SteadyClock::now() + Seconds(backoff));
     if (signal != 0) {
       log::Warn("received {} before the restart: not restarting", SignalName(signal));
@@ -292,6 +359,7 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
     }
     result.restarts = attempt + 1 - plan->spec.restarts_before;
   }
+  live->view.state = result.exit_code == 0 ? "succeeded" : "failed";
   return result;
 }
 

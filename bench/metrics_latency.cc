@@ -76,7 +76,6 @@ double Fetch(int port, const std::string& path, size_t* bytes) {
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   address.sin_port = htons(static_cast<uint16_t>(port));
   if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    std::perror("connect");
     ::close(fd);
     return -1;
   }
@@ -149,7 +148,9 @@ int main(int argc, char** argv) {
   pid_t anchor = ::fork();
   if (anchor == 0) {
     ::freopen("/dev/null", "w", stderr);
-    ::execlp("python3", "python3", "-m", "http.server", "--bind", "127.0.0.1", "--directory", dir.c_str(),
+    // Debian's interpreter where there is one (a python3 first on PATH may be a slow shim).
+    const char* python = ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+    ::execlp(python, python, "-m", "http.server", "--bind", "127.0.0.1", "--directory", dir.c_str(),
              std::to_string(anchor_port).c_str(), nullptr);
     _exit(127);
   }

@@ -51,6 +51,9 @@ TEST_PACKAGES=(
   # `monitor`'s terminal view is tested in a real terminal: a detached tmux session
   # (tests/integration/monitor_test.cc)
   tmux
+  # the metrics port's tests: a real Prometheus scraping a job, promtool checking /metrics
+  # (tests/support/prometheus_server.h)
+  prometheus
   # the fuzz targets (tests/fuzz): clang's libFuzzer and sanitizer runtimes
   clang libclang-rt-14-dev
   # the install tests: man pages checked with `man -l --warnings` (man-db, groff),

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "agent/metrics_server.h"
 #include "agent/process_tree.h"
 #include "util/log.h"
 
@@ -42,12 +43,22 @@ AgentRuntime::~AgentRuntime() {
   if (subreaper_) RestoreSubreaper();
 }
 
+void AgentRuntime::ServeMetrics(std::unique_ptr<MetricsServer> server) { metrics_server_ = std::move(server); }
+
+void AgentRuntime::OnMetricsEvent(uint64_t tag) {
+  if (metrics_server_) metrics_server_->OnEvent(tag);
+}
+
 int AgentRuntime::SleepUnlessSignalled(SteadyTime until) {
   while (SteadyClock::now() < until) {
     timer_.ArmAt(until);
     for (const epoll_event& event : poller_.Wait(-1)) {
       if (event.data.u64 == kTimerTag) {
         timer_.Acknowledge();
+        continue;
+      }
+      if (event.data.u64 >= kFirstMetricsTag) {
+        OnMetricsEvent(event.data.u64);
         continue;
       }
       if (event.data.u64 != kSignalTag) continue;

@@ -12,6 +12,7 @@
 #include "agent/console_sink.h"
 #include "agent/deadline_timer.h"
 #include "agent/event_poller.h"
+#include "agent/metrics_server.h"
 #include "agent/orphan_guard.h"
 #include "agent/signal_channel.h"
 #include "agent/unique_fd.h"
@@ -27,6 +28,10 @@ inline constexpr uint64_t kFirstStreamTag = 16;
 inline constexpr uint64_t kFirstPidTag = uint64_t{1} << 32;
 // The job link's sockets (job_link.h): the listening socket and one per node.
 inline constexpr uint64_t kFirstLinkTag = uint64_t{1} << 48;
+// The metrics server's fds (metrics_server.h): every wait of the launch hands
+// these to AgentRuntime::OnMetricsEvent, so the metrics port answers while the
+// workers run, between restarts and while the nodes join.
+inline constexpr uint64_t kFirstMetricsTag = uint64_t{1} << 56;
 
 class AgentRuntime {
  public:
@@ -50,6 +55,13 @@ class AgentRuntime {
     console_errors_.FlushIfLarge();
   }
   int dev_null() const { return dev_null_.get(); }
+
+  // The launch's metrics server (--metrics-port), registered in poller(); it
+  // lives until the runtime ends. Loops pass tags >= kFirstMetricsTag to
+  // OnMetricsEvent.
+  void ServeMetrics(std::unique_ptr<MetricsServer> server);
+  MetricsServer* metrics_server() { return metrics_server_.get(); }
+  void OnMetricsEvent(uint64_t tag);
   pid_t agent_pid() const { return agent_pid_; }
 
   // Reaps every exited child without blocking; calls `on_exit(pid, status)`
@@ -75,6 +87,7 @@ class AgentRuntime {
   UniqueFd dev_null_;
   pid_t agent_pid_ = 0;
   bool subreaper_ = false;
+  std::unique_ptr<MetricsServer> metrics_server_;  // last: it leaves the poller before the poller closes
 };
 
 }  // namespace primus::agent

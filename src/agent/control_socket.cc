@@ -46,7 +46,7 @@ void Tune(int fd) {
 
 }  // namespace
 
-Result<UniqueFd> ListenForNodes(int port, bool* port_in_use) {
+Result<UniqueFd> ListenForNodes(int port, bool* port_in_use, std::string_view what) {
   if (port_in_use != nullptr) *port_in_use = false;
   UniqueFd fd(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   bool ipv6 = fd.valid();
@@ -77,10 +77,10 @@ Result<UniqueFd> ListenForNodes(int port, bool* port_in_use) {
                               "another job (or an earlier one still ending) holds it: choose another with "
                               "--control-port (the same on every node), or a different --master-port");
     }
-    return EnvironmentError("cannot bind control port " + std::to_string(port) + ": " + std::strerror(error));
+    return EnvironmentError("cannot bind " + std::string(what) + " " + std::to_string(port) + ": " + std::strerror(error));
   }
   if (::listen(fd.get(), 1024) != 0) {
-    return EnvironmentError("cannot listen on control port " + std::to_string(port) + ": " + std::strerror(errno));
+    return EnvironmentError("cannot listen on " + std::string(what) + " " + std::to_string(port) + ": " + std::strerror(errno));
   }
   return fd;
 }

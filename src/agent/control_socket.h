@@ -16,8 +16,9 @@
 namespace primus::agent {
 
 // A listening socket on `port` of every local address; a port in use is an
-// EnvironmentError naming it (and sets *port_in_use when given).
-Result<UniqueFd> ListenForNodes(int port, bool* port_in_use = nullptr);
+// EnvironmentError naming it (and sets *port_in_use when given). `what` names
+// the port in the errors (the metrics server listens here too).
+Result<UniqueFd> ListenForNodes(int port, bool* port_in_use = nullptr, std::string_view what = "control port");
 
 // The port a listening socket is bound to.
 int BoundPort(int listen_fd);

@@ -27,6 +27,16 @@ Status EventPoller::Add(int fd, uint64_t tag) {
   return Status::Ok();
 }
 
+Status EventPoller::WatchWritable(int fd, uint64_t tag, bool writable) {
+  epoll_event event{};
+  event.events = writable ? EPOLLOUT : EPOLLIN;
+  event.data.u64 = tag;
+  if (epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, fd, &event) != 0) {
+    return EnvironmentError(std::string("cannot watch a file descriptor: ") + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
 void EventPoller::Remove(int fd) { epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr); }
 
 const std::vector<epoll_event>& EventPoller::Wait(int timeout_ms) {

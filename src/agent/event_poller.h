@@ -19,6 +19,8 @@ class EventPoller {
 
   // Level-triggered readability (EPOLLIN; hang-up and errors come along).
   Status Add(int fd, uint64_t tag);
+  // Switches a watched fd to writability (EPOLLOUT) or back to readability.
+  Status WatchWritable(int fd, uint64_t tag, bool writable);
   void Remove(int fd);
   // Waits up to `timeout_ms` (-1: forever) and returns the ready events;
   // empty on timeout or EINTR.

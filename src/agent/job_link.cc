@@ -48,6 +48,8 @@ int PumpLinkEvents(AgentRuntime& runtime, JobLink& link, std::optional<SteadyTim
       }
     } else if (tag == kTimerTag) {
       runtime.timer().Acknowledge();
+    } else if (tag >= kFirstMetricsTag) {
+      runtime.OnMetricsEvent(tag);
     } else if (tag >= kFirstLinkTag) {
       link.OnEvent(tag);
     }

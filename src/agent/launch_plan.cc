@@ -106,6 +106,15 @@ Status ValidateNumbers(const LaunchSpec& spec) {
     return UsageError("master_addr is required when nnodes > 1",
                       "give the address of node rank 0, reachable from every node");
   }
+  if (spec.metrics_port < 0 || spec.metrics_port > 65535) {
+    return UsageError("metrics port " + std::to_string(spec.metrics_port) + " is not a TCP port (1..65535)",
+                      "give --metrics-port PORT, or 0 to serve no metrics");
+  }
+  if (spec.metrics_port != 0 && (spec.metrics_port == spec.master_port || spec.metrics_port == spec.control_port)) {
+    return UsageError("the metrics port " + std::to_string(spec.metrics_port) +
+                          " is also the master or control port",
+                      "give --metrics-port a port of its own");
+  }
   if (spec.nnodes > 1 && !assigned) {
     int control_port = spec.control_port != 0 ? spec.control_port : spec.master_port + 1;
     if (spec.control_port < 0 || control_port > 65535) {

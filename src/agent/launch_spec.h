@@ -54,6 +54,9 @@ struct LaunchSpec {
   // needs a rendezvous that hands node ranks out.
   int min_nnodes = 0;
   double last_call_timeout_s = 30;    // once min_nnodes joined, how long more may join before the start
+  // --metrics-port: this agent serves /metrics and /job.json here (node 0:
+  // the job's view, other nodes their own); 0 = off.
+  int metrics_port = 0;
   std::string master_addr;  // "" -> "127.0.0.1" (single node only)
   // 0 -> a free port (single node, or the coordinator's pick for each
   // generation when node ranks are handed out); a port in use on node 0 -> error 4

@@ -52,6 +52,7 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher, 
                             std::pair{"direct.min_nnodes", &spec.min_nnodes},
                             std::pair{"direct.master_port", &spec.master_port},
                             std::pair{"direct.control_port", &spec.control_port},
+                            std::pair{"direct.metrics_port", &spec.metrics_port},
                             std::pair{"direct.max_restarts", &spec.max_restarts}}) {
     auto value = IntKey(launcher, key);
     if (!value) return value.error();

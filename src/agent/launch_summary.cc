@@ -6,6 +6,15 @@
 #include "util/strings.h"
 
 namespace primus::agent {
+namespace {
+
+std::string MetricsLine(const LaunchSpec& spec) {
+  if (spec.metrics_port == 0) return "";
+  return fmt::format("metrics: port {} serves /metrics (Prometheus) and /job.json{}\n", spec.metrics_port,
+                     spec.nnodes > 1 ? " (node 0: the job's view; other nodes: their own)" : "");
+}
+
+}  // namespace
 
 std::string DescribeLaunch(const LaunchSpec& spec) {
   if (spec.rendezvous != kStaticRendezvous && spec.nnodes > 1) {
@@ -28,6 +37,7 @@ std::string DescribeLaunch(const LaunchSpec& spec) {
     out += "master: the coordinator's host, a free port chosen for each generation\n";
     out += "worker command (once per local rank): " + ShellJoin(spec.argv) + "\n";
     if (!spec.run_id.empty()) out += "run id: " + spec.run_id + "\n";
+    out += MetricsLine(spec);
     return out;
   }
   int world_size = spec.nnodes * spec.nproc_per_node;
@@ -41,6 +51,7 @@ std::string DescribeLaunch(const LaunchSpec& spec) {
   out += spec.master_port == 0 ? "master: " + master + ", free port chosen at launch\n"
                                : fmt::format("master: {}:{}\n", master, spec.master_port);
   out += "worker command (once per local rank): " + ShellJoin(spec.argv) + "\n";
+  out += MetricsLine(spec);
   if (spec.role != "default") out += "role: " + spec.role + "\n";
   if (!spec.run_id.empty()) out += "run id: " + spec.run_id + "\n";
   auto ranks_text = [](const std::vector<int>& ranks) {

@@ -6,18 +6,22 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <memory>
 
 #include "agent/agent_runtime.h"
 #include "agent/control_socket.h"
 #include "agent/etcd_rendezvous.h"
 #include "agent/job_link.h"
 #include "agent/launch_plan.h"
+#include "agent/launch_view.h"
+#include "agent/metrics_server.h"
 #include "agent/master_port.h"
 #include "agent/signal_channel.h"
 #include "agent/supervisor.h"
 #include "agent/worker_env.h"
 #include "platform/host_detect.h"
 #include "telemetry/node_sampler.h"
+#include "telemetry/prometheus_text.h"
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -83,6 +87,55 @@ std::unique_ptr<telemetry::TelemetryHub> MakeTelemetryHub(const LaunchPlan& plan
 }
 
 namespace {
+
+// What the metrics port shows of this launch: RunWorkers keeps the launch's
+// state here and points `supervisor` at the attempt that runs.
+struct LiveLaunch {
+  LaunchView view;
+  const Supervisor* supervisor = nullptr;
+
+  void Start(const Supervisor& running, int generation) {
+    supervisor = &running;
+    view.state = "running";
+    view.generation = generation;
+  }
+  // The attempt ended: its workers stay in the view, as exited.
+  void End(const Supervisor& ended) {
+    view.workers = ended.WorkerViews();
+    supervisor = nullptr;
+  }
+};
+
+// The view the metrics port serves at each request: node 0's is the job's,
+// another node's its own (docs/monitor.md). Both are built from what the agent
+// knows of its launch (launch_view.h).
+nlohmann::json CurrentView(const LiveLaunch& live) {
+  LaunchView view = live.view;
+  if (live.supervisor != nullptr) view.workers = live.supervisor->WorkerViews();
+  return LaunchViewJson(view);
+}
+
+// --metrics-port: opened once per launch, before the nodes join, and kept
+// until the agent returns; every wait of the launch answers on it. With
+// telemetry on, the hub's views are served (node 0: the job's, another node:
+// its own); with --telemetry-interval 0, what the agent knows of its launch.
+Status ServeMetrics(const LaunchPlan& plan, AgentRuntime& runtime, const std::shared_ptr<LiveLaunch>& live,
+                    const telemetry::TelemetryHub* hub) {
+  if (plan.spec.metrics_port == 0) return Status::Ok();
+  auto view = [live, hub]() -> nlohmann::json {
+    if (hub == nullptr) return CurrentView(*live);
+    nlohmann::json job = hub->JobView();
+    return job.is_object() && !job.empty() ? job : CurrentView(*live);
+  };
+  MetricsProviders providers;
+  providers.metrics = [view] { return telemetry::RenderPrometheusText(view()); };
+  providers.job_json = [view] { return view().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
+  auto server = MetricsServer::Open(plan.spec.metrics_port, runtime.poller(), std::move(providers));
+  if (!server) return server.error();
+  log::Info("metrics: http://{}:{}/metrics and /job.json", plan.host, (*server)->port());
+  runtime.ServeMetrics(std::move(*server));
+  return Status::Ok();
+}
 
 JobLinkSettings LinkSettings(const LaunchPlan& plan) {
   const LaunchSpec& spec = plan.spec;
@@ -200,7 +253,7 @@ class EtcdRendezvous {
 
 // One node of a multi-node job: the generations are the job's, decided by node 0.
 Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime, telemetry::TelemetryHub* telemetry,
-                             RunResult result) {
+                             RunResult result, LiveLaunch& live) {
   JobLinkSettings settings = LinkSettings(plan);
   if (telemetry != nullptr) {
     settings.on_telemetry = [telemetry](const nlohmann::json& sample) { telemetry->AddNodeSample(sample); };
@@ -249,7 +302,13 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime, tele
       telemetry->SetState(telemetry::JobState::kRunning);
     }
     Supervisor supervisor(generation_plan, generation_environment, runtime, generation, link->get(), telemetry);
+    live.view.node_rank = layout.node_rank;
+    live.view.nnodes = layout.nnodes;
+    live.view.world_size = generation_plan.world_size();
+    live.view.run_id = generation_plan.spec.run_id;
+    live.Start(supervisor, generation);
     auto attempt = supervisor.Run();
+    live.End(supervisor);
     NodeOutcome outcome;
     if (!attempt) {
       // This node cannot start its workers: the others must not wait for it.
@@ -284,6 +343,8 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime, tele
                                                     : telemetry::JobState::kFailed);
       telemetry->Publish();
     }
+    live.view.restarts = decision.restarts - plan.spec.restarts_before;
+    live.view.state = decision.restart ? "restarting" : decision.exit_code == 0 ? "succeeded" : "failed";
     if (!decision.restart) return result;
   }
 }
@@ -298,16 +359,27 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
     log::Debug("{}={} from the environment is replaced by the agent's per-worker value", name, value);
   }
 
+  // Made before the launch handles, which own the metrics server that reads
+  // it, so that it outlives them.
+  std::unique_ptr<telemetry::TelemetryHub> telemetry = MakeTelemetryHub(*plan);
   auto runtime = AgentRuntime::Start(std::string(kLaunchTokenVariable) + "=" + plan->token);
   if (!runtime) return runtime.error();
+
+  auto live = std::make_shared<LiveLaunch>();
+  live->view.run_id = plan->spec.run_id;
+  live->view.host = plan->host;
+  live->view.node_rank = plan->spec.node_rank;
+  live->view.nnodes = plan->spec.nnodes;
+  live->view.world_size = plan->world_size();
+  live->view.restarts = 0;
+  if (Status serving = ServeMetrics(*plan, **runtime, live, telemetry.get()); !serving) return serving.error();
 
   RunResult result;
   result.log_dir = plan->spec.log_dir;
   result.run_id = plan->spec.run_id;
   result.master_addr = plan->spec.master_addr;
   result.master_port = plan->spec.master_port;
-  std::unique_ptr<telemetry::TelemetryHub> telemetry = MakeTelemetryHub(*plan);
-  if (plan->spec.nnodes > 1) return RunJobNode(*plan, **runtime, telemetry.get(), std::move(result));
+  if (plan->spec.nnodes > 1) return RunJobNode(*plan, **runtime, telemetry.get(), std::move(result), *live);
   if (telemetry) telemetry->Publish();
 
   if (plan->spec.restarts_before > 0) {
@@ -321,7 +393,9 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
       telemetry->SetState(telemetry::JobState::kRunning);
     }
     Supervisor supervisor(*plan, environment, **runtime, attempt, nullptr, telemetry.get());
+    live->Start(supervisor, attempt);
     auto outcome = supervisor.Run();
+    live->End(supervisor);
     if (!outcome) {
       if (telemetry) {
         telemetry->SetState(telemetry::JobState::kFailed);
@@ -352,6 +426,8 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
     double backoff = BackoffSeconds(plan->spec, attempt);
     log::Warn("restarting all {} workers in {:g} s (restart {} of {})", plan->spec.nproc_per_node, backoff,
               attempt + 1, plan->spec.max_restarts);
+    live->view.state = "restarting";
+    live->view.restarts = attempt + 1 - plan->spec.restarts_before;
     int signal = (*runtime)->SleepUnlessSignalled(SteadyClock::now() + Seconds(backoff));
     if (signal != 0) {
       log::Warn("received {} before the restart: not restarting", SignalName(signal));
@@ -365,6 +441,7 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
     telemetry->SetState(result.exit_code == 0 ? telemetry::JobState::kSucceeded : telemetry::JobState::kFailed);
     telemetry->Publish();
   }
+  live->view.state = result.exit_code == 0 ? "succeeded" : "failed";
   return result;
 }
 

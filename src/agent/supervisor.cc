@@ -91,6 +91,13 @@ Supervisor::Supervisor(const LaunchPlan& plan, const WorkerEnvironment& environm
 
 Supervisor::~Supervisor() = default;
 
+std::vector<WorkerView> Supervisor::WorkerViews() const {
+  std::vector<WorkerView> views;
+  views.reserve(workers_.size());
+  for (const auto& worker : workers_) views.push_back({worker->rank, worker->local_rank, worker->pid, worker->running});
+  return views;
+}
+
 std::string Supervisor::AttemptDir(const LaunchPlan& plan, int attempt) {
   return JoinPath(plan.spec.log_dir, "attempt_" + std::to_string(attempt));
 }
@@ -214,6 +221,8 @@ void Supervisor::Loop() {
       } else if (tag == kTimerTag) {
         runtime_.timer().Acknowledge();
         HandleDeadline();
+      } else if (tag >= kFirstMetricsTag) {
+        runtime_.OnMetricsEvent(tag);
       } else if (tag >= kFirstLinkTag) {
         if (link_ != nullptr) link_->OnEvent(tag);
       } else if (tag >= kFirstStackTag) {

@@ -36,6 +36,7 @@
 #include "agent/hang_watch.h"
 #include "agent/job_link.h"
 #include "agent/launch_plan.h"
+#include "agent/launch_view.h"
 #include "agent/line_stamp.h"
 #include "agent/output_stream.h"
 #include "agent/stack_dump.h"
@@ -70,6 +71,9 @@ class Supervisor {
   // An Error only when the workers could not be started (log files, exec);
   // any worker already started is stopped and reaped first.
   Result<AttemptResult> Run();
+
+  // This attempt's workers as the metrics port shows them (launch_view.h).
+  std::vector<WorkerView> WorkerViews() const;
 
   // "<log_dir>/attempt_<n>"
   static std::string AttemptDir(const LaunchPlan& plan, int attempt);

@@ -38,6 +38,7 @@ class DirectRuntime : public Runtime {
         {{"--master-port"}, K::kValue, "PORT", "direct.master_port", "rendezvous port (default: a free port)"},
         {{"--platform"}, K::kValue, "auto|slurm|pytorchjob|jobset|platform|none", "direct.platform", "where the distributed settings come from"},
         {{"--control-port"}, K::kValue, "PORT", "direct.control_port", "node 0's control channel port (default: master port + 1)"},
+        {{"--metrics-port"}, K::kValue, "PORT", "direct.metrics_port", "serve /metrics (Prometheus) and /job.json on this port (node 0: the job; other nodes: their own)"},
         {{"--join-timeout"}, K::kValue, "SECONDS", "direct.join_timeout", "how long nodes wait for each other at start"},
         {{"--exit-barrier-timeout"}, K::kValue, "SECONDS", "direct.exit_barrier_timeout", "how long node 0 waits for every node's end"},
         {{"--heartbeat-timeout"}, K::kValue, "SECONDS", "direct.heartbeat_timeout", "a node silent this long is lost"},

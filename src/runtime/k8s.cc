@@ -98,6 +98,14 @@ Result<Request> RequestFromConfig(const RuntimeContext& context) {
   // What the pods run: `direct` with the options written after `k8s ... --`.
   std::vector<std::string> direct_options;
   if (context.depth + 1 < launch.chain.size()) direct_options = launch.chain[context.depth + 1].written;
+  Result<int> metrics_port = IntKey(launcher, "direct.metrics_port");
+  if (!metrics_port.ok()) return metrics_port.error();
+  job.metrics_port = *metrics_port;
+  if (job.metrics_port != 0 &&
+      std::find(direct_options.begin(), direct_options.end(), "--metrics-port") == direct_options.end()) {
+    // Set in a configuration file here, which the pods do not read.
+    direct_options.insert(direct_options.begin(), {"--metrics-port", std::to_string(job.metrics_port)});
+  }
   job.command = PodCommand(launcher.GetString("k8s.binary"), direct_options, launch.task, launch.task_args);
   for (const ParsedOption& option : mode.options) {
     if (option.spec->names.front() == "--output") request.output = option.value;

@@ -70,6 +70,9 @@ Json Container(const K8sJob& job) {
        Json::array({Json{{"name", pytorchjob ? "pytorchjob-port" : "rendezvous"}, {"containerPort", job.master_port}},
                     Json{{"name", "control"}, {"containerPort", job.master_port + 1}}})},
   };
+  if (job.metrics_port > 0) {
+    container["ports"].push_back(Json{{"name", "metrics"}, {"containerPort", job.metrics_port}});
+  }
   if (job.gpus_per_node > 0) {
     container["resources"] = Json{{"limits", {{GpuResourceName(job.vendor), job.gpus_per_node}}}};
   }
@@ -94,7 +97,14 @@ Json PodSpec(const K8sJob& job) {
 }
 
 Json PodTemplate(const K8sJob& job) {
-  return Json{{"metadata", {{"labels", Labels(job)}}}, {"spec", PodSpec(job)}};
+  Json metadata = {{"labels", Labels(job)}};
+  if (job.metrics_port > 0) {
+    // The annotations most Prometheus setups discover scrape targets by.
+    metadata["annotations"] = {{"prometheus.io/scrape", "true"},
+                               {"prometheus.io/port", std::to_string(job.metrics_port)},
+                               {"prometheus.io/path", "/metrics"}};
+  }
+  return Json{{"metadata", metadata}, {"spec", PodSpec(job)}};
 }
 
 Json HeadlessService(const K8sJob& job) {

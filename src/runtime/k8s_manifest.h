@@ -28,6 +28,7 @@ struct K8sJob {
   std::string service_account;       // "" leaves the namespace's default
   std::vector<std::string> command;  // what each pod runs (PodCommand)
   int master_port = 29500;           // rendezvous port; the control channel uses the next one
+  int metrics_port = 0;              // --metrics-port of the pods' agents: a container port "metrics"; 0: none
   int backoff_limit = 0;             // pod failures before the whole job is failed
   std::string shm_size;              // sizeLimit of /dev/shm; "" for none
   std::string platform;              // PRIMUS_DIRECT_PLATFORM in the pods; "" for the kind's own

@@ -18,7 +18,7 @@ Result<std::unique_ptr<AgentRuntime>> AgentRuntime::Start(std::string_view token
   std::unique_ptr<AgentRuntime> runtime(new AgentRuntime(std::move(*poller), std::move(*timer)));
   runtime->agent_pid_ = getpid();
 
-  auto signals = SignalChannel::Open();
+  auto signals = io::SignalChannel::Open();
   if (!signals) return signals.error();
   runtime->signals_ = std::move(*signals);
   if (Status status = runtime->poller_.Add(runtime->signals_->fd(), kSignalTag); !status) return status.error();

@@ -13,8 +13,8 @@
 #include "agent/deadline_timer.h"
 #include "agent/event_poller.h"
 #include "agent/orphan_guard.h"
-#include "agent/signal_channel.h"
-#include "agent/unique_fd.h"
+#include "io/signal_channel.h"
+#include "io/unique_fd.h"
 #include "util/error.h"
 
 namespace primus::agent {
@@ -35,7 +35,7 @@ class AgentRuntime {
   static Result<std::unique_ptr<AgentRuntime>> Start(std::string_view token_entry);
   ~AgentRuntime();
 
-  SignalChannel& signals() { return *signals_; }
+  io::SignalChannel& signals() { return *signals_; }
   EventPoller& poller() { return poller_; }
   DeadlineTimer& timer() { return timer_; }
   OrphanGuard& guard() { return *guard_; }
@@ -66,13 +66,13 @@ class AgentRuntime {
   AgentRuntime(EventPoller poller, DeadlineTimer timer)
       : poller_(std::move(poller)), timer_(std::move(timer)), console_(1), console_errors_(2) {}
 
-  std::unique_ptr<SignalChannel> signals_;
+  std::unique_ptr<io::SignalChannel> signals_;
   EventPoller poller_;
   DeadlineTimer timer_;
   std::unique_ptr<OrphanGuard> guard_;
   ConsoleSink console_;
   ConsoleSink console_errors_;
-  UniqueFd dev_null_;
+  io::UniqueFd dev_null_;
   pid_t agent_pid_ = 0;
   bool subreaper_ = false;
 };

@@ -21,7 +21,7 @@ Result<std::unique_ptr<JobLink>> OpenJobLink(const JobLinkSettings& settings, Ag
   };
   if (settings.coordinates) return *settings.coordinates ? coordinate(nullptr) : join();
   if (!assigned) return settings.self.node_rank == 0 ? coordinate(nullptr) : join();
-  if (IsLocalAddress(settings.master_addr)) {
+  if (io::IsLocalAddress(settings.master_addr)) {
     // The endpoint is here: coordinate, unless another agent already does.
     bool in_use = false;
     auto coordinator = coordinate(&in_use);

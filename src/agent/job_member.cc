@@ -5,7 +5,7 @@
 #include <functional>
 
 #include "agent/failure_report.h"
-#include "agent/signal_channel.h"
+#include "io/signal_channel.h"
 #include "util/log.h"
 
 namespace primus::agent {
@@ -42,9 +42,9 @@ Status JobMember::Connect(SteadyTime deadline, int* signal) {
   std::string last_error;
   SteadyTime next_notice = SteadyClock::now() + Seconds(kWaitingNoticeS);
   while (true) {
-    auto fd = ConnectToNode(settings_.master_addr, settings_.control_port, kConnectAttemptS);
+    auto fd = io::ConnectToNode(settings_.master_addr, settings_.control_port, kConnectAttemptS);
     if (fd) {
-      connection_ = std::make_unique<MessageConnection>(std::move(*fd), settings_.master_addr + ":" +
+      connection_ = std::make_unique<io::MessageConnection>(std::move(*fd), settings_.master_addr + ":" +
                                                                             std::to_string(settings_.control_port));
       if (Status status = runtime_.poller().Add(connection_->fd(), kConnectionTag); !status) return status;
       return Status::Ok();
@@ -122,7 +122,7 @@ void JobMember::OnEvent(uint64_t tag) {
 void JobMember::HandleMessages() {
   if (!connection_) return;
   std::vector<Json> messages;
-  bool closed = connection_->Receive(&messages) == MessageConnection::ReadResult::kClosed;
+  bool closed = connection_->Receive(&messages) == io::MessageConnection::ReadResult::kClosed;
   last_seen_ = SteadyClock::now();
   for (const Json& message : messages) OnMessage(message);
   if (closed && connection_) LoseCoordinator(connection_->error());

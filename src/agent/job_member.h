@@ -9,7 +9,7 @@
 
 #include <memory>
 
-#include "agent/control_socket.h"
+#include "io/message_socket.h"
 #include "agent/job_link.h"
 
 namespace primus::agent {
@@ -43,7 +43,7 @@ class JobMember : public JobLink {
 
   JobLinkSettings settings_;
   AgentRuntime& runtime_;
-  std::unique_ptr<MessageConnection> connection_;
+  std::unique_ptr<io::MessageConnection> connection_;
   SteadyTime last_seen_{}, last_sent_{};
   int generation_ = 0;
   GenerationLayout layout_;              // from the last start order

@@ -17,7 +17,7 @@
 #include <memory>
 #include <thread>
 
-#include "agent/control_socket.h"
+#include "io/message_socket.h"
 
 #include "agent/agent_test_util.h"
 #include "util/error.h"
@@ -33,15 +33,15 @@ class FakeCoordinator {
  public:
   using Script = std::function<void(FakeCoordinator&)>;
   FakeCoordinator(int port, Script script) {
-    auto listener = ListenForNodes(port);
+    auto listener = io::ListenForNodes(port);
     EXPECT_TRUE(listener.ok());
     listener_ = std::move(*listener);
     thread_ = std::thread([this, script] {
       pollfd waiter{listener_.get(), POLLIN, 0};
       if (::poll(&waiter, 1, 5000) != 1) return;
       std::string peer;
-      UniqueFd fd = AcceptNode(listener_.get(), &peer);
-      connection_ = std::make_unique<MessageConnection>(std::move(fd), peer);
+      io::UniqueFd fd = io::AcceptNode(listener_.get(), &peer);
+      connection_ = std::make_unique<io::MessageConnection>(std::move(fd), peer);
       script(*this);
     });
   }
@@ -62,7 +62,7 @@ class FakeCoordinator {
       }
       pollfd waiter{connection_->fd(), POLLIN, 0};
       if (::poll(&waiter, 1, 100) == 1) {
-        if (connection_->Receive(&inbox_) == MessageConnection::ReadResult::kClosed) break;
+        if (connection_->Receive(&inbox_) == io::MessageConnection::ReadResult::kClosed) break;
       }
     }
     return Json();
@@ -71,8 +71,8 @@ class FakeCoordinator {
   void Close() { connection_.reset(); }
 
  private:
-  UniqueFd listener_;
-  std::unique_ptr<MessageConnection> connection_;
+  io::UniqueFd listener_;
+  std::unique_ptr<io::MessageConnection> connection_;
   std::vector<Json> inbox_;
   std::thread thread_;
 };

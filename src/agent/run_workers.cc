@@ -8,12 +8,12 @@
 #include <cstdlib>
 
 #include "agent/agent_runtime.h"
-#include "agent/control_socket.h"
+#include "io/message_socket.h"
 #include "agent/etcd_rendezvous.h"
 #include "agent/job_link.h"
 #include "agent/launch_plan.h"
-#include "agent/master_port.h"
-#include "agent/signal_channel.h"
+#include "io/tcp_port.h"
+#include "io/signal_channel.h"
 #include "agent/supervisor.h"
 #include "agent/worker_env.h"
 #include "util/log.h"
@@ -106,7 +106,7 @@ class EtcdRendezvous {
     }
     int port = plan_.spec.control_port;
     if (port == 0) {
-      auto free_port = PickFreePort();
+      auto free_port = io::PickFreePort();
       if (!free_port) return free_port.error();
       port = *free_port;
     }
@@ -151,7 +151,7 @@ class EtcdRendezvous {
   bool PublishedCoordinatorAnswers(const RendezvousPoint& point) {
     SteadyTime until = SteadyClock::now() + Seconds(3);
     while (true) {
-      auto fd = ConnectToNode(point.host, point.port, 1);
+      auto fd = io::ConnectToNode(point.host, point.port, 1);
       if (fd || fd.error().message.find("refused") == std::string::npos) return true;
       if (SteadyClock::now() >= until) return false;
       ::usleep(100 * 1000);
@@ -182,7 +182,7 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime,
   auto joined = (*link)->Join();
   if (!joined) return joined.error();
   if (*joined != 0) {
-    log::Warn("received {} while waiting for the other nodes: not starting", SignalName(*joined));
+    log::Warn("received {} while waiting for the other nodes: not starting", io::SignalName(*joined));
     result.agent_signal = *joined;
     result.exit_code = 128 + *joined;
     return result;
@@ -285,7 +285,7 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
               attempt + 1, plan->spec.max_restarts);
     int signal = (*runtime)->SleepUnlessSignalled(SteadyClock::now() + Seconds(backoff));
     if (signal != 0) {
-      log::Warn("received {} before the restart: not restarting", SignalName(signal));
+      log::Warn("received {} before the restart: not restarting", io::SignalName(signal));
       result.agent_signal = signal;
       result.exit_code = 128 + signal;
       break;

@@ -72,7 +72,7 @@ struct Supervisor::Worker {
   std::unique_ptr<RankLog> log;
   std::unique_ptr<OutputStream> out;
   std::unique_ptr<OutputStream> err;
-  UniqueFd pidfd;  // readable when the worker exits; absent on kernels < 5.3
+  io::UniqueFd pidfd;  // readable when the worker exits; absent on kernels < 5.3
 };
 
 Supervisor::Supervisor(const LaunchPlan& plan, const WorkerEnvironment& environment, AgentRuntime& runtime,
@@ -143,8 +143,8 @@ Status Supervisor::StartWorkers() {
 }
 
 Status Supervisor::StartWorker(Worker& worker) {
-  PipeEnds out, err;
-  if (!MakePipe(&out) || !MakePipe(&err)) {
+  io::PipeEnds out, err;
+  if (!io::MakePipe(&out) || !io::MakePipe(&err)) {
     return EnvironmentError(std::string("cannot create worker pipes: ") + std::strerror(errno),
                             "the open-files limit may be too low (ulimit -n)");
   }
@@ -308,7 +308,7 @@ void Supervisor::HandleDeadline() {
         if (worker->running) ranks.push_back(worker->rank);
       }
       log::Warn("rank{} {} did not exit within {:g} s of {}; sending SIGKILL", ranks.size() > 1 ? "s" : "",
-                RankList(ranks), plan_.spec.term_timeout_s, SignalName(stop_signal_));
+                RankList(ranks), plan_.spec.term_timeout_s, io::SignalName(stop_signal_));
       KillEverything();
     } else if (killed_ && give_up_deadline_ && now >= *give_up_deadline_) {
       for (auto& worker : workers_) {
@@ -414,7 +414,7 @@ WorkerFailure Supervisor::FailureOf(const Worker& worker) const {
 void Supervisor::OnAgentSignal(int signal) {
   if (phase_ == Phase::kRunning || phase_ == Phase::kCollectingStacks) {
     if (phase_ == Phase::kCollectingStacks) {
-      log::Warn("received {} while taking stacks: keeping what was collected and stopping now", SignalName(signal));
+      log::Warn("received {} while taking stacks: keeping what was collected and stopping now", io::SignalName(signal));
       if (stacks_) stacks_->Abandon();
       FinishStackCollection(/*then_stop=*/false);
     }
@@ -422,16 +422,16 @@ void Supervisor::OnAgentSignal(int signal) {
     ending_ = AttemptResult::Ending::kAgentSignalled;
     if (plan_.spec.term_timeout_s > 0) {
       log::Warn("received {}: passing it to the workers, SIGKILL in {:g} s (send it again to kill at once)",
-                SignalName(signal), plan_.spec.term_timeout_s);
+                io::SignalName(signal), plan_.spec.term_timeout_s);
     } else {
-      log::Warn("received {}: killing the workers", SignalName(signal));
+      log::Warn("received {}: killing the workers", io::SignalName(signal));
     }
     BeginStop(signal);
     if (link_ != nullptr) link_->ReportLocalSignal(signal);
     return;
   }
   if (phase_ == Phase::kStopping && !killed_) {
-    log::Warn("received {} while stopping: killing the workers now", SignalName(signal));
+    log::Warn("received {} while stopping: killing the workers now", io::SignalName(signal));
     KillEverything();
   }
 }
@@ -441,7 +441,7 @@ void Supervisor::ForwardSignal(int signal) {
   for (auto& worker : workers_) {
     if (worker->running && ::kill(-worker->pid, signal) == 0) ++forwarded;
   }
-  log::Info("forwarded {} to {} worker{}", SignalName(signal), forwarded, forwarded == 1 ? "" : "s");
+  log::Info("forwarded {} to {} worker{}", io::SignalName(signal), forwarded, forwarded == 1 ? "" : "s");
 }
 
 void Supervisor::BeginStop(int signal) {
@@ -582,7 +582,7 @@ void Supervisor::FinishAttempt() {
       while (auto info = runtime_.signals().Read()) {
         int signal = static_cast<int>(info->ssi_signo);
         if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) {
-          log::Warn("received {} while cleaning up; finishing the clean-up", SignalName(signal));
+          log::Warn("received {} while cleaning up; finishing the clean-up", io::SignalName(signal));
         }
       }
       runtime_.ReapChildren([](pid_t, int) {});
@@ -684,7 +684,7 @@ AttemptResult Supervisor::Summarize() {
     banner.hang_timeout_s = plan_.spec.hang_timeout_s;
     log::Error("workers failed (attempt {}):\n{}", attempt_, FormatFailureBanner(banner));
   } else if (ending_ == AttemptResult::Ending::kAgentSignalled) {
-    log::Warn("stopped all {} workers after {}", workers_.size(), SignalName(agent_signal_));
+    log::Warn("stopped all {} workers after {}", workers_.size(), io::SignalName(agent_signal_));
   } else if (!result.stuck_at_exit.empty()) {
     log::Error("finished (attempt {}): rank {} exited 0 and the work is done, but rank{} {} stuck at exit (teardown) "
                "and {} stopped after {:g} s of silence; stacks in {}; exit code {}. Raise --exit-grace if {} "

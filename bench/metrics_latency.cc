@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/agent_runtime.h"
+#include "agent/launch_handles.h"
 #include "agent/metrics_server.h"
 #include "telemetry/prometheus_text.h"
 

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <optional>
 
-#include "agent/unique_fd.h"
+#include "io/unique_fd.h"
 #include "util/error.h"
 
 namespace primus::agent {
@@ -26,7 +26,7 @@ class DeadlineTimer {
   void Acknowledge();
 
  private:
-  UniqueFd fd_;
+  io::UniqueFd fd_;
   std::optional<SteadyTime> armed_;
 };
 

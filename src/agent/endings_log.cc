@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "agent/failure_report.h"
-#include "agent/signal_channel.h"
+#include "io/signal_channel.h"
 #include "util/files.h"
 
 namespace primus::agent {
@@ -20,10 +20,10 @@ std::string FormatEndings(const std::vector<WorkerEnding>& endings) {
       text += fmt::format("{} E rank {}: stuck at exit: silent for {:g} s after another rank exited 0 (the work was "
                           "done); stopped by the agent ({}) {}\n",
                           stamp, ending.rank, ending.exit_grace_s,
-                          ending.signal != 0 ? SignalName(ending.signal) : "exited when asked", who);
+                          ending.signal != 0 ? io::SignalName(ending.signal) : "exited when asked", who);
     } else if (ending.stopped_by_agent) {
       text += fmt::format("{} O rank {}: stopped by the agent ({}) {}{}\n", stamp, ending.rank,
-                          ending.signal != 0 ? SignalName(ending.signal) : "exited when asked", who,
+                          ending.signal != 0 ? io::SignalName(ending.signal) : "exited when asked", who,
                           ending.stop_reason.empty() ? "" : ": " + ending.stop_reason);
     } else if (ending.exit_code == 0) {
       text += fmt::format("{} O rank {}: exited 0 {}\n", stamp, ending.rank, who);

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "agent/agent_test_util.h"
-#include "agent/control_socket.h"
+#include "io/message_socket.h"
 #include "agent/etcd_rendezvous.h"
 #include "agent/http_client.h"
 #include "util/files.h"
@@ -240,7 +240,7 @@ TEST_F(EtcdRendezvousRealTest, AMemberRefusedByTheCoordinatorTakesOverAtOnce) {
   ASSERT_TRUE(point.ok()) << point.error().message;
   ASSERT_FALSE(point->coordinator);
   ASSERT_EQ(point->port, dead_port);
-  auto connection = ConnectToNode(point->host, point->port, 2);
+  auto connection = io::ConnectToNode(point->host, point->port, 2);
   ASSERT_FALSE(connection.ok());
   ASSERT_TRUE(ReleaseCoordinator(Etcd(60), "job-dead", *point, 5).ok());
   auto again = ElectCoordinator(Etcd(60), "job-dead", "127.0.0.1", 31500, 5);

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "agent/unique_fd.h"
+#include "io/unique_fd.h"
 #include "util/error.h"
 
 namespace primus::agent {
@@ -27,7 +27,7 @@ class EventPoller {
   const std::vector<epoll_event>& Wait(int timeout_ms = -1);
 
  private:
-  UniqueFd epoll_fd_;
+  io::UniqueFd epoll_fd_;
   std::vector<epoll_event> ready_;
 };
 

@@ -11,12 +11,12 @@ namespace {
 TEST(EventPollerTest, ReportsReadablePipesWithTheirTags) {
   auto poller = EventPoller::Create();
   ASSERT_TRUE(poller.ok());
-  PipeEnds first, second;
-  ASSERT_TRUE(MakePipe(&first) && MakePipe(&second));
+  io::PipeEnds first, second;
+  ASSERT_TRUE(io::MakePipe(&first) && io::MakePipe(&second));
   ASSERT_TRUE(poller->Add(first.read.get(), 11).ok());
   ASSERT_TRUE(poller->Add(second.read.get(), 22).ok());
   EXPECT_TRUE(poller->Wait(0).empty());
-  ASSERT_TRUE(WriteAll(second.write.get(), "x", 1));
+  ASSERT_TRUE(io::WriteAll(second.write.get(), "x", 1));
   const auto& ready = poller->Wait(1000);
   ASSERT_EQ(ready.size(), 1u);
   EXPECT_EQ(ready[0].data.u64, 22u);

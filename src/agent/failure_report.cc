@@ -7,8 +7,8 @@
 #include <cmath>
 
 #include "agent/line_stamp.h"
-#include "agent/signal_channel.h"
-#include "agent/unique_fd.h"
+#include "io/signal_channel.h"
+#include "io/unique_fd.h"
 #include "util/strings.h"
 
 namespace primus::agent {
@@ -44,7 +44,7 @@ size_t ChooseRootCause(const std::vector<WorkerFailure>& failures) {
 }
 
 std::string DescribeEnding(int exit_code, int signal) {
-  if (signal != 0) return fmt::format("signal {} ({})", signal, SignalName(signal));
+  if (signal != 0) return fmt::format("signal {} ({})", signal, io::SignalName(signal));
   return fmt::format("exit code {}", exit_code);
 }
 
@@ -57,7 +57,7 @@ std::string FormatTimestamp(double seconds) {
 }
 
 std::vector<std::string> LastLines(const std::string& path, size_t count) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  io::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid() || count == 0) return {};
   constexpr off_t kWindow = 64 * 1024;
   off_t size = ::lseek(fd.get(), 0, SEEK_END);

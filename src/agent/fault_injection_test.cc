@@ -19,7 +19,7 @@
 // SIGKILL, SIGTERM/SIGINT/SIGHUP to the agent, busy ports
 // (tests/integration/agent_process_test.cc); lost and silent nodes, a hang
 // on one node of several (tests/integration/multinode_test.cc,
-// multinode_fault_test.cc); control-channel attacks (control_socket_test.cc,
+// multinode_fault_test.cc); control-channel attacks (io/message_socket_test.cc,
 // job_coordinator_test.cc, job_member_test.cc); full disk and read-only workspaces, kills during
 // checkpoint saves (tests/integration/train_test.cc).
 #include <gtest/gtest.h>

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "agent/control_socket.h"
+#include "io/message_socket.h"
 #include "util/strings.h"
 
 namespace primus::agent {
@@ -246,7 +246,7 @@ Result<HttpResponse> SendHttpRequest(const HttpEndpoint& endpoint, const HttpReq
                             "check that the server runs and that this node can reach " + endpoint.Describe());
   };
 
-  auto connected = ConnectToNode(endpoint.host, endpoint.port, std::max(SecondsLeft(deadline), 0.001));
+  auto connected = io::ConnectToNode(endpoint.host, endpoint.port, std::max(SecondsLeft(deadline), 0.001));
   if (!connected.ok()) return fail(connected.error().message);
   int fd = connected->get();
 

@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "agent/control_socket.h"
-#include "agent/unique_fd.h"
+#include "io/message_socket.h"
+#include "io/unique_fd.h"
 #include "util/strings.h"
 
 namespace primus::agent::testing {
@@ -33,7 +33,7 @@ class HttpTestServer {
   // `reply` sees each request (headers and body, as received).
   explicit HttpTestServer(std::function<CannedReply(const std::string& request)> reply)
       : reply_(std::move(reply)) {
-    auto listener = ListenForNodes(0);
+    auto listener = io::ListenForNodes(0);
     if (listener.ok()) listener_ = std::move(*listener);
     sockaddr_storage address{};
     socklen_t length = sizeof(address);
@@ -68,7 +68,7 @@ class HttpTestServer {
   void Serve() {
     while (Wait(listener_.get(), POLLIN)) {
       std::string peer;
-      UniqueFd connection = AcceptNode(listener_.get(), &peer);
+      io::UniqueFd connection = io::AcceptNode(listener_.get(), &peer);
       if (!connection.valid()) continue;
       std::string request = ReadRequest(connection.get());
       {
@@ -113,7 +113,7 @@ class HttpTestServer {
   }
 
   std::function<CannedReply(const std::string&)> reply_;
-  UniqueFd listener_;
+  io::UniqueFd listener_;
   int port_ = 0;
   std::atomic<bool> stop_{false};
   mutable std::mutex mutex_;

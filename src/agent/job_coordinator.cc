@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "agent/failure_report.h"
-#include "agent/master_port.h"
-#include "agent/signal_channel.h"
+#include "io/tcp_port.h"
+#include "io/signal_channel.h"
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -20,7 +20,7 @@ constexpr uint64_t kFirstPendingTag = kFirstLinkTag + (uint64_t{1} << 24);
 constexpr double kHelloTimeoutS = 10;  // a connection that says nothing is dropped
 // Connections waiting to say hello, at most; past it the oldest is dropped
 // (a node says hello at once, so it is never the oldest for long). With
-// kMaxHelloBytes each, strangers can make node 0 hold about 1 MiB.
+// io::kMaxHelloBytes each, strangers can make node 0 hold about 1 MiB.
 constexpr size_t kMaxPendingConnections = 64;
 
 std::string RankNames(const std::vector<int>& ranks) {
@@ -32,18 +32,18 @@ std::string RankNames(const std::vector<int>& ranks) {
 }  // namespace
 
 Result<std::unique_ptr<JobCoordinator>> JobCoordinator::Open(const JobLinkSettings& settings,
-                                                             AgentRuntime& runtime, bool* port_in_use) {
-  auto listener = ListenForNodes(settings.control_port, port_in_use);
+                                                             LaunchHandles& handles, bool* port_in_use) {
+  auto listener = io::ListenForNodes(settings.control_port, port_in_use);
   if (!listener) return listener.error();
-  std::unique_ptr<JobCoordinator> coordinator(new JobCoordinator(settings, runtime, std::move(*listener)));
-  if (Status status = runtime.poller().Add(coordinator->listener_.get(), kListenerTag); !status) {
+  std::unique_ptr<JobCoordinator> coordinator(new JobCoordinator(settings, handles, std::move(*listener)));
+  if (Status status = handles.poller().Add(coordinator->listener_.get(), kListenerTag); !status) {
     return status.error();
   }
   return coordinator;
 }
 
-JobCoordinator::JobCoordinator(const JobLinkSettings& settings, AgentRuntime& runtime, UniqueFd listener)
-    : settings_(settings), runtime_(runtime), listener_(std::move(listener)) {
+JobCoordinator::JobCoordinator(const JobLinkSettings& settings, LaunchHandles& handles, io::UniqueFd listener)
+    : settings_(settings), handles_(handles), listener_(std::move(listener)) {
   // Fixed ranks: a slot per rank. Handed-out ranks: slots as nodes join.
   peers_.resize(AssignsRanks() ? 1 : static_cast<size_t>(settings_.self.nnodes));
   peers_[0].node = settings_.self;
@@ -54,11 +54,11 @@ JobCoordinator::JobCoordinator(const JobLinkSettings& settings, AgentRuntime& ru
 }
 
 JobCoordinator::~JobCoordinator() {
-  for (auto& [id, pending] : pending_) runtime_.poller().Remove(pending.connection->fd());
+  for (auto& [id, pending] : pending_) handles_.poller().Remove(pending.connection->fd());
   for (Peer& peer : peers_) {
-    if (peer.connection) runtime_.poller().Remove(peer.connection->fd());
+    if (peer.connection) handles_.poller().Remove(peer.connection->fd());
   }
-  runtime_.poller().Remove(listener_.get());
+  handles_.poller().Remove(listener_.get());
 }
 
 Result<int> JobCoordinator::Join() {
@@ -80,9 +80,9 @@ Result<int> JobCoordinator::JoinFixed(SteadyTime deadline) {
   log::Info("node 0 of {}: control channel on port {}; waiting for {} node{} to join", settings_.self.nnodes,
             settings_.control_port, settings_.self.nnodes - 1, settings_.self.nnodes == 2 ? "" : "s");
   while (!refusal_ && !MissingRanks().empty() && SteadyClock::now() < deadline) {
-    int signal = PumpLinkEvents(runtime_, *this, deadline);
+    int signal = PumpLinkEvents(handles_, *this, deadline);
     if (signal != 0) {
-      RefuseEveryone("node 0 received " + SignalName(signal) + " before the job started");
+      RefuseEveryone("node 0 received " + io::SignalName(signal) + " before the job started");
       return signal;
     }
   }
@@ -130,9 +130,9 @@ Result<int> JobCoordinator::JoinElastic(SteadyTime deadline) {
       break;
     }
     SteadyTime until = last_call && LiveNodes() >= minimum() ? *last_call : deadline;
-    int signal = PumpLinkEvents(runtime_, *this, until);
+    int signal = PumpLinkEvents(handles_, *this, until);
     if (signal != 0) {
-      RefuseEveryone("the coordinator received " + SignalName(signal) + " before the job started");
+      RefuseEveryone("the coordinator received " + io::SignalName(signal) + " before the job started");
       return signal;
     }
   }
@@ -169,7 +169,7 @@ Status JobCoordinator::StartGeneration() {
   layout_.master_port = settings_.master_port;
   layout_.run_id = settings_.run_id;
   if (layout_.master_port == 0) {
-    auto port = PickFreePort();
+    auto port = io::PickFreePort();
     if (!port) return port.error();
     layout_.master_port = *port;
   }
@@ -210,7 +210,7 @@ void JobCoordinator::OnEvent(uint64_t tag) {
 void JobCoordinator::AcceptAll() {
   while (true) {
     std::string address;
-    UniqueFd fd = AcceptNode(listener_.get(), &address);
+    io::UniqueFd fd = io::AcceptNode(listener_.get(), &address);
     if (!fd.valid()) return;
     if (pending_.size() >= kMaxPendingConnections) {
       DropPending(pending_.begin(),
@@ -219,8 +219,8 @@ void JobCoordinator::AcceptAll() {
                   false);
     }
     uint64_t id = next_pending_id_++;
-    Pending pending{std::make_unique<MessageConnection>(std::move(fd), address, kMaxHelloBytes), SteadyClock::now()};
-    if (!runtime_.poller().Add(pending.connection->fd(), kFirstPendingTag + id)) continue;
+    Pending pending{std::make_unique<io::MessageConnection>(std::move(fd), address, io::kMaxHelloBytes), SteadyClock::now()};
+    if (!handles_.poller().Add(pending.connection->fd(), kFirstPendingTag + id)) continue;
     pending_.emplace(id, std::move(pending));
   }
 }
@@ -233,7 +233,7 @@ void JobCoordinator::DropPending(std::map<uint64_t, Pending>::iterator it, const
   } else {
     log::Debug("control channel: {} closed without a word", it->second.connection->peer());
   }
-  runtime_.poller().Remove(it->second.connection->fd());
+  handles_.poller().Remove(it->second.connection->fd());
   pending_.erase(it);
 }
 
@@ -241,7 +241,7 @@ void JobCoordinator::HandlePending(uint64_t id) {
   auto it = pending_.find(id);
   if (it == pending_.end()) return;
   std::vector<Json> messages;
-  bool closed = it->second.connection->Receive(&messages) == MessageConnection::ReadResult::kClosed;
+  bool closed = it->second.connection->Receive(&messages) == io::MessageConnection::ReadResult::kClosed;
   if (!messages.empty()) {
     Admit(id, messages);
     return;
@@ -257,8 +257,8 @@ void JobCoordinator::HandlePending(uint64_t id) {
 void JobCoordinator::Admit(uint64_t id, std::vector<Json>& messages) {
   Pending pending = std::move(pending_.at(id));
   pending_.erase(id);
-  runtime_.poller().Remove(pending.connection->fd());
-  MessageConnection& connection = *pending.connection;
+  handles_.poller().Remove(pending.connection->fd());
+  io::MessageConnection& connection = *pending.connection;
   auto refuse = [&](const std::string& reason) { connection.Send(Json{{"type", "refuse"}, {"reason", reason}}); };
 
   NodeIdentity node;
@@ -310,11 +310,11 @@ void JobCoordinator::Admit(uint64_t id, std::vector<Json>& messages) {
     return;
   }
   peer.connection = std::move(pending.connection);
-  peer.connection->set_max_message_bytes(kMaxMessageBytes);
+  peer.connection->set_max_message_bytes(io::kMaxMessageBytes);
   peer.node = node;
   peer.joined = true;
   peer.last_seen = SteadyClock::now();
-  if (!runtime_.poller().Add(peer.connection->fd(), kFirstPeerTag + static_cast<uint64_t>(slot))) {
+  if (!handles_.poller().Add(peer.connection->fd(), kFirstPeerTag + static_cast<uint64_t>(slot))) {
     LosePeer(peer, "cannot watch its connection");
     return;
   }
@@ -348,7 +348,7 @@ void JobCoordinator::HandlePeer(int slot) {
   Peer& peer = peers_[static_cast<size_t>(slot)];
   if (!peer.connection) return;
   std::vector<Json> messages;
-  bool closed = peer.connection->Receive(&messages) == MessageConnection::ReadResult::kClosed;
+  bool closed = peer.connection->Receive(&messages) == io::MessageConnection::ReadResult::kClosed;
   peer.last_seen = SteadyClock::now();
   for (const Json& message : messages) OnPeerMessage(peer, message);
   if (closed && peer.connection) LosePeer(peer, peer.connection->error());
@@ -369,7 +369,7 @@ void JobCoordinator::OnPeerMessage(Peer& peer, const Json& message) {
     if (message.contains("signal")) {
       int signal = IntField(message, "signal", 0);
       if (agent_signal_ == 0) agent_signal_ = signal;
-      StopEveryone(peer.node.Describe() + "'s agent received " + SignalName(signal));
+      StopEveryone(peer.node.Describe() + "'s agent received " + io::SignalName(signal));
       return;
     }
     if (BoolField(message, "fatal", false)) fatal_ = true;
@@ -386,7 +386,7 @@ void JobCoordinator::OnPeerMessage(Peer& peer, const Json& message) {
 
 void JobCoordinator::LosePeer(Peer& peer, std::string why) {
   if (peer.connection) {
-    runtime_.poller().Remove(peer.connection->fd());
+    handles_.poller().Remove(peer.connection->fd());
     peer.connection.reset();
   }
   if (!started_) {
@@ -431,7 +431,7 @@ void JobCoordinator::ReportLocalFailure(const WorkerFailure& failure) {
 
 void JobCoordinator::ReportLocalSignal(int signal) {
   if (agent_signal_ == 0) agent_signal_ = signal;
-  StopEveryone("node 0's agent received " + SignalName(signal));
+  StopEveryone("node 0's agent received " + io::SignalName(signal));
 }
 
 void JobCoordinator::Send(Peer& peer, const Json& message) {
@@ -510,10 +510,10 @@ JobDecision JobCoordinator::EndGeneration(const NodeOutcome& outcome) {
     return start + Seconds(seconds);
   };
   while (!unreported().empty() && SteadyClock::now() < barrier_end()) {
-    int signal = PumpLinkEvents(runtime_, *this, barrier_end());
+    int signal = PumpLinkEvents(handles_, *this, barrier_end());
     if (signal != 0) {
       if (agent_signal_ == 0) agent_signal_ = signal;
-      StopEveryone("node 0's agent received " + SignalName(signal));
+      StopEveryone("node 0's agent received " + io::SignalName(signal));
     }
   }
   std::vector<int> never_reported = unreported();
@@ -526,7 +526,7 @@ JobDecision JobCoordinator::EndGeneration(const NodeOutcome& outcome) {
       // An elastic job goes on without them, as without any lost node.
       for (int slot : never_reported) {
         Peer& peer = peers_[static_cast<size_t>(slot)];
-        if (peer.connection) runtime_.poller().Remove(peer.connection->fd());
+        if (peer.connection) handles_.poller().Remove(peer.connection->fd());
         peer.connection.reset();
         peer.lost = "never reported the end of generation " + std::to_string(generation_);
       }
@@ -599,10 +599,10 @@ bool JobCoordinator::SleepForBackoff(double seconds) {
   stop_reason_.reset();
   SteadyTime until = SteadyClock::now() + Seconds(seconds);
   while (SteadyClock::now() < until) {
-    int signal = PumpLinkEvents(runtime_, *this, until);
+    int signal = PumpLinkEvents(handles_, *this, until);
     if (signal != 0) {
       if (agent_signal_ == 0) agent_signal_ = signal;
-      stop_reason_ = "node 0's agent received " + SignalName(signal);
+      stop_reason_ = "node 0's agent received " + io::SignalName(signal);
     }
     if (agent_signal_ != 0) return false;
     if (stop_reason_ && !AssignsRanks()) return false;
@@ -689,7 +689,7 @@ JobDecision JobCoordinator::Decide(const std::vector<int>& never_reported) {
   }
   if (agent_signal_ != 0) {
     decision.exit_code = 128 + agent_signal_;
-    decision.reason = stop_reason_.value_or("an agent received " + SignalName(agent_signal_));
+    decision.reason = stop_reason_.value_or("an agent received " + io::SignalName(agent_signal_));
   } else if (decision.root_cause) {
     decision.exit_code = decision.root_cause->exit_code != 0 ? decision.root_cause->exit_code : 1;
     decision.reason = stop_reason_.value_or("a worker failed");

@@ -13,7 +13,7 @@
 #include <memory>
 #include <vector>
 
-#include "agent/control_socket.h"
+#include "io/message_socket.h"
 #include "agent/job_link.h"
 #include "agent/log_limiter.h"
 
@@ -24,7 +24,7 @@ class JobCoordinator : public JobLink {
   // Binds the control port (an EnvironmentError when it is taken).
   // `port_in_use`, when given, is set when the port was taken (rather than
   // some other failure): with c10d another agent coordinates then.
-  static Result<std::unique_ptr<JobCoordinator>> Open(const JobLinkSettings& settings, AgentRuntime& runtime,
+  static Result<std::unique_ptr<JobCoordinator>> Open(const JobLinkSettings& settings, LaunchHandles& handles,
                                                       bool* port_in_use = nullptr);
   ~JobCoordinator() override;
 
@@ -42,7 +42,7 @@ class JobCoordinator : public JobLink {
 
  private:
   struct Peer {
-    std::unique_ptr<MessageConnection> connection;  // null until joined, and after it is lost
+    std::unique_ptr<io::MessageConnection> connection;  // null until joined, and after it is lost
     NodeIdentity node;
     bool joined = false;
     bool active = false;  // one of the nodes of the running generation
@@ -51,11 +51,11 @@ class JobCoordinator : public JobLink {
     std::optional<NodeOutcome> outcome;  // of the current generation
   };
   struct Pending {
-    std::unique_ptr<MessageConnection> connection;
+    std::unique_ptr<io::MessageConnection> connection;
     SteadyTime since{};
   };
 
-  JobCoordinator(const JobLinkSettings& settings, AgentRuntime& runtime, UniqueFd listener);
+  JobCoordinator(const JobLinkSettings& settings, LaunchHandles& handles, io::UniqueFd listener);
 
   bool AssignsRanks() const { return settings_.self.rendezvous != kStaticRendezvous; }
   int maximum() const { return settings_.self.nnodes; }
@@ -87,8 +87,8 @@ class JobCoordinator : public JobLink {
   std::string TooFewNodes() const;  // "only 1 node left, fewer than the minimum of 2"
 
   JobLinkSettings settings_;
-  AgentRuntime& runtime_;
-  UniqueFd listener_;
+  LaunchHandles& handles_;
+  io::UniqueFd listener_;
   std::vector<Peer> peers_;  // index = node rank; [0] is this node and has no connection
   std::map<uint64_t, Pending> pending_;  // connections that have not said hello yet (bounded)
   SteadyTime next_keep_alive_{};

@@ -19,7 +19,7 @@
 #include <memory>
 #include <set>
 
-#include "agent/control_socket.h"
+#include "io/message_socket.h"
 
 #include "agent/agent_test_util.h"
 #include "util/error.h"
@@ -33,9 +33,9 @@ using testing::FreePort;
 class FakeNode {
  public:
   FakeNode(int port, int node_rank) : node_rank_(node_rank) {
-    auto fd = ConnectToNode("127.0.0.1", port, 2);
+    auto fd = io::ConnectToNode("127.0.0.1", port, 2);
     EXPECT_TRUE(fd.ok()) << fd.error().message;
-    if (fd.ok()) connection_ = std::make_unique<MessageConnection>(std::move(*fd), "node 0");
+    if (fd.ok()) connection_ = std::make_unique<io::MessageConnection>(std::move(*fd), "node 0");
   }
   void Hello(const std::string& token, int nnodes = 2, int nproc = 1, const std::string& version = "test") {
     NodeIdentity self{node_rank_, nnodes, nproc, version, "fakehost" + std::to_string(node_rank_), 4242};
@@ -51,7 +51,7 @@ class FakeNode {
   std::vector<Json> Read(int timeout_ms = 0) {
     std::vector<Json> got;
     pollfd waiter{connection_->fd(), POLLIN, 0};
-    if (::poll(&waiter, 1, timeout_ms) == 1) closed_ |= connection_->Receive(&got) == MessageConnection::ReadResult::kClosed;
+    if (::poll(&waiter, 1, timeout_ms) == 1) closed_ |= connection_->Receive(&got) == io::MessageConnection::ReadResult::kClosed;
     for (const Json& message : got) inbox_.push_back(message);
     return got;
   }
@@ -70,7 +70,7 @@ class FakeNode {
 
  private:
   int node_rank_;
-  std::unique_ptr<MessageConnection> connection_;
+  std::unique_ptr<io::MessageConnection> connection_;
   std::vector<Json> inbox_;
   bool closed_ = false;
 };
@@ -78,9 +78,9 @@ class FakeNode {
 class JobCoordinatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto runtime = AgentRuntime::Start("PRIMUS_TEST_COORDINATOR=1");
-    ASSERT_TRUE(runtime.ok()) << runtime.error().Format();
-    runtime_ = std::move(*runtime);
+    auto handles = LaunchHandles::Start("PRIMUS_TEST_COORDINATOR=1");
+    ASSERT_TRUE(handles.ok()) << handles.error().Format();
+    handles_ = std::move(*handles);
     settings_.self = NodeIdentity{0, 2, 1, "test", "host0", 1};
     settings_.token = "secret-token";
     settings_.master_addr = "127.0.0.1";
@@ -92,7 +92,7 @@ class JobCoordinatorTest : public ::testing::Test {
     settings_.max_restart_backoff_s = 0.01;
   }
   void Open() {
-    auto coordinator = JobCoordinator::Open(settings_, *runtime_);
+    auto coordinator = JobCoordinator::Open(settings_, *handles_);
     ASSERT_TRUE(coordinator.ok()) << coordinator.error().Format();
     coordinator_ = std::move(*coordinator);
   }
@@ -100,7 +100,7 @@ class JobCoordinatorTest : public ::testing::Test {
   template <typename Done>
   void Pump(double seconds, Done done) {
     SteadyTime until = SteadyClock::now() + Seconds(seconds);
-    while (!done() && SteadyClock::now() < until) PumpLinkEvents(*runtime_, *coordinator_, until);
+    while (!done() && SteadyClock::now() < until) PumpLinkEvents(*handles_, *coordinator_, until);
   }
   void Pump(double seconds) {
     Pump(seconds, [] { return false; });
@@ -118,7 +118,7 @@ class JobCoordinatorTest : public ::testing::Test {
   }
 
   JobLinkSettings settings_;
-  std::unique_ptr<AgentRuntime> runtime_;
+  std::unique_ptr<LaunchHandles> handles_;
   std::unique_ptr<JobCoordinator> coordinator_;
 };
 
@@ -281,7 +281,7 @@ TEST_F(JobCoordinatorTest, StrangersAreHeldToABoundedNumberOfConnections) {
 
 TEST_F(JobCoordinatorTest, AStrangerStreamingWithoutNewlinesIsCutOffAtTheHelloLimit) {
   Open();
-  auto fd = ConnectToNode("127.0.0.1", settings_.control_port, 2);
+  auto fd = io::ConnectToNode("127.0.0.1", settings_.control_port, 2);
   ASSERT_TRUE(fd.ok());
   std::string junk(64 << 10, 'x');
   size_t sent = 0;

@@ -7,21 +7,21 @@
 
 namespace primus::agent {
 
-Result<std::unique_ptr<JobLink>> OpenJobLink(const JobLinkSettings& settings, AgentRuntime& runtime) {
+Result<std::unique_ptr<JobLink>> OpenJobLink(const JobLinkSettings& settings, LaunchHandles& handles) {
   bool assigned = settings.self.rendezvous != kStaticRendezvous;
   auto coordinate = [&](bool* port_in_use) -> Result<std::unique_ptr<JobLink>> {
-    auto coordinator = JobCoordinator::Open(settings, runtime, port_in_use);
+    auto coordinator = JobCoordinator::Open(settings, handles, port_in_use);
     if (!coordinator) return coordinator.error();
     return std::unique_ptr<JobLink>(std::move(*coordinator));
   };
   auto join = [&]() -> Result<std::unique_ptr<JobLink>> {
     JobLinkSettings member = settings;
     if (assigned) member.self.node_rank = -1;  // the coordinator hands it out
-    return std::unique_ptr<JobLink>(std::make_unique<JobMember>(member, runtime));
+    return std::unique_ptr<JobLink>(std::make_unique<JobMember>(member, handles));
   };
   if (settings.coordinates) return *settings.coordinates ? coordinate(nullptr) : join();
   if (!assigned) return settings.self.node_rank == 0 ? coordinate(nullptr) : join();
-  if (IsLocalAddress(settings.master_addr)) {
+  if (io::IsLocalAddress(settings.master_addr)) {
     // The endpoint is here: coordinate, unless another agent already does.
     bool in_use = false;
     auto coordinator = coordinate(&in_use);
@@ -30,26 +30,26 @@ Result<std::unique_ptr<JobLink>> OpenJobLink(const JobLinkSettings& settings, Ag
   return join();
 }
 
-int PumpLinkEvents(AgentRuntime& runtime, JobLink& link, std::optional<SteadyTime> until) {
+int PumpLinkEvents(LaunchHandles& handles, JobLink& link, std::optional<SteadyTime> until) {
   std::optional<SteadyTime> wake = link.NextDeadline();
   if (until && (!wake || *until < *wake)) wake = until;
-  runtime.timer().ArmAt(wake);
+  handles.timer().ArmAt(wake);
   int terminating = 0;
-  for (const epoll_event& event : runtime.poller().Wait(-1)) {
+  for (const epoll_event& event : handles.poller().Wait(-1)) {
     uint64_t tag = event.data.u64;
     if (tag == kSignalTag) {
-      while (auto info = runtime.signals().Read()) {
+      while (auto info = handles.signals().Read()) {
         int signal = static_cast<int>(info->ssi_signo);
         if (signal == SIGCHLD) {
-          runtime.ReapChildren([](pid_t, int) {});
+          handles.ReapChildren([](pid_t, int) {});
         } else if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) {
           terminating = signal;
         }
       }
     } else if (tag == kTimerTag) {
-      runtime.timer().Acknowledge();
+      handles.timer().Acknowledge();
     } else if (tag >= kFirstMetricsTag) {
-      runtime.OnMetricsEvent(tag);
+      handles.OnMetricsEvent(tag);
     } else if (tag >= kFirstLinkTag) {
       link.OnEvent(tag);
     }
@@ -57,7 +57,7 @@ int PumpLinkEvents(AgentRuntime& runtime, JobLink& link, std::optional<SteadyTim
   SteadyTime now = SteadyClock::now();
   std::optional<SteadyTime> due = link.NextDeadline();
   if (due && *due <= now) link.OnDeadline(now);
-  runtime.timer().ArmAt(std::nullopt);
+  handles.timer().ArmAt(std::nullopt);
   return terminating;
 }
 

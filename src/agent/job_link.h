@@ -24,7 +24,7 @@
 #include <optional>
 #include <string>
 
-#include "agent/agent_runtime.h"
+#include "agent/launch_handles.h"
 #include "agent/control_protocol.h"
 #include "agent/deadline_timer.h"
 #include "util/error.h"
@@ -97,12 +97,12 @@ class JobLink {
 // starts. With the c10d rendezvous the agent coordinates when the endpoint
 // (master_addr) is an address of this host and it binds the port first; the
 // others join it, as torchrun's agents do.
-Result<std::unique_ptr<JobLink>> OpenJobLink(const JobLinkSettings& settings, AgentRuntime& runtime);
+Result<std::unique_ptr<JobLink>> OpenJobLink(const JobLinkSettings& settings, LaunchHandles& handles);
 
 // Waits for the runtime's next events until `until` (nullopt: no limit but the
 // link's own deadline) and dispatches them to `link`: its tags, the timer (the
 // earlier of `until` and link.NextDeadline()), SIGCHLD (strays reaped). Returns
 // a terminating signal (SIGINT/SIGTERM/SIGHUP) that arrived, else 0.
-int PumpLinkEvents(AgentRuntime& runtime, JobLink& link, std::optional<SteadyTime> until);
+int PumpLinkEvents(LaunchHandles& handles, JobLink& link, std::optional<SteadyTime> until);
 
 }  // namespace primus::agent

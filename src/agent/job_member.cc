@@ -5,7 +5,7 @@
 #include <functional>
 
 #include "agent/failure_report.h"
-#include "agent/signal_channel.h"
+#include "io/signal_channel.h"
 #include "util/log.h"
 
 namespace primus::agent {
@@ -18,8 +18,8 @@ constexpr double kWaitingNoticeS = 10;
 
 }  // namespace
 
-JobMember::JobMember(const JobLinkSettings& settings, AgentRuntime& runtime)
-    : settings_(settings), runtime_(runtime), generation_(settings.restarts_before) {
+JobMember::JobMember(const JobLinkSettings& settings, LaunchHandles& handles)
+    : settings_(settings), handles_(handles), generation_(settings.restarts_before) {
   layout_.node_rank = settings.self.node_rank;
   layout_.nnodes = settings.self.nnodes;
   layout_.master_addr = settings.master_addr;
@@ -29,7 +29,7 @@ JobMember::JobMember(const JobLinkSettings& settings, AgentRuntime& runtime)
 }
 
 JobMember::~JobMember() {
-  if (connection_) runtime_.poller().Remove(connection_->fd());
+  if (connection_) handles_.poller().Remove(connection_->fd());
 }
 
 std::string JobMember::Coordinator() const {
@@ -42,11 +42,11 @@ Status JobMember::Connect(SteadyTime deadline, int* signal) {
   std::string last_error;
   SteadyTime next_notice = SteadyClock::now() + Seconds(kWaitingNoticeS);
   while (true) {
-    auto fd = ConnectToNode(settings_.master_addr, settings_.control_port, kConnectAttemptS);
+    auto fd = io::ConnectToNode(settings_.master_addr, settings_.control_port, kConnectAttemptS);
     if (fd) {
-      connection_ = std::make_unique<MessageConnection>(std::move(*fd), settings_.master_addr + ":" +
+      connection_ = std::make_unique<io::MessageConnection>(std::move(*fd), settings_.master_addr + ":" +
                                                                             std::to_string(settings_.control_port));
-      if (Status status = runtime_.poller().Add(connection_->fd(), kConnectionTag); !status) return status;
+      if (Status status = handles_.poller().Add(connection_->fd(), kConnectionTag); !status) return status;
       return Status::Ok();
     }
     last_error = fd.error().message;
@@ -59,7 +59,7 @@ Status JobMember::Connect(SteadyTime deadline, int* signal) {
     }
     SteadyTime retry = std::min(deadline, now + Seconds(delay));
     delay = std::min(delay * 2, kMaxRetryDelayS);
-    *signal = runtime_.SleepUnlessSignalled(retry);
+    *signal = handles_.SleepUnlessSignalled(retry);
     if (*signal != 0) return Status::Ok();
   }
   return EnvironmentError(
@@ -89,7 +89,7 @@ Result<int> JobMember::Join() {
       log::Info("the job runs at its maximum node count: waiting as a standby until a node leaves");
       said_standby = true;
     }
-    signal = PumpLinkEvents(runtime_, *this, welcomed_ ? std::nullopt : std::optional<SteadyTime>(deadline));
+    signal = PumpLinkEvents(handles_, *this, welcomed_ ? std::nullopt : std::optional<SteadyTime>(deadline));
     if (signal != 0) return signal;
   }
   if (refused_) {
@@ -122,7 +122,7 @@ void JobMember::OnEvent(uint64_t tag) {
 void JobMember::HandleMessages() {
   if (!connection_) return;
   std::vector<Json> messages;
-  bool closed = connection_->Receive(&messages) == MessageConnection::ReadResult::kClosed;
+  bool closed = connection_->Receive(&messages) == io::MessageConnection::ReadResult::kClosed;
   last_seen_ = SteadyClock::now();
   for (const Json& message : messages) OnMessage(message);
   if (closed && connection_) LoseCoordinator(connection_->error());
@@ -155,7 +155,7 @@ void JobMember::OnMessage(const Json& message) {
 
 void JobMember::LoseCoordinator(std::string why) {
   if (connection_) {
-    runtime_.poller().Remove(connection_->fd());
+    handles_.poller().Remove(connection_->fd());
     connection_.reset();
   }
   if (lost_) return;
@@ -208,7 +208,7 @@ void JobMember::ReportLocalSignal(int signal) {
 
 void JobMember::WaitUntil(const std::function<bool()>& done) {
   while (!done() && !lost_) {
-    int signal = PumpLinkEvents(runtime_, *this, std::nullopt);
+    int signal = PumpLinkEvents(handles_, *this, std::nullopt);
     if (signal != 0) ReportLocalSignal(signal);
   }
 }

@@ -9,14 +9,14 @@
 
 #include <memory>
 
-#include "agent/control_socket.h"
+#include "io/message_socket.h"
 #include "agent/job_link.h"
 
 namespace primus::agent {
 
 class JobMember : public JobLink {
  public:
-  JobMember(const JobLinkSettings& settings, AgentRuntime& runtime);
+  JobMember(const JobLinkSettings& settings, LaunchHandles& handles);
   ~JobMember() override;
 
   Result<int> Join() override;
@@ -44,8 +44,8 @@ class JobMember : public JobLink {
   void WaitUntil(const std::function<bool()>& done);
 
   JobLinkSettings settings_;
-  AgentRuntime& runtime_;
-  std::unique_ptr<MessageConnection> connection_;
+  LaunchHandles& handles_;
+  std::unique_ptr<io::MessageConnection> connection_;
   SteadyTime last_seen_{}, last_sent_{};
   int generation_ = 0;
   GenerationLayout layout_;              // from the last start order

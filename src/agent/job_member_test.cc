@@ -17,7 +17,7 @@
 #include <memory>
 #include <thread>
 
-#include "agent/control_socket.h"
+#include "io/message_socket.h"
 
 #include "agent/agent_test_util.h"
 #include "util/error.h"
@@ -33,15 +33,15 @@ class FakeCoordinator {
  public:
   using Script = std::function<void(FakeCoordinator&)>;
   FakeCoordinator(int port, Script script) {
-    auto listener = ListenForNodes(port);
+    auto listener = io::ListenForNodes(port);
     EXPECT_TRUE(listener.ok());
     listener_ = std::move(*listener);
     thread_ = std::thread([this, script] {
       pollfd waiter{listener_.get(), POLLIN, 0};
       if (::poll(&waiter, 1, 5000) != 1) return;
       std::string peer;
-      UniqueFd fd = AcceptNode(listener_.get(), &peer);
-      connection_ = std::make_unique<MessageConnection>(std::move(fd), peer);
+      io::UniqueFd fd = io::AcceptNode(listener_.get(), &peer);
+      connection_ = std::make_unique<io::MessageConnection>(std::move(fd), peer);
       script(*this);
     });
   }
@@ -62,7 +62,7 @@ class FakeCoordinator {
       }
       pollfd waiter{connection_->fd(), POLLIN, 0};
       if (::poll(&waiter, 1, 100) == 1) {
-        if (connection_->Receive(&inbox_) == MessageConnection::ReadResult::kClosed) break;
+        if (connection_->Receive(&inbox_) == io::MessageConnection::ReadResult::kClosed) break;
       }
     }
     return Json();
@@ -71,8 +71,8 @@ class FakeCoordinator {
   void Close() { connection_.reset(); }
 
  private:
-  UniqueFd listener_;
-  std::unique_ptr<MessageConnection> connection_;
+  io::UniqueFd listener_;
+  std::unique_ptr<io::MessageConnection> connection_;
   std::vector<Json> inbox_;
   std::thread thread_;
 };
@@ -80,9 +80,9 @@ class FakeCoordinator {
 class JobMemberTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto runtime = AgentRuntime::Start("PRIMUS_TEST_MEMBER=1");
-    ASSERT_TRUE(runtime.ok()) << runtime.error().Format();
-    runtime_ = std::move(*runtime);
+    auto handles = LaunchHandles::Start("PRIMUS_TEST_MEMBER=1");
+    ASSERT_TRUE(handles.ok()) << handles.error().Format();
+    handles_ = std::move(*handles);
     settings_.self = NodeIdentity{1, 2, 1, "test", "host1", 1};
     settings_.token = "secret-token";
     settings_.master_addr = "127.0.0.1";
@@ -93,7 +93,7 @@ class JobMemberTest : public ::testing::Test {
   // Pumps the member's events for up to `seconds`, or until `done`.
   void Pump(JobMember& member, double seconds, const std::function<bool()>& done) {
     SteadyTime until = SteadyClock::now() + Seconds(seconds);
-    while (!done() && SteadyClock::now() < until) PumpLinkEvents(*runtime_, member, until);
+    while (!done() && SteadyClock::now() < until) PumpLinkEvents(*handles_, member, until);
   }
   // Node 0's side of a normal join: welcome, start generation 0.
   static void Welcome(FakeCoordinator& node0, Json* hello) {
@@ -103,13 +103,13 @@ class JobMemberTest : public ::testing::Test {
   }
 
   JobLinkSettings settings_;
-  std::unique_ptr<AgentRuntime> runtime_;
+  std::unique_ptr<LaunchHandles> handles_;
 };
 
 TEST_F(JobMemberTest, JoinsWithItsTokenAndIdentityAndStartsWhenTold) {
   Json hello;
   FakeCoordinator node0(settings_.control_port, [&](FakeCoordinator& c) { Welcome(c, &hello); });
-  JobMember member(settings_, *runtime_);
+  JobMember member(settings_, *handles_);
   auto joined = member.Join();
   ASSERT_TRUE(joined.ok()) << joined.error().Format();
   EXPECT_EQ(*joined, 0);
@@ -126,7 +126,7 @@ TEST_F(JobMemberTest, ARefusalIsAnEnvironmentErrorWithAHint) {
     c.Expect("hello");
     c.Send(Json{{"type", "refuse"}, {"reason", "wrong job token: PRIMUS_JOB_TOKEN differs from node 0's"}});
   });
-  JobMember member(settings_, *runtime_);
+  JobMember member(settings_, *handles_);
   auto joined = member.Join();
   ASSERT_FALSE(joined.ok());
   EXPECT_EQ(joined.error().code, ExitCode::kEnvironment);
@@ -141,7 +141,7 @@ TEST_F(JobMemberTest, Node0sStopOrderIsTheStopReason) {
     c.Send(Json{{"type", "stop"}, {"generation", 0}, {"reason", "rank 0 on node 0 (host0) failed with exit code 7"}});
     c.Expect("never");  // keep the connection open a while
   });
-  JobMember member(settings_, *runtime_);
+  JobMember member(settings_, *handles_);
   ASSERT_TRUE(member.Join().ok());
   Pump(member, 3, [&] { return member.stop_reason().has_value(); });
   ASSERT_TRUE(member.stop_reason().has_value());
@@ -154,7 +154,7 @@ TEST_F(JobMemberTest, ASilentNode0IsLostAfterTheHeartbeatTimeout) {
     Json hello;
     Welcome(c, &hello);
   });
-  JobMember member(settings_, *runtime_);
+  JobMember member(settings_, *handles_);
   ASSERT_TRUE(member.Join().ok());
   member.OnDeadline(SteadyClock::now() + Seconds(5));
   EXPECT_FALSE(member.stop_reason().has_value()) << "5 s of silence is within the timeout";
@@ -177,7 +177,7 @@ TEST_F(JobMemberTest, ARestartDecisionStartsTheNextGenerationTogether) {
     c.Send(DecisionToJson(restart, 0));
     c.Send(Json{{"type", "start"}, {"generation", 1}});
   });
-  JobMember member(settings_, *runtime_);
+  JobMember member(settings_, *handles_);
   ASSERT_TRUE(member.Join().ok());
   NodeOutcome outcome;
   outcome.exit_code = 7;
@@ -204,7 +204,7 @@ TEST_F(JobMemberTest, Node0sFinalDecisionIsTheMembersToo) {
     end.reason = "the work finished, but rank 0 on node 0 (host0) stayed in teardown";
     c.Send(DecisionToJson(end, 0));
   });
-  JobMember member(settings_, *runtime_);
+  JobMember member(settings_, *handles_);
   ASSERT_TRUE(member.Join().ok());
   JobDecision decision = member.EndGeneration(NodeOutcome{});
   EXPECT_FALSE(decision.restart);
@@ -218,7 +218,7 @@ TEST_F(JobMemberTest, Node0VanishingBeforeItDecidesEndsTheMemberWithItsOwnFailur
     c.Expect("done");
     c.Close();
   });
-  JobMember member(settings_, *runtime_);
+  JobMember member(settings_, *handles_);
   ASSERT_TRUE(member.Join().ok());
   NodeOutcome outcome;
   outcome.exit_code = 143;

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "agent/master_port.h"
+#include "io/tcp_port.h"
 #include "agent/process_spawner.h"
 #include "agent/worker_env.h"
 #include "util/files.h"
@@ -238,11 +238,11 @@ Result<LaunchPlan> PlanLaunch(const LaunchSpec& spec) {
   if (assigned) {
     // The coordinator picks the master port of each generation.
   } else if (plan.spec.master_port == 0) {
-    auto port = PickFreePort();
+    auto port = io::PickFreePort();
     if (!port) return port.error();
     plan.spec.master_port = *port;
   } else if (plan.spec.node_rank == 0) {
-    if (Status status = CheckPortFree(plan.spec.master_port); !status) return status.error();
+    if (Status status = io::CheckPortFree(plan.spec.master_port); !status) return status.error();
   }
 
   if (plan.spec.log_dir.empty()) {

@@ -48,7 +48,7 @@ TEST(LaunchSpecFromConfigTest, EveryDirectKeyLands) {
                   .ok());
   config::LauncherSources sources;
   sources.explicit_file = file;
-  sources.environment = config::Environment({{"PET_NNODES", "2"}, {"PET_NODE_RANK", "1"}});
+  sources.environment = Environment({{"PET_NNODES", "2"}, {"PET_NODE_RANK", "1"}});
   sources.flags = {{"direct.master_addr", {"10.0.0.1"}, "--master-addr"},
                    {"direct.master_port", {"29500"}, "--master-port"},
                    {"direct.env", {"BOTH=flag"}, "--env"},
@@ -130,7 +130,7 @@ TEST(LaunchSpecFromConfigTest, NprocPerNodeForms) {
 
 TEST(LaunchSpecFromConfigTest, EnvFromVariablesCountsAsExplicit) {
   config::LauncherSources sources;
-  sources.environment = config::Environment({{"PRIMUS_DIRECT_ENV", "FROM_VAR=1"}});
+  sources.environment = Environment({{"PRIMUS_DIRECT_ENV", "FROM_VAR=1"}});
   auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
   ASSERT_TRUE(spec.ok()) << spec.error().Format();
   EXPECT_EQ(spec->env_overrides, (std::map<std::string, std::string>{{"FROM_VAR", "1"}}));

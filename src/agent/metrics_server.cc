@@ -12,8 +12,8 @@
 #include <exception>
 #include <optional>
 
-#include "agent/agent_runtime.h"
-#include "agent/control_socket.h"
+#include "agent/launch_handles.h"
+#include "io/message_socket.h"
 #include "util/log.h"
 
 namespace primus::agent {
@@ -62,7 +62,7 @@ size_t HeadEnd(std::string_view data) {
 
 struct MetricsServer::Connection {
   uint64_t id = 0;
-  UniqueFd fd;
+  io::UniqueFd fd;
   std::string in;
   std::string out;
   size_t written = 0;
@@ -73,7 +73,7 @@ struct MetricsServer::Connection {
 Result<std::unique_ptr<MetricsServer>> MetricsServer::Open(int port, EventPoller& poller, MetricsProviders providers,
                                                            MetricsServerLimits limits) {
   bool in_use = false;
-  auto listener = ListenForNodes(port, &in_use, "metrics port");
+  auto listener = io::ListenForNodes(port, &in_use, "metrics port");
   if (!listener) {
     if (in_use) {
       return EnvironmentError("metrics port " + std::to_string(port) + " is already in use on this node",
@@ -94,13 +94,13 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Open(int port, EventPoller
 }
 
 MetricsServer::MetricsServer(EventPoller& poller, MetricsProviders providers, MetricsServerLimits limits,
-                             UniqueFd listener, DeadlineTimer timer)
+                             io::UniqueFd listener, DeadlineTimer timer)
     : poller_(poller),
       providers_(std::move(providers)),
       limits_(limits),
       listener_(std::move(listener)),
       timer_(std::move(timer)) {
-  port_ = BoundPort(listener_.get());
+  port_ = io::BoundPort(listener_.get());
 }
 
 MetricsServer::~MetricsServer() {
@@ -132,7 +132,7 @@ void MetricsServer::AcceptAll() {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       return;  // EAGAIN: none left; EMFILE and the like: try again at the next event
     }
-    UniqueFd accepted(fd);
+    io::UniqueFd accepted(fd);
     if (connections_.size() >= limits_.max_connections) continue;  // closed at once: the client sees a reset
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

@@ -13,7 +13,7 @@
 // max_connections are open at once (more are closed at once). Every response
 // closes its connection (Connection: close), which Prometheus handles.
 //
-// The server's fds carry tags kFirstMetricsTag and up (agent_runtime.h): its
+// The server's fds carry tags kFirstMetricsTag and up (launch_handles.h): its
 // listening socket, its own timerfd for the client deadlines, and one per
 // connection. Whoever waits on the poller hands those tags to OnEvent.
 #pragma once
@@ -26,7 +26,7 @@
 
 #include "agent/deadline_timer.h"
 #include "agent/event_poller.h"
-#include "agent/unique_fd.h"
+#include "io/unique_fd.h"
 #include "util/error.h"
 
 namespace primus::agent {
@@ -62,7 +62,7 @@ class MetricsServer {
 
  private:
   struct Connection;
-  MetricsServer(EventPoller& poller, MetricsProviders providers, MetricsServerLimits limits, UniqueFd listener,
+  MetricsServer(EventPoller& poller, MetricsProviders providers, MetricsServerLimits limits, io::UniqueFd listener,
                 DeadlineTimer timer);
 
   void AcceptAll();
@@ -77,7 +77,7 @@ class MetricsServer {
   EventPoller& poller_;
   MetricsProviders providers_;
   MetricsServerLimits limits_;
-  UniqueFd listener_;
+  io::UniqueFd listener_;
   DeadlineTimer timer_;
   int port_ = 0;
   uint64_t next_id_ = 0;

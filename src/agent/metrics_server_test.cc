@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "agent/agent_runtime.h"
-#include "agent/control_socket.h"
+#include "agent/launch_handles.h"
+#include "io/message_socket.h"
 
 namespace primus::agent {
 namespace {
@@ -60,7 +60,7 @@ class MetricsServerTest : public ::testing::Test {
   }
 
   int Connect() {
-    auto fd = ConnectToNode("127.0.0.1", server_->port(), 5);
+    auto fd = io::ConnectToNode("127.0.0.1", server_->port(), 5);
     return fd.ok() ? fd->Release() : -1;
   }
 
@@ -230,9 +230,9 @@ TEST_F(MetricsServerTest, ManyClientsAtOnceAllGetTheirAnswer) {
 }
 
 TEST_F(MetricsServerTest, APortInUseIsAnEnvironmentErrorNamingTheFlag) {
-  auto taken = ListenForNodes(0);
+  auto taken = io::ListenForNodes(0);
   ASSERT_TRUE(taken.ok());
-  int port = BoundPort(taken->get());
+  int port = io::BoundPort(taken->get());
   auto poller = EventPoller::Create();
   ASSERT_TRUE(poller.ok());
   auto server = MetricsServer::Open(port, *poller, {});

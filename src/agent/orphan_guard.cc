@@ -181,8 +181,8 @@ Result<std::unique_ptr<OrphanGuard>> OrphanGuard::Start(std::string_view token_e
   std::memcpy(token, token_entry.data(), token_entry.size());
   size_t token_length = token_entry.size();
 
-  PipeEnds channel;
-  if (!MakePipe(&channel)) {
+  io::PipeEnds channel;
+  if (!io::MakePipe(&channel)) {
     return EnvironmentError(std::string("cannot create the orphan guard's pipe: ") + std::strerror(errno));
   }
   pid_t guard = fork();
@@ -213,7 +213,7 @@ void OrphanGuard::Send(int op, int value) {
   GuardMessage message{op, value};
   // 8 bytes: below PIPE_BUF, so the write is atomic. A dead guard gives
   // EPIPE (SIGPIPE is blocked by the agent); nothing else to do about it.
-  WriteAll(channel_.get(), reinterpret_cast<const char*>(&message), sizeof(message));
+  io::WriteAll(channel_.get(), reinterpret_cast<const char*>(&message), sizeof(message));
 }
 
 }  // namespace primus::agent

@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-#include "agent/unique_fd.h"
+#include "io/unique_fd.h"
 #include "util/error.h"
 
 namespace primus::agent {
@@ -44,7 +44,7 @@ class OrphanGuard {
   OrphanGuard() = default;
   void Send(int op, int value);
 
-  UniqueFd channel_;
+  io::UniqueFd channel_;
   pid_t pid_ = 0;
   bool exited_ = false;
 };

@@ -48,7 +48,7 @@ void RankLog::Flush() {
   if (buffer_.empty()) return;
   ReserveAhead(buffer_.size());
   if (!failed_) {
-    if (WriteAll(fd_.get(), buffer_.data(), buffer_.size())) {
+    if (io::WriteAll(fd_.get(), buffer_.data(), buffer_.size())) {
       written_ += static_cast<off_t>(buffer_.size());
     } else {
       failed_ = true;
@@ -59,7 +59,7 @@ void RankLog::Flush() {
   buffer_.ReleaseIfLarge(4 << 20);
 }
 
-OutputStream::OutputStream(UniqueFd pipe, char marker, RankLog* log, ConsoleSink* console,
+OutputStream::OutputStream(io::UniqueFd pipe, char marker, RankLog* log, ConsoleSink* console,
                            std::string console_prefix)
     : pipe_(std::move(pipe)),
       marker_(marker),

@@ -15,7 +15,7 @@
 #include "agent/byte_buffer.h"
 #include "agent/console_sink.h"
 #include "agent/line_stamp.h"
-#include "agent/unique_fd.h"
+#include "io/unique_fd.h"
 #include "util/error.h"
 
 namespace primus::agent {
@@ -42,7 +42,7 @@ class RankLog {
   void ReserveAhead(size_t upcoming);
 
   std::string path_;
-  UniqueFd fd_;
+  io::UniqueFd fd_;
   ByteBuffer buffer_;
   bool failed_ = false;
   off_t written_ = 0;
@@ -60,7 +60,7 @@ class OutputStream {
   enum class ReadStatus { kData, kWouldBlock, kEof };
 
   // `marker`: 'O' or 'E'. `console` null: this rank is filtered off the console.
-  OutputStream(UniqueFd pipe, char marker, RankLog* log, ConsoleSink* console, std::string console_prefix);
+  OutputStream(io::UniqueFd pipe, char marker, RankLog* log, ConsoleSink* console, std::string console_prefix);
 
   int fd() const { return pipe_.get(); }
   bool open() const { return pipe_.valid(); }
@@ -79,7 +79,7 @@ class OutputStream {
   void EmitLine(const char* first, size_t first_size, const char* second, size_t second_size,
                 std::string_view head);
 
-  UniqueFd pipe_;
+  io::UniqueFd pipe_;
   char marker_;
   RankLog* log_;
   ConsoleSink* console_;

@@ -29,7 +29,7 @@ class OutputStreamTest : public ::testing::Test {
     auto log = RankLog::Open(dir_ + "/rank0.log");
     ASSERT_TRUE(log.ok());
     log_ = std::make_unique<RankLog>(std::move(*log));
-    ASSERT_TRUE(MakePipe(&out_pipe_) && MakePipe(&err_pipe_));
+    ASSERT_TRUE(io::MakePipe(&out_pipe_) && io::MakePipe(&err_pipe_));
     out_ = std::make_unique<OutputStream>(std::move(out_pipe_.read), 'O', log_.get(), console_.get(), "[h:0] ");
     err_ = std::make_unique<OutputStream>(std::move(err_pipe_.read), 'E', log_.get(), console_.get(), "[h:0e] ");
     scratch_.reset(new char[OutputStream::kReadSize]);
@@ -39,7 +39,7 @@ class OutputStreamTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  void Write(PipeEnds& pipe, std::string_view data) { ASSERT_TRUE(WriteAll(pipe.write.get(), data.data(), data.size())); }
+  void Write(io::PipeEnds& pipe, std::string_view data) { ASSERT_TRUE(io::WriteAll(pipe.write.get(), data.data(), data.size())); }
   // Reads everything available from `stream`, flushing like the supervisor.
   void Pump(OutputStream& stream) {
     while (stream.ReadOnce(scratch_.get(), stamp_) == OutputStream::ReadStatus::kData) log_->Flush();
@@ -73,7 +73,7 @@ class OutputStreamTest : public ::testing::Test {
   int console_fd_ = -1;
   std::unique_ptr<ConsoleSink> console_;
   std::unique_ptr<RankLog> log_;
-  PipeEnds out_pipe_, err_pipe_;
+  io::PipeEnds out_pipe_, err_pipe_;
   std::unique_ptr<OutputStream> out_, err_;
   std::unique_ptr<char[]> scratch_;
   LineStamp stamp_;
@@ -139,8 +139,8 @@ TEST_F(OutputStreamTest, BinaryBytesPassThroughUntouched) {
 }
 
 TEST_F(OutputStreamTest, FilteredRankWritesTheFileOnly) {
-  PipeEnds pipe;
-  ASSERT_TRUE(MakePipe(&pipe));
+  io::PipeEnds pipe;
+  ASSERT_TRUE(io::MakePipe(&pipe));
   OutputStream filtered(std::move(pipe.read), 'O', log_.get(), nullptr, "[h:1] ");
   Write(pipe, "only in the file\n");
   pipe.write.Reset();
@@ -176,14 +176,14 @@ TEST(ConsoleSinkTest, DevNullIsInactive) {
   int null_fd = ::open("/dev/null", O_WRONLY);
   EXPECT_FALSE(ConsoleSink(null_fd).active());
   ::close(null_fd);
-  PipeEnds pipe;
-  ASSERT_TRUE(MakePipe(&pipe));
+  io::PipeEnds pipe;
+  ASSERT_TRUE(io::MakePipe(&pipe));
   EXPECT_TRUE(ConsoleSink(pipe.write.get()).active());
 }
 
 TEST(ConsoleSinkTest, BrokenConsoleStopsQuietly) {
-  PipeEnds pipe;
-  ASSERT_TRUE(MakePipe(&pipe));
+  io::PipeEnds pipe;
+  ASSERT_TRUE(io::MakePipe(&pipe));
   pipe.read.Reset();
   signal(SIGPIPE, SIG_IGN);
   ConsoleSink console(pipe.write.get());

@@ -2,7 +2,7 @@
 
 #include "platform/host_detect.h"
 #include "platform/info_report.h"
-#include "platform/launcher_request.h"
+#include "platform/launcher_plan_inputs.h"
 #include "platform/placement.h"
 #include "platform/visible_devices.h"
 #include "util/log.h"
@@ -12,7 +12,7 @@ namespace primus::agent {
 namespace {
 
 // One placement per local rank; ranks whose CPUs are unknown stay unbound.
-std::vector<WorkerPlacement> PlaceRanks(const platform::HostInfo& host, const platform::Environment& workers,
+std::vector<WorkerPlacement> PlaceRanks(const platform::HostInfo& host, const Environment& workers,
                                         int nproc_per_node) {
   std::vector<WorkerPlacement> placements;
   std::vector<std::string> unbound;
@@ -36,12 +36,12 @@ std::vector<WorkerPlacement> PlaceRanks(const platform::HostInfo& host, const pl
 
 }  // namespace
 
-Result<PlatformSetup> ApplyPlatformOn(const platform::Roots& roots, const platform::Environment& current,
+Result<PlatformSetup> ApplyPlatformOn(const platform::Roots& roots, const Environment& current,
                                       const config::LauncherConfig& launcher,
                                       std::vector<platform::EnvAssignment> experiment_env, LaunchSpec* spec) {
   PlatformSetup setup;
   setup.host = platform::DetectHost(roots);
-  platform::EnvironmentRequest request = platform::RequestFromLauncher(launcher, current, std::move(experiment_env));
+  platform::EnvironmentPlanInputs request = platform::PlanInputsFromLauncher(launcher, current, std::move(experiment_env));
   // The addresses the workers will use: the agent owns MASTER_ADDR, and an
   // empty one is loopback on a single node.
   request.master_addr = spec->master_addr;
@@ -52,7 +52,7 @@ Result<PlatformSetup> ApplyPlatformOn(const platform::Roots& roots, const platfo
   for (const std::string& note : setup.plan.notes) log::Debug("network: {}", note);
 
   // GPU visibility as the workers will have it (an --env CUDA_VISIBLE_DEVICES counts).
-  platform::Environment workers = setup.plan.ApplyTo(current);
+  Environment workers = setup.plan.ApplyTo(current);
   if (spec->nproc_per_node_auto) {
     spec->nproc_per_node = platform::AutoProcessesPerNode(setup.host, workers);
     spec->nproc_per_node_auto = false;
@@ -72,7 +72,7 @@ Result<PlatformSetup> ApplyPlatformOn(const platform::Roots& roots, const platfo
 
 Result<PlatformSetup> ApplyPlatform(const config::LauncherConfig& launcher,
                                     std::vector<platform::EnvAssignment> experiment_env, LaunchSpec* spec) {
-  return ApplyPlatformOn(platform::Roots::FromEnvironment(), platform::CurrentEnvironment(), launcher,
+  return ApplyPlatformOn(platform::Roots::FromEnvironment(), ProcessEnvironment(), launcher,
                          std::move(experiment_env), spec);
 }
 

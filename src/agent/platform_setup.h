@@ -12,7 +12,7 @@
 
 #include "agent/launch_spec.h"
 #include "config/launcher_config.h"
-#include "platform/environment.h"
+#include "util/environment.h"
 #include "platform/environment_plan.h"
 #include "platform/host_info.h"
 #include "platform/roots.h"
@@ -26,7 +26,7 @@ struct PlatformSetup {
 };
 
 // Detects the host (platform::Roots::FromEnvironment(), so PRIMUS_SYSFS_ROOT
-// fixture trees work) and resolves the plan from RequestFromLauncher(launcher,
+// fixture trees work) and resolves the plan from PlanInputsFromLauncher(launcher,
 // current environment, experiment_env) with spec->master_addr and
 // spec->nnodes. Then, on `spec`:
 //  - nproc_per_node: when spec->nproc_per_node_auto (LaunchSpecFromConfig's
@@ -51,7 +51,7 @@ Result<PlatformSetup> ApplyPlatform(const config::LauncherConfig& launcher,
 
 // The same on given roots and a given "current" environment: tests, and
 // captured trees.
-Result<PlatformSetup> ApplyPlatformOn(const platform::Roots& roots, const platform::Environment& current,
+Result<PlatformSetup> ApplyPlatformOn(const platform::Roots& roots, const Environment& current,
                                       const config::LauncherConfig& launcher,
                                       std::vector<platform::EnvAssignment> experiment_env, LaunchSpec* spec);
 

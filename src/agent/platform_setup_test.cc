@@ -24,7 +24,7 @@ struct Applied {
   Result<PlatformSetup> setup = Error{};
 };
 Applied Apply(const std::string& host, const config::LauncherSources& sources,
-              const platform::Environment& current = {}, std::vector<platform::EnvAssignment> experiment_env = {}) {
+              const Environment& current = {}, std::vector<platform::EnvAssignment> experiment_env = {}) {
   config::LauncherConfig launcher = Load(sources);
   Applied applied;
   auto spec = LaunchSpecFromConfig(launcher, {"/bin/true"});

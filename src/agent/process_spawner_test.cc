@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agent/unique_fd.h"
+#include "io/unique_fd.h"
 
 namespace primus::agent {
 namespace {
@@ -26,8 +26,8 @@ int WaitExit(pid_t pid) {
 }
 
 TEST(ProcessSpawnerTest, RunsTheCommandWithItsEnvironmentAndPipes) {
-  PipeEnds out, err;
-  ASSERT_TRUE(MakePipe(&out) && MakePipe(&err));
+  io::PipeEnds out, err;
+  ASSERT_TRUE(io::MakePipe(&out) && io::MakePipe(&err));
   SpawnRequest request;
   request.executable = "/bin/sh";
   request.argv = {"sh", "-c", "echo \"$GREETING\"; echo oops >&2; exit 3"};
@@ -71,8 +71,8 @@ TEST(ProcessSpawnerTest, ChildGetsTheRequestedSignalMaskAndNoStrayFds) {
   sigemptyset(&blocked);
   sigaddset(&blocked, SIGUSR2);
   int stray = ::open("/dev/null", O_RDONLY);  // not close-on-exec on purpose
-  PipeEnds out;
-  ASSERT_TRUE(MakePipe(&out));
+  io::PipeEnds out;
+  ASSERT_TRUE(io::MakePipe(&out));
   SpawnRequest request;
   request.executable = "/bin/sh";
   // The shell's own mask and fds, before it starts anything.
@@ -90,8 +90,8 @@ TEST(ProcessSpawnerTest, ChildGetsTheRequestedSignalMaskAndNoStrayFds) {
 
   // No stray descriptor: only 0, 1, 2 and the one ls opens for the listing.
   int stray_again = ::open("/dev/null", O_RDONLY);
-  PipeEnds listing;
-  ASSERT_TRUE(MakePipe(&listing));
+  io::PipeEnds listing;
+  ASSERT_TRUE(io::MakePipe(&listing));
   request.executable = "/bin/ls";
   request.argv = {"ls", "/proc/self/fd"};
   request.stdout_fd = listing.write.get();
@@ -111,8 +111,8 @@ TEST(ProcessSpawnerTest, BindsTheChildToTheRequestedCpus) {
   for (int cpu = 0; cpu < CPU_SETSIZE && bound < 4; ++cpu) {
     if (!CPU_ISSET(cpu, &allowed)) continue;
     ++bound;
-    PipeEnds out;
-    ASSERT_TRUE(MakePipe(&out));
+    io::PipeEnds out;
+    ASSERT_TRUE(io::MakePipe(&out));
     SpawnRequest request;
     request.executable = "/bin/sh";
     request.argv = {"sh", "-c", "exec grep Cpus_allowed_list /proc/self/status"};

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "agent/process_spawner.h"
-#include "agent/unique_fd.h"
+#include "io/unique_fd.h"
 
 namespace primus::agent {
 namespace {
@@ -22,8 +22,8 @@ TEST(ProcessTreeTest, SubreaperAdoptsOrphansAndDescendantsAreFound) {
   prctl(PR_GET_CHILD_SUBREAPER, &flag);
   EXPECT_EQ(flag, 1);
 
-  PipeEnds out;
-  ASSERT_TRUE(MakePipe(&out));
+  io::PipeEnds out;
+  ASSERT_TRUE(io::MakePipe(&out));
   SpawnRequest request;
   request.executable = "/bin/sh";
   // A child in the group, a setsid'd daemon, and the shell exits: both orphans

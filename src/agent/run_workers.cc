@@ -8,15 +8,15 @@
 #include <cstdlib>
 #include <memory>
 
-#include "agent/agent_runtime.h"
-#include "agent/control_socket.h"
+#include "agent/launch_handles.h"
+#include "io/message_socket.h"
 #include "agent/etcd_rendezvous.h"
 #include "agent/job_link.h"
 #include "agent/launch_plan.h"
 #include "agent/launch_view.h"
 #include "agent/metrics_server.h"
-#include "agent/master_port.h"
-#include "agent/signal_channel.h"
+#include "io/tcp_port.h"
+#include "io/signal_channel.h"
 #include "agent/supervisor.h"
 #include "agent/worker_env.h"
 #include "platform/host_detect.h"
@@ -119,7 +119,7 @@ nlohmann::json CurrentView(const LiveLaunch& live) {
 // until the agent returns; every wait of the launch answers on it. With
 // telemetry on, the hub's views are served (node 0: the job's, another node:
 // its own); with --telemetry-interval 0, what the agent knows of its launch.
-Status ServeMetrics(const LaunchPlan& plan, AgentRuntime& runtime, const std::shared_ptr<LiveLaunch>& live,
+Status ServeMetrics(const LaunchPlan& plan, LaunchHandles& handles, const std::shared_ptr<LiveLaunch>& live,
                     const telemetry::TelemetryHub* hub) {
   if (plan.spec.metrics_port == 0) return Status::Ok();
   auto view = [live, hub]() -> nlohmann::json {
@@ -130,10 +130,10 @@ Status ServeMetrics(const LaunchPlan& plan, AgentRuntime& runtime, const std::sh
   MetricsProviders providers;
   providers.metrics = [view] { return telemetry::RenderPrometheusText(view()); };
   providers.job_json = [view] { return view().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
-  auto server = MetricsServer::Open(plan.spec.metrics_port, runtime.poller(), std::move(providers));
+  auto server = MetricsServer::Open(plan.spec.metrics_port, handles.poller(), std::move(providers));
   if (!server) return server.error();
   log::Info("metrics: http://{}:{}/metrics and /job.json", plan.host, (*server)->port());
-  runtime.ServeMetrics(std::move(*server));
+  handles.ServeMetrics(std::move(*server));
   return Status::Ok();
 }
 
@@ -194,7 +194,7 @@ class EtcdRendezvous {
     }
     int port = plan_.spec.control_port;
     if (port == 0) {
-      auto free_port = PickFreePort();
+      auto free_port = io::PickFreePort();
       if (!free_port) return free_port.error();
       port = *free_port;
     }
@@ -239,7 +239,7 @@ class EtcdRendezvous {
   bool PublishedCoordinatorAnswers(const RendezvousPoint& point) {
     SteadyTime until = SteadyClock::now() + Seconds(3);
     while (true) {
-      auto fd = ConnectToNode(point.host, point.port, 1);
+      auto fd = io::ConnectToNode(point.host, point.port, 1);
       if (fd || fd.error().message.find("refused") == std::string::npos) return true;
       if (SteadyClock::now() >= until) return false;
       ::usleep(100 * 1000);
@@ -252,7 +252,7 @@ class EtcdRendezvous {
 };
 
 // One node of a multi-node job: the generations are the job's, decided by node 0.
-Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime, telemetry::TelemetryHub* telemetry,
+Result<RunResult> RunJobNode(const LaunchPlan& plan, LaunchHandles& handles, telemetry::TelemetryHub* telemetry,
                              RunResult result, LiveLaunch& live) {
   JobLinkSettings settings = LinkSettings(plan);
   if (telemetry != nullptr) {
@@ -268,7 +268,7 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime, tele
               "value on every node (the slurm and k8s modes do it for you)",
               kJobTokenVariable, settings.control_port);
   }
-  auto link = OpenJobLink(settings, runtime);
+  auto link = OpenJobLink(settings, handles);
   if (!link) return link.error();
   if (telemetry != nullptr) {
     telemetry->SetWritesFiles((*link)->coordinates());
@@ -277,7 +277,7 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime, tele
   auto joined = (*link)->Join();
   if (!joined) return joined.error();
   if (*joined != 0) {
-    log::Warn("received {} while waiting for the other nodes: not starting", SignalName(*joined));
+    log::Warn("received {} while waiting for the other nodes: not starting", io::SignalName(*joined));
     result.agent_signal = *joined;
     result.exit_code = 128 + *joined;
     return result;
@@ -301,7 +301,7 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, AgentRuntime& runtime, tele
                                  result.restarts + plan.spec.restarts_before);
       telemetry->SetState(telemetry::JobState::kRunning);
     }
-    Supervisor supervisor(generation_plan, generation_environment, runtime, generation, link->get(), telemetry);
+    Supervisor supervisor(generation_plan, generation_environment, handles, generation, link->get(), telemetry);
     live.view.node_rank = layout.node_rank;
     live.view.nnodes = layout.nnodes;
     live.view.world_size = generation_plan.world_size();
@@ -362,8 +362,8 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
   // Made before the launch handles, which own the metrics server that reads
   // it, so that it outlives them.
   std::unique_ptr<telemetry::TelemetryHub> telemetry = MakeTelemetryHub(*plan);
-  auto runtime = AgentRuntime::Start(std::string(kLaunchTokenVariable) + "=" + plan->token);
-  if (!runtime) return runtime.error();
+  auto handles = LaunchHandles::Start(std::string(kLaunchTokenVariable) + "=" + plan->token);
+  if (!handles) return handles.error();
 
   auto live = std::make_shared<LiveLaunch>();
   live->view.run_id = plan->spec.run_id;
@@ -372,14 +372,14 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
   live->view.nnodes = plan->spec.nnodes;
   live->view.world_size = plan->world_size();
   live->view.restarts = 0;
-  if (Status serving = ServeMetrics(*plan, **runtime, live, telemetry.get()); !serving) return serving.error();
+  if (Status serving = ServeMetrics(*plan, **handles, live, telemetry.get()); !serving) return serving.error();
 
   RunResult result;
   result.log_dir = plan->spec.log_dir;
   result.run_id = plan->spec.run_id;
   result.master_addr = plan->spec.master_addr;
   result.master_port = plan->spec.master_port;
-  if (plan->spec.nnodes > 1) return RunJobNode(*plan, **runtime, telemetry.get(), std::move(result), *live);
+  if (plan->spec.nnodes > 1) return RunJobNode(*plan, **handles, telemetry.get(), std::move(result), *live);
   if (telemetry) telemetry->Publish();
 
   if (plan->spec.restarts_before > 0) {
@@ -392,7 +392,7 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
       telemetry->BeginGeneration(attempt, 0, 1, plan->world_size(), attempt);
       telemetry->SetState(telemetry::JobState::kRunning);
     }
-    Supervisor supervisor(*plan, environment, **runtime, attempt, nullptr, telemetry.get());
+    Supervisor supervisor(*plan, environment, **handles, attempt, nullptr, telemetry.get());
     live->Start(supervisor, attempt);
     auto outcome = supervisor.Run();
     live->End(supervisor);
@@ -428,9 +428,9 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
               attempt + 1, plan->spec.max_restarts);
     live->view.state = "restarting";
     live->view.restarts = attempt + 1 - plan->spec.restarts_before;
-    int signal = (*runtime)->SleepUnlessSignalled(SteadyClock::now() + Seconds(backoff));
+    int signal = (*handles)->SleepUnlessSignalled(SteadyClock::now() + Seconds(backoff));
     if (signal != 0) {
-      log::Warn("received {} before the restart: not restarting", SignalName(signal));
+      log::Warn("received {} before the restart: not restarting", io::SignalName(signal));
       result.agent_signal = signal;
       result.exit_code = 128 + signal;
       break;

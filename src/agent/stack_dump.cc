@@ -42,7 +42,7 @@ StackCollection::StackCollection(std::vector<Target> targets, EventPoller& polle
       dumps_.push_back(std::move(dump));
       continue;
     }
-    UniqueFd read_end(ends[0]), write_end(ends[1]);
+    io::UniqueFd read_end(ends[0]), write_end(ends[1]);
     ::fcntl(read_end.get(), F_SETFL, ::fcntl(read_end.get(), F_GETFL) | O_NONBLOCK);
     SpawnRequest request;
     request.executable = tool;

@@ -19,7 +19,7 @@
 
 #include "agent/deadline_timer.h"
 #include "agent/event_poller.h"
-#include "agent/unique_fd.h"
+#include "io/unique_fd.h"
 
 namespace primus::agent {
 
@@ -66,7 +66,7 @@ class StackCollection {
  private:
   struct Dump {
     pid_t pid = 0;
-    UniqueFd pipe;
+    io::UniqueFd pipe;
   };
   void Finish(size_t index, const char* note);
 

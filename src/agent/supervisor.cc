@@ -73,14 +73,14 @@ struct Supervisor::Worker {
   std::unique_ptr<RankLog> log;
   std::unique_ptr<OutputStream> out;
   std::unique_ptr<OutputStream> err;
-  UniqueFd pidfd;  // readable when the worker exits; absent on kernels < 5.3
+  io::UniqueFd pidfd;  // readable when the worker exits; absent on kernels < 5.3
 };
 
-Supervisor::Supervisor(const LaunchPlan& plan, const WorkerEnvironment& environment, AgentRuntime& runtime,
+Supervisor::Supervisor(const LaunchPlan& plan, const WorkerEnvironment& environment, LaunchHandles& handles,
                        int attempt, JobLink* link, telemetry::TelemetryHub* telemetry)
     : plan_(plan),
       environment_(environment),
-      runtime_(runtime),
+      handles_(handles),
       attempt_(attempt),
       link_(link),
       attempt_dir_(AttemptDir(plan, attempt)),
@@ -156,8 +156,8 @@ Status Supervisor::StartWorkers() {
 }
 
 Status Supervisor::StartWorker(Worker& worker) {
-  PipeEnds out, err;
-  if (!MakePipe(&out) || !MakePipe(&err)) {
+  io::PipeEnds out, err;
+  if (!io::MakePipe(&out) || !io::MakePipe(&err)) {
     return EnvironmentError(std::string("cannot create worker pipes: ") + std::strerror(errno),
                             "the open-files limit may be too low (ulimit -n)");
   }
@@ -170,10 +170,10 @@ Status Supervisor::StartWorker(Worker& worker) {
   request.executable = plan_.executable;
   request.argv = plan_.spec.argv;
   request.env = environment_.For(slot);
-  request.stdin_fd = runtime_.dev_null();
+  request.stdin_fd = handles_.dev_null();
   request.stdout_fd = out.write.get();
   request.stderr_fd = err.write.get();
-  request.signal_mask = &runtime_.signals().original_mask();
+  request.signal_mask = &handles_.signals().original_mask();
   if (!plan_.spec.placements.empty()) request.cpus = plan_.spec.placements[static_cast<size_t>(worker.local_rank)].cpus;
   auto pid = SpawnProcess(request);
   if (!pid) return pid.error();
@@ -181,16 +181,16 @@ Status Supervisor::StartWorker(Worker& worker) {
   worker.running = true;
   worker.pidfd.Reset(static_cast<int>(::syscall(SYS_pidfd_open, worker.pid, 0)));
   if (worker.pidfd.valid()) {
-    if (Status status = runtime_.poller().Add(worker.pidfd.get(), kFirstPidTag + worker.index); !status) {
+    if (Status status = handles_.poller().Add(worker.pidfd.get(), kFirstPidTag + worker.index); !status) {
       worker.pidfd.Reset();
     }
   }
-  runtime_.guard().WatchGroup(worker.pid);
+  handles_.guard().WatchGroup(worker.pid);
   hang_watch_.Track(worker.index, worker.heartbeat_file, SteadyClock::now());
 
-  ConsoleSink& err_console = plan_.spec.stderr_to_stderr ? runtime_.console_errors() : runtime_.console();
+  ConsoleSink& err_console = plan_.spec.stderr_to_stderr ? handles_.console_errors() : handles_.console();
   bool out_on_console =
-      runtime_.console().active() && OnConsole(plan_.spec, worker.rank, worker.local_rank, kStdoutStream);
+      handles_.console().active() && OnConsole(plan_.spec, worker.rank, worker.local_rank, kStdoutStream);
   bool err_on_console = err_console.active() && OnConsole(plan_.spec, worker.rank, worker.local_rank, kStderrStream);
   PrefixFields fields{plan_.host, worker.rank, worker.local_rank, plan_.spec.node_rank, "out"};
   std::string out_prefix = out_on_console ? plan_.console_prefix.Render(fields) : "";
@@ -198,11 +198,11 @@ Status Supervisor::StartWorker(Worker& worker) {
   std::string err_prefix = err_on_console ? plan_.console_prefix.Render(fields) : "";
 
   worker.out = std::make_unique<OutputStream>(std::move(out.read), 'O', worker.log.get(),
-                                              out_on_console ? &runtime_.console() : nullptr, out_prefix);
+                                              out_on_console ? &handles_.console() : nullptr, out_prefix);
   worker.err = std::make_unique<OutputStream>(std::move(err.read), 'E', worker.log.get(),
                                               err_on_console ? &err_console : nullptr, err_prefix);
   for (OutputStream* stream : {worker.out.get(), worker.err.get()}) {
-    if (Status status = runtime_.poller().Add(stream->fd(), kFirstStreamTag + streams_.size()); !status) {
+    if (Status status = handles_.poller().Add(stream->fd(), kFirstStreamTag + streams_.size()); !status) {
       return status;
     }
     streams_.push_back(stream);
@@ -212,17 +212,17 @@ Status Supervisor::StartWorker(Worker& worker) {
 
 void Supervisor::Loop() {
   while (phase_ != Phase::kDone && AnyRunning()) {
-    runtime_.timer().ArmAt(NextDeadline());
-    const std::vector<epoll_event>& events = runtime_.poller().Wait(-1);
+    handles_.timer().ArmAt(NextDeadline());
+    const std::vector<epoll_event>& events = handles_.poller().Wait(-1);
     for (const epoll_event& event : events) {
       uint64_t tag = event.data.u64;
       if (tag == kSignalTag) {
         HandleSignals();
       } else if (tag == kTimerTag) {
-        runtime_.timer().Acknowledge();
+        handles_.timer().Acknowledge();
         HandleDeadline();
       } else if (tag >= kFirstMetricsTag) {
-        runtime_.OnMetricsEvent(tag);
+        handles_.OnMetricsEvent(tag);
       } else if (tag >= kFirstLinkTag) {
         if (link_ != nullptr) link_->OnEvent(tag);
       } else if (tag >= kFirstStackTag) {
@@ -235,9 +235,9 @@ void Supervisor::Loop() {
       }
     }
     CheckJobStop();
-    runtime_.FlushConsoles();
+    handles_.FlushConsoles();
   }
-  runtime_.timer().ArmAt(std::nullopt);
+  handles_.timer().ArmAt(std::nullopt);
 }
 
 void Supervisor::CheckJobStop() {
@@ -251,11 +251,11 @@ void Supervisor::CheckJobStop() {
 }
 
 void Supervisor::HandleSignals() {
-  while (auto info = runtime_.signals().Read()) {
+  while (auto info = handles_.signals().Read()) {
     int signal = static_cast<int>(info->ssi_signo);
     switch (signal) {
       case SIGCHLD:
-        runtime_.ReapChildren([this](pid_t pid, int status) {
+        handles_.ReapChildren([this](pid_t pid, int status) {
           if (Worker* worker = FindWorker(pid)) OnWorkerExit(*worker, status);
         });
         break;
@@ -277,7 +277,7 @@ void Supervisor::HandleStream(size_t stream_index) {
   switch (stream->ReadOnce(scratch_.get(), stamp_)) {
     case OutputStream::ReadStatus::kData:
       worker.log->Flush();
-      runtime_.FlushConsolesIfLarge();
+      handles_.FlushConsolesIfLarge();
       if (hang_watch_.enabled() || exit_watch_.enabled()) {
         SteadyTime now = SteadyClock::now();
         hang_watch_.NoteOutput(worker.index, now);
@@ -285,7 +285,7 @@ void Supervisor::HandleStream(size_t stream_index) {
       }
       break;
     case OutputStream::ReadStatus::kEof:
-      runtime_.poller().Remove(stream->fd());
+      handles_.poller().Remove(stream->fd());
       stream->Finish(stamp_);
       worker.log->Flush();
       break;
@@ -327,7 +327,7 @@ void Supervisor::HandleDeadline() {
         if (worker->running) ranks.push_back(worker->rank);
       }
       log::Warn("rank{} {} did not exit within {:g} s of {}; sending SIGKILL", ranks.size() > 1 ? "s" : "",
-                RankList(ranks), plan_.spec.term_timeout_s, SignalName(stop_signal_));
+                RankList(ranks), plan_.spec.term_timeout_s, io::SignalName(stop_signal_));
       KillEverything();
     } else if (killed_ && give_up_deadline_ && now >= *give_up_deadline_) {
       for (auto& worker : workers_) {
@@ -392,7 +392,7 @@ void Supervisor::TakeSample() {
 void Supervisor::OnWorkerExit(Worker& worker, int status) {
   worker.running = false;
   if (worker.pidfd.valid()) {
-    runtime_.poller().Remove(worker.pidfd.get());
+    handles_.poller().Remove(worker.pidfd.get());
     worker.pidfd.Reset();
   }
   worker.ended_at = WallSeconds();
@@ -447,7 +447,7 @@ WorkerFailure Supervisor::FailureOf(const Worker& worker) const {
 void Supervisor::OnAgentSignal(int signal) {
   if (phase_ == Phase::kRunning || phase_ == Phase::kCollectingStacks) {
     if (phase_ == Phase::kCollectingStacks) {
-      log::Warn("received {} while taking stacks: keeping what was collected and stopping now", SignalName(signal));
+      log::Warn("received {} while taking stacks: keeping what was collected and stopping now", io::SignalName(signal));
       if (stacks_) stacks_->Abandon();
       FinishStackCollection(/*then_stop=*/false);
     }
@@ -455,16 +455,16 @@ void Supervisor::OnAgentSignal(int signal) {
     ending_ = AttemptResult::Ending::kAgentSignalled;
     if (plan_.spec.term_timeout_s > 0) {
       log::Warn("received {}: passing it to the workers, SIGKILL in {:g} s (send it again to kill at once)",
-                SignalName(signal), plan_.spec.term_timeout_s);
+                io::SignalName(signal), plan_.spec.term_timeout_s);
     } else {
-      log::Warn("received {}: killing the workers", SignalName(signal));
+      log::Warn("received {}: killing the workers", io::SignalName(signal));
     }
     BeginStop(signal);
     if (link_ != nullptr) link_->ReportLocalSignal(signal);
     return;
   }
   if (phase_ == Phase::kStopping && !killed_) {
-    log::Warn("received {} while stopping: killing the workers now", SignalName(signal));
+    log::Warn("received {} while stopping: killing the workers now", io::SignalName(signal));
     KillEverything();
   }
 }
@@ -474,7 +474,7 @@ void Supervisor::ForwardSignal(int signal) {
   for (auto& worker : workers_) {
     if (worker->running && ::kill(-worker->pid, signal) == 0) ++forwarded;
   }
-  log::Info("forwarded {} to {} worker{}", SignalName(signal), forwarded, forwarded == 1 ? "" : "s");
+  log::Info("forwarded {} to {} worker{}", io::SignalName(signal), forwarded, forwarded == 1 ? "" : "s");
 }
 
 void Supervisor::BeginStop(int signal) {
@@ -486,8 +486,8 @@ void Supervisor::BeginStop(int signal) {
     if (worker->running) ::kill(-worker->pid, signal);
   }
   // Descendants that left the workers' groups (setsid) hear it too.
-  pid_t guard = runtime_.guard().pid();
-  for (const ProcessInfo& process : ListDescendants(runtime_.agent_pid())) {
+  pid_t guard = handles_.guard().pid();
+  for (const ProcessInfo& process : ListDescendants(handles_.agent_pid())) {
     if (process.pid == guard) continue;
     if (std::find(groups.begin(), groups.end(), process.process_group) != groups.end()) continue;
     ::kill(process.pid, signal);
@@ -504,8 +504,8 @@ void Supervisor::KillEverything() {
   for (auto& worker : workers_) {
     if (worker->pid > 0) ::kill(-worker->pid, SIGKILL);  // harmless when the group is gone
   }
-  pid_t guard = runtime_.guard().pid();
-  for (const ProcessInfo& process : ListDescendants(runtime_.agent_pid())) {
+  pid_t guard = handles_.guard().pid();
+  for (const ProcessInfo& process : ListDescendants(handles_.agent_pid())) {
     if (process.pid != guard) ::kill(process.pid, SIGKILL);
   }
   give_up_deadline_ = SteadyClock::now() + Seconds(kGiveUpAfterKillS);
@@ -555,8 +555,8 @@ void Supervisor::CollectStacksThenStop() {
   for (auto& worker : workers_) {
     if (worker->running) targets.push_back({worker->pid, worker->rank});
   }
-  stacks_ = std::make_unique<StackCollection>(std::move(targets), runtime_.poller(), plan_.spec.stack_timeout_s,
-                                              &runtime_.signals().original_mask());
+  stacks_ = std::make_unique<StackCollection>(std::move(targets), handles_.poller(), plan_.spec.stack_timeout_s,
+                                              &handles_.signals().original_mask());
   if (stacks_->done()) {
     FinishStackCollection();
     return;
@@ -590,10 +590,10 @@ void Supervisor::FinishStackCollection(bool then_stop) {
 }
 
 void Supervisor::FinishAttempt() {
-  runtime_.timer().ArmAt(std::nullopt);
-  pid_t guard = runtime_.guard().pid();
+  handles_.timer().ArmAt(std::nullopt);
+  pid_t guard = handles_.guard().pid();
   auto leftovers = [&] {
-    std::vector<ProcessInfo> found = ListDescendants(runtime_.agent_pid());
+    std::vector<ProcessInfo> found = ListDescendants(handles_.agent_pid());
     found.erase(std::remove_if(found.begin(), found.end(), [&](const ProcessInfo& p) { return p.pid == guard; }),
                 found.end());
     return found;
@@ -610,23 +610,23 @@ void Supervisor::FinishAttempt() {
     while (!left.empty() && SteadyClock::now() < give_up) {
       SignalAll(left, SIGKILL);
       // Wait for a SIGCHLD (re-parented leftovers die as our children).
-      pollfd waiter{runtime_.signals().fd(), POLLIN, 0};
+      pollfd waiter{handles_.signals().fd(), POLLIN, 0};
       ::poll(&waiter, 1, 20);
-      while (auto info = runtime_.signals().Read()) {
+      while (auto info = handles_.signals().Read()) {
         int signal = static_cast<int>(info->ssi_signo);
         if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) {
-          log::Warn("received {} while cleaning up; finishing the clean-up", SignalName(signal));
+          log::Warn("received {} while cleaning up; finishing the clean-up", io::SignalName(signal));
         }
       }
-      runtime_.ReapChildren([](pid_t, int) {});
+      handles_.ReapChildren([](pid_t, int) {});
       left = leftovers();
     }
     if (!left.empty()) log::Error("{} leftover process(es) could not be killed", left.size());
   }
-  runtime_.ReapChildren([](pid_t, int) {});
+  handles_.ReapChildren([](pid_t, int) {});
   DrainStreams();
-  runtime_.FlushConsoles();
-  runtime_.guard().ForgetGroups();
+  handles_.FlushConsoles();
+  handles_.guard().ForgetGroups();
   phase_ = Phase::kDone;
 }
 
@@ -637,9 +637,9 @@ void Supervisor::DrainStreams() {
     Worker& worker = *workers_[i / 2];
     while (stream->ReadOnce(scratch_.get(), stamp_) == OutputStream::ReadStatus::kData) {
       worker.log->Flush();
-      runtime_.FlushConsolesIfLarge();
+      handles_.FlushConsolesIfLarge();
     }
-    runtime_.poller().Remove(stream->fd());
+    handles_.poller().Remove(stream->fd());
     stream->Finish(stamp_);
     worker.log->Flush();
   }
@@ -717,7 +717,7 @@ AttemptResult Supervisor::Summarize() {
     banner.hang_timeout_s = plan_.spec.hang_timeout_s;
     log::Error("workers failed (attempt {}):\n{}", attempt_, FormatFailureBanner(banner));
   } else if (ending_ == AttemptResult::Ending::kAgentSignalled) {
-    log::Warn("stopped all {} workers after {}", workers_.size(), SignalName(agent_signal_));
+    log::Warn("stopped all {} workers after {}", workers_.size(), io::SignalName(agent_signal_));
   } else if (!result.stuck_at_exit.empty()) {
     log::Error("finished (attempt {}): rank {} exited 0 and the work is done, but rank{} {} stuck at exit (teardown) "
                "and {} stopped after {:g} s of silence; stacks in {}; exit code {}. Raise --exit-grace if {} "

@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/agent_runtime.h"
+#include "agent/launch_handles.h"
 #include "agent/hang_watch.h"
 #include "agent/job_link.h"
 #include "agent/launch_plan.h"
@@ -64,7 +64,7 @@ class Supervisor {
   // first local failure is reported to it at once, its stop orders stop the
   // workers, and the banner is left to node 0 (which sees every node).
   // `telemetry`: where this node's samples go, or null (telemetry off).
-  Supervisor(const LaunchPlan& plan, const WorkerEnvironment& environment, AgentRuntime& runtime,
+  Supervisor(const LaunchPlan& plan, const WorkerEnvironment& environment, LaunchHandles& handles,
              int attempt, JobLink* link = nullptr, telemetry::TelemetryHub* telemetry = nullptr);
   ~Supervisor();
 
@@ -115,7 +115,7 @@ class Supervisor {
 
   const LaunchPlan& plan_;
   const WorkerEnvironment& environment_;
-  AgentRuntime& runtime_;
+  LaunchHandles& handles_;
   int attempt_;
   JobLink* link_;
   std::string attempt_dir_;

@@ -16,7 +16,7 @@
 
 #include "agent/agent_test_util.h"
 #include "agent/run_workers.h"
-#include "agent/signal_channel.h"
+#include "io/signal_channel.h"
 #include "util/strings.h"
 
 namespace primus::agent {
@@ -102,7 +102,7 @@ TEST_F(SupervisorTest, EveryExitCodeAndSignalPassesThrough) {
   }
   for (int signal : {SIGKILL, SIGABRT, SIGSEGV, SIGBUS, SIGTERM, SIGINT, SIGUSR1}) {
     RunResult result = Run(Spec(1, "kill -" + std::to_string(signal) + " $$; sleep 5"));
-    EXPECT_EQ(result.exit_code, 128 + signal) << SignalName(signal);
+    EXPECT_EQ(result.exit_code, 128 + signal) << io::SignalName(signal);
     ASSERT_TRUE(result.root_cause.has_value());
     EXPECT_EQ(result.root_cause->signal, signal);
   }

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "analyze/builtin_signatures.h"
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/yaml_loader.h"
 #include "util/files.h"
 
@@ -50,7 +50,7 @@ SignatureDb& SignatureDb::operator=(SignatureDb&&) noexcept = default;
 SignatureDb::~SignatureDb() = default;
 
 Result<SignatureDb> SignatureDb::Parse(std::string_view text, const std::string& origin) {
-  auto document = config::LoadYamlString(text, origin, config::Environment({}));
+  auto document = config::LoadYamlString(text, origin, Environment({}));
   if (!document.ok()) return document.error();
   const config::Value* list = document->Find("signatures");
   if (list == nullptr || !list->IsList()) {

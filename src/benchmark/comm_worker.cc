@@ -16,7 +16,7 @@
 #include "util/files.h"
 #include "util/log.h"
 #include "util/option_parser.h"
-#include "util/process_environment.h"
+#include "util/environment.h"
 #include "util/strings.h"
 
 namespace primus::benchmark {

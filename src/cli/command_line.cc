@@ -199,7 +199,7 @@ Status ParseMode(const std::vector<std::string>& args, size_t i, CommandLine* co
 
 // torchrun's command line (args after `torchrun`), with the global options
 // already read into `command`.
-Result<CommandLine> ParseTorchrun(std::vector<std::string> args, const config::Environment& environment,
+Result<CommandLine> ParseTorchrun(std::vector<std::string> args, const Environment& environment,
                                   CommandLine command) {
   command.typed = {"torchrun"};
   command.typed.insert(command.typed.end(), args.begin(), args.end());
@@ -237,7 +237,7 @@ Result<CommandLine> ParseTorchrun(std::vector<std::string> args, const config::E
 
 }  // namespace
 
-Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args, const config::Environment& environment,
+Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args, const Environment& environment,
                                      std::string_view program) {
   CommandLine command;
   if (program == "torchrun") return ParseTorchrun(args, environment, std::move(command));

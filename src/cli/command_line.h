@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "cli/torchrun_command.h"
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/launcher_config.h"
 #include "runtime/runtime.h"
 #include "util/error.h"
@@ -63,7 +63,7 @@ struct CommandLine {
 // `args` excludes argv[0]; `program` is argv[0]'s base name: "torchrun"
 // reads the whole of `args` as torchrun's. `environment` gives torchrun's
 // PET_* variables and PYTHON_EXEC.
-Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args, const config::Environment& environment = {},
+Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args, const Environment& environment = {},
                                      std::string_view program = "primus-cli");
 
 }  // namespace primus::cli

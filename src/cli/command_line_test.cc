@@ -220,7 +220,7 @@ TEST(CommandLineTest, LogFileIsReadHereAndNeverHandedOn) {
 }
 
 TEST(CommandLineTest, TorchrunAsAWordOrAsTheProgramIsDirectRun) {
-  config::Environment env({{"PET_NNODES", "1"}});
+  Environment env({{"PET_NNODES", "1"}});
   auto word = ParseCommandLine(Split("--debug torchrun --nproc_per_node 2 --dry-run train.py --lr 1", ' '), env);
   ASSERT_TRUE(word.ok()) << word.error().Format();
   auto link = ParseCommandLine(Split("--debug --nproc_per_node 2 --dry-run train.py --lr 1", ' '), env, "torchrun");

@@ -10,7 +10,7 @@
 #include "cli/help.h"
 #include "cli/man_page.h"
 #include "cli/plan.h"
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/launcher_config.h"
 #include "config/render_config.h"
 #include "config/value.h"
@@ -98,7 +98,7 @@ Result<config::LauncherConfig> LoadLauncher(const CommandLine& command) {
 Result<config::LauncherConfig> WithExperiment(const config::LauncherConfig& launcher, const std::string& file) {
   train::ExperimentRequest request;
   request.file = file;
-  request.environment = config::Environment::FromProcess();
+  request.environment = ProcessEnvironment();
   auto experiment = train::LoadExperiment(request);
   if (!experiment.ok()) return experiment.error();
   return train::WithExperimentLaunchSettings(launcher, *experiment);
@@ -248,7 +248,7 @@ int Main(std::string_view program, const std::vector<std::string>& args) {
   if (name != "torchrun") {
     if (int status = RunHidden(args); status >= 0) return status;
   }
-  auto command = ParseCommandLine(args, config::Environment::FromProcess(), name == "torchrun" ? "torchrun" : "primus-cli");
+  auto command = ParseCommandLine(args, ProcessEnvironment(), name == "torchrun" ? "torchrun" : "primus-cli");
   if (!command.ok()) return Fail(command.error());
   ApplyLoggingFlags(command->globals);
 

@@ -327,7 +327,7 @@ class Reader {
   Status ReadEnvironment() {
     for (const TorchrunFlag& flag : Flags()) {
       if (flag.env.empty() || given_.count(flag.arg) > 0) continue;
-      std::optional<std::string> value = inputs_.environment.Get(flag.env);
+      std::optional<std::string> value = Lookup(inputs_.environment, flag.env);
       if (!value || value->empty()) continue;
       if (!flag.takes_value) {  // torchrun: bool(int(value))
         std::optional<int64_t> number = Integer(*value);
@@ -661,7 +661,7 @@ class Reader {
 
   // The training script, as torchrun starts it.
   Status Worker() {
-    std::optional<std::string> exec = inputs_.environment.Get("PYTHON_EXEC");
+    std::optional<std::string> exec = Lookup(inputs_.environment, "PYTHON_EXEC");
     bool from_exec = exec && !exec->empty();
     std::string python = from_exec ? *exec : "python3";
     std::string found = from_exec ? "" : FindExecutable(python);

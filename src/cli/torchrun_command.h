@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/launcher_config.h"
 #include "util/error.h"
 
@@ -21,7 +21,7 @@ namespace primus::cli {
 
 struct TorchrunInputs {
   std::vector<std::string> args;    // everything after `torchrun`
-  config::Environment environment;  // PET_* (torchrun's flags), PYTHON_EXEC
+  Environment environment;  // PET_* (torchrun's flags), PYTHON_EXEC
   std::string fresh_run_id;         // names the launch when --rdzv-id does not (with --log-dir)
 };
 

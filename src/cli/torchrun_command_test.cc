@@ -14,17 +14,17 @@ namespace {
 
 using Level = TorchrunNote::Level;
 
-TorchrunInputs Inputs(const std::vector<std::string>& args, config::Environment env = {}) {
+TorchrunInputs Inputs(const std::vector<std::string>& args, Environment env = {}) {
   return TorchrunInputs{args, std::move(env), "20261125-101010-abcdef"};
 }
 
-TorchrunCommand Read(const std::vector<std::string>& args, config::Environment env = {}) {
+TorchrunCommand Read(const std::vector<std::string>& args, Environment env = {}) {
   auto command = ReadTorchrunCommand(Inputs(args, std::move(env)));
   EXPECT_TRUE(command.ok()) << Join(args, " ") << "\n" << (command.ok() ? "" : command.error().Format());
   return command.ok() ? *command : TorchrunCommand{};
 }
 
-Error ReadError(const std::vector<std::string>& args, config::Environment env = {}) {
+Error ReadError(const std::vector<std::string>& args, Environment env = {}) {
   auto command = ReadTorchrunCommand(Inputs(args, std::move(env)));
   EXPECT_FALSE(command.ok()) << Join(args, " ");
   return command.ok() ? Error{} : command.error();
@@ -247,7 +247,7 @@ TEST(TorchrunCommandTest, WhatCannotWorkYetIsRefusedNamingTheFlag) {
 }
 
 TEST(TorchrunCommandTest, PetVariablesStandInForFlagsNotGiven) {
-  config::Environment env({{"PET_NNODES", "2"},
+  Environment env({{"PET_NNODES", "2"},
                            {"PET_NODE_RANK", "1"},
                            {"PET_MASTER_ADDR", "10.0.0.1"},
                            {"PET_MASTER_PORT", "29700"},

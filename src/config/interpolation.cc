@@ -78,7 +78,7 @@ Result<std::string> InterpolateAt(std::string_view text, const Environment& env,
                            "names are letters, digits and '_', not starting with a digit; "
                            "write '$$' for a literal '$'");
     }
-    if (std::optional<std::string> value = env.Get(name)) {
+    if (std::optional<std::string> value = Lookup(env, name)) {
       out += *value;
     } else if (colon != std::string_view::npos) {
       Result<std::string> fallback = InterpolateAt(inside.substr(colon + 1), env, where, depth + 1);

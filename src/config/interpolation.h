@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/origin.h"
 #include "util/error.h"
 

@@ -71,7 +71,7 @@ Result<Value> EnvironmentLayer(const Environment& env, std::vector<std::string>*
   for (const SchemaKey& key : schema.keys()) {
     for (const std::string& variable : EnvironmentVariablesFor(key.path)) {
       known_variables.push_back(variable);
-      std::optional<std::string> text = env.Get(variable);
+      std::optional<std::string> text = Lookup(env, variable);
       if (!text || text->empty()) continue;  // set-but-empty counts as unset
       if (variable == "PET_NNODES") {
         if (auto minimum = ElasticMinimum(*text)) {
@@ -86,7 +86,7 @@ Result<Value> EnvironmentLayer(const Environment& env, std::vector<std::string>*
     }
   }
   // PRIMUS_DIRECT_NNODE=2 would otherwise do nothing, silently.
-  for (const auto& [name, text] : env.variables()) {
+  for (const auto& [name, text] : env) {
     if (std::find(known_variables.begin(), known_variables.end(), name) != known_variables.end()) {
       continue;
     }
@@ -183,9 +183,9 @@ LauncherSources LauncherSources::FromProcess(std::string explicit_file,
                                              std::vector<std::string> set_assignments,
                                              std::vector<FlagSetting> flags) {
   LauncherSources sources;
-  sources.environment = Environment::FromProcess();
+  sources.environment = ProcessEnvironment();
   sources.system_file = "/etc/primus/config.yaml";
-  std::optional<std::string> xdg = sources.environment.Get("XDG_CONFIG_HOME");
+  std::optional<std::string> xdg = Lookup(sources.environment, "XDG_CONFIG_HOME");
   std::string config_home = xdg && !xdg->empty() ? *xdg : JoinPath(HomeDir(), ".config");
   sources.user_file = JoinPath(config_home, "primus/config.yaml");
   sources.project_file = "./.primus.yaml";

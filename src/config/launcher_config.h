@@ -30,7 +30,7 @@
 #include <utility>
 #include <vector>
 
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/scheduler_settings.h"
 #include "config/value.h"
 #include "util/error.h"

@@ -39,7 +39,7 @@ const char* const kConventionHint =
     "--node-rank, --master-addr and --master-port yourself)";
 
 std::optional<std::string> Present(const Environment& env, std::string_view name) {
-  std::optional<std::string> value = env.Get(name);
+  std::optional<std::string> value = Lookup(env, name);
   if (!value) return std::nullopt;
   std::string trimmed(Trim(*value));
   if (trimmed.empty()) return std::nullopt;  // set-but-empty counts as unset, as in the environment layer

@@ -172,7 +172,7 @@ TEST(PodSettingsTest, TrainerV2TrainJobReadsAsPyTorchJob) {
 
 TEST(PodSettingsTest, PyTorchJobContradictionsNameTheVariables) {
   Environment disagree = PyTorchJobWorker1();
-  Environment::Variables variables = disagree.variables();
+  Environment variables = disagree.variables();
   variables["RANK"] = "3";
   Error rank = DetectError(Environment(variables));
   EXPECT_NE(rank.message.find("PET_NODE_RANK=2 and RANK=3 disagree"), std::string::npos) << rank.message;
@@ -296,7 +296,7 @@ TEST(PodSettingsTest, AutoNeedsEvidenceOfAMultiNodeJob) {
 }
 
 TEST(PodSettingsTest, InsideAnAgentsWorkerAutoDetectsNothing) {
-  Environment::Variables variables = PyTorchJobWorker1().variables();
+  Environment variables = PyTorchJobWorker1().variables();
   variables["LOCAL_RANK"] = "3";
   variables["TORCHELASTIC_RUN_ID"] = "20260101-000000-abcdef";
   Result<SchedulerSettings> found = DetectScheduler(Environment(variables), "auto");
@@ -332,7 +332,7 @@ TEST(PodSettingsTest, PyTorchJobThroughTheLayersAgreesWithTheEnvironmentLayer) {
   // PET_* are read by the environment layer too (above this one): the values
   // agree, and the variables the environment layer does not read (MASTER_*)
   // come from the convention.
-  Environment::Variables variables = PyTorchJobWorker1().variables();
+  Environment variables = PyTorchJobWorker1().variables();
   variables.erase("PET_MASTER_ADDR");
   variables.erase("PET_MASTER_PORT");
   LauncherConfig config = Load(Environment(variables));

@@ -15,14 +15,14 @@ const std::vector<std::string>& PlatformNames() {
 namespace {
 
 bool InsideAgentWorker(const Environment& env) {
-  return env.Get("LOCAL_RANK").has_value() && env.Get("TORCHELASTIC_RUN_ID").has_value();
+  return Lookup(env, "LOCAL_RANK").has_value() && Lookup(env, "TORCHELASTIC_RUN_ID").has_value();
 }
 
 // The restarts a scheduler made, carried by the container runtime to the
 // primus-cli inside the image, where the scheduler's variables are not.
 Result<SchedulerSettings> WithCarriedRestarts(Result<SchedulerSettings> found, const Environment& env) {
   if (!found.ok() || found->restart_count > 0) return found;
-  std::optional<std::string> carried = env.Get("PRIMUS_SCHEDULER_RESTARTS");
+  std::optional<std::string> carried = Lookup(env, "PRIMUS_SCHEDULER_RESTARTS");
   if (!carried || carried->empty()) return found;
   std::optional<int64_t> count = ParseInt(*carried);
   if (!count || *count < 0 || *count > 1000000) {

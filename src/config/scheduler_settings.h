@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/value.h"
 #include "util/error.h"
 

@@ -18,7 +18,7 @@ struct Found {
 };
 std::optional<Found> FirstSet(const Environment& env, const std::vector<std::string>& names) {
   for (const std::string& name : names) {
-    if (std::optional<std::string> value = env.Get(name)) return Found{name, *value};
+    if (std::optional<std::string> value = Lookup(env, name)) return Found{name, *value};
   }
   return std::nullopt;
 }
@@ -41,8 +41,8 @@ Result<int64_t> Count(const Found& found) {
 // special steps (batch 0xfffffffb, extern, interactive: 4294967290 and up)
 // are not steps of the job's nodes either, should a version set them.
 bool InStep(const Environment& env) {
-  std::optional<std::string> id = env.Get("SLURM_STEP_ID");
-  if (!id) id = env.Get("SLURM_STEPID");
+  std::optional<std::string> id = Lookup(env, "SLURM_STEP_ID");
+  if (!id) id = Lookup(env, "SLURM_STEPID");
   if (!id) return false;
   std::optional<int64_t> number = ParseInt(Trim(*id));
   return !number || *number < 4294967290LL;
@@ -146,7 +146,7 @@ Result<SchedulerSettings> DetectSlurm(const Environment& env) {
 Status CheckDirectInSlurmAllocation(const Environment& env, const LauncherConfig& launcher) {
   const std::string& platform = launcher.GetString("direct.platform");
   if (platform != "auto" && platform != "slurm") return Status::Ok();
-  if (platform == "auto" && env.Get("LOCAL_RANK") && env.Get("TORCHELASTIC_RUN_ID")) return Status::Ok();
+  if (platform == "auto" && Lookup(env, "LOCAL_RANK") && Lookup(env, "TORCHELASTIC_RUN_ID")) return Status::Ok();
   std::optional<Found> job_id = FirstSet(env, kJobIdVariables);
   if (!job_id || InStep(env)) return Status::Ok();
   std::optional<Found> nodes = FirstSet(env, kJobNodeVariables);
@@ -157,7 +157,7 @@ Status CheckDirectInSlurmAllocation(const Environment& env, const LauncherConfig
   if (origin.starts_with("flag") || origin.starts_with("--set") || origin.starts_with("env")) return Status::Ok();
 
   std::optional<Found> node_list = FirstSet(env, {"SLURM_JOB_NODELIST", "SLURM_NODELIST"});
-  std::string where = env.Get("SLURM_NODEID") ? "the batch script" : "an salloc shell";
+  std::string where = Lookup(env, "SLURM_NODEID") ? "the batch script" : "an salloc shell";
   return Error{ExitCode::kEnvironment,
                "this is " + where + " of Slurm job " + job_id->value + " with " + std::to_string(*nnodes) +
                    " nodes (" + nodes->name + "=" + nodes->value +

@@ -17,7 +17,7 @@
 
 #include <cstdint>
 
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/launcher_config.h"
 #include "util/error.h"
 

@@ -16,10 +16,10 @@
 namespace primus::config {
 namespace {
 
-Environment::Variables Recorded(const std::string& name) {
+Environment Recorded(const std::string& name) {
   Result<std::string> text = ReadFile(TestDataPath("slurm/" + name + ".env"));
   EXPECT_TRUE(text.ok()) << name;
-  Environment::Variables variables;
+  Environment variables;
   if (!text.ok()) return variables;
   for (const std::string& line : Split(*text, '\n')) {
     size_t equals = line.find('=');
@@ -29,7 +29,7 @@ Environment::Variables Recorded(const std::string& name) {
   return variables;
 }
 
-SchedulerSettings Detect(const Environment::Variables& variables) {
+SchedulerSettings Detect(const Environment& variables) {
   Result<SchedulerSettings> found = DetectSlurm(Environment(variables));
   EXPECT_TRUE(found.ok()) << (found.ok() ? "" : found.error().Format());
   return found.ok() ? *found : SchedulerSettings{};
@@ -42,7 +42,7 @@ std::map<std::string, std::string> Settings(const SchedulerSettings& found) {
   return out;
 }
 
-Error DetectError(const Environment::Variables& variables) {
+Error DetectError(const Environment& variables) {
   Result<SchedulerSettings> found = DetectSlurm(Environment(variables));
   if (found.ok()) {
     ADD_FAILURE() << "detected without error";
@@ -82,7 +82,7 @@ TEST(SlurmSettingsTest, SrunStepOnTheSecondNode) {
 TEST(SlurmSettingsTest, StepOnPartOfTheAllocationUsesTheStepsNodes) {
   // `srun -N1 -w node2` inside a 2-node batch job: Slurm numbers the step's
   // nodes (SLURM_NODEID=0), so node 0 is node2, not the job's first host.
-  Environment::Variables step = Recorded("srun_step_on_second_node_of_batch");
+  Environment step = Recorded("srun_step_on_second_node_of_batch");
   ASSERT_EQ(step["SLURM_JOB_NODELIST"], "node[1-2]");
   SchedulerSettings found = Detect(step);
   EXPECT_EQ(Settings(found), (std::map<std::string, std::string>{
@@ -98,7 +98,7 @@ TEST(SlurmSettingsTest, GpusOnTheNodeAreTheWorkersPerNode) {
   EXPECT_EQ(Settings(found)["direct.nproc_per_node"], "2 from SLURM_GPUS_ON_NODE");
   EXPECT_EQ(Settings(found)["direct.master_addr"], "g1 from SLURM_STEP_NODELIST");
 
-  Environment::Variables no_gpus = Recorded("srun_step_two_gpus_per_node");
+  Environment no_gpus = Recorded("srun_step_two_gpus_per_node");
   no_gpus["SLURM_GPUS_ON_NODE"] = "0";
   EXPECT_EQ(Settings(Detect(no_gpus)).count("direct.nproc_per_node"), 0u) << "0 GPUs leaves nproc to the launcher";
 }
@@ -136,7 +136,7 @@ TEST(SlurmSettingsTest, BatchScriptAndSallocShellOfSeveralNodesDeriveNothing) {
 }
 
 TEST(SlurmSettingsTest, SpecialStepIdsAreNotSrunSteps) {
-  Environment::Variables batch = Recorded("batch_script_2_nodes");
+  Environment batch = Recorded("batch_script_2_nodes");
   batch["SLURM_STEP_ID"] = "4294967291";  // the batch step, should a Slurm version set it
   EXPECT_TRUE(Detect(batch).settings.empty());
 }
@@ -163,7 +163,7 @@ TEST(SlurmSettingsTest, OlderSpellingsAreFallbacks) {
 }
 
 TEST(SlurmSettingsTest, MalformedVariablesAreNamed) {
-  Environment::Variables step = Recorded("srun_step_node2_of_2");
+  Environment step = Recorded("srun_step_node2_of_2");
   struct Case {
     const char* variable;
     const char* value;
@@ -175,7 +175,7 @@ TEST(SlurmSettingsTest, MalformedVariablesAreNamed) {
                         Case{"SLURM_STEP_NODELIST", "node[1-2", "SLURM_STEP_NODELIST"},
                         Case{"SLURM_JOB_ID", "12x", "SLURM_JOB_ID='12x'"},
                         Case{"SLURM_RESTART_COUNT", "x", "SLURM_RESTART_COUNT='x'"}}) {
-    Environment::Variables broken = step;
+    Environment broken = step;
     broken[c.variable] = c.value;
     Error error = DetectError(broken);
     EXPECT_NE(error.message.find(c.expected), std::string::npos) << error.message;
@@ -184,7 +184,7 @@ TEST(SlurmSettingsTest, MalformedVariablesAreNamed) {
 
 TEST(SlurmSettingsTest, AHugeNodeListGivesItsFirstHostWithoutBeingExpanded) {
   // 10^8 hosts: expanding them all took 2.4 GB and 19 s; only node 0 is needed.
-  Environment::Variables step = Recorded("srun_step_node2_of_2");
+  Environment step = Recorded("srun_step_node2_of_2");
   step["SLURM_STEP_NODELIST"] = "a[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]";
   std::clock_t start = std::clock();  // CPU time, whatever else the machine runs
   SchedulerSettings found = Detect(step);
@@ -193,7 +193,7 @@ TEST(SlurmSettingsTest, AHugeNodeListGivesItsFirstHostWithoutBeingExpanded) {
 }
 
 TEST(SlurmSettingsTest, NodeCountsBeyondAnyClusterAreNamed) {
-  Environment::Variables step = Recorded("srun_step_node2_of_2");
+  Environment step = Recorded("srun_step_node2_of_2");
   step["SLURM_STEP_NUM_NODES"] = "4611686018427387904";
   Error error = DetectError(step);
   EXPECT_NE(error.message.find("SLURM_STEP_NUM_NODES='4611686018427387904' in the environment is not a number of "
@@ -228,7 +228,7 @@ TEST(SlurmSettingsTest, SchedulerLayerSitsBelowTheUsersFlags) {
 }
 
 // CheckDirectInSlurmAllocation with the configuration `direct` would see there.
-Status CheckDirect(const Environment::Variables& variables, std::vector<FlagSetting> flags = {}) {
+Status CheckDirect(const Environment& variables, std::vector<FlagSetting> flags = {}) {
   LauncherSources sources;
   sources.environment = Environment(variables);
   sources.flags = std::move(flags);
@@ -252,10 +252,10 @@ TEST(SlurmSettingsTest, DirectInAMultiNodeBatchScriptIsRefused) {
 }
 
 TEST(SlurmSettingsTest, DirectInABatchScriptRunsWhenTheUserSaysSo) {
-  Environment::Variables batch = Recorded("batch_script_2_nodes");
+  Environment batch = Recorded("batch_script_2_nodes");
   EXPECT_TRUE(CheckDirect(batch, {{"direct.nnodes", {"1"}, "--nnodes"}}).ok());
   EXPECT_TRUE(CheckDirect(batch, {{"direct.platform", {"none"}, "--platform"}}).ok());
-  Environment::Variables with_env = batch;
+  Environment with_env = batch;
   with_env["PRIMUS_DIRECT_NNODES"] = "1";
   EXPECT_TRUE(CheckDirect(with_env).ok());
   EXPECT_TRUE(CheckDirect(Recorded("batch_script_1_node")).ok());

@@ -20,7 +20,7 @@
 #include <string>
 #include <string_view>
 
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/value.h"
 #include "util/error.h"
 

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/value.h"
 #include "util/error.h"
 

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "platform/environment.h"
+#include "util/environment.h"
 #include "platform/host_info.h"
 
 namespace primus::platform {

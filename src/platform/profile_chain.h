@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/environment.h"
+#include "util/environment.h"
 #include "platform/host_info.h"
 #include "platform/profile_file.h"
 #include "platform/sysfs_files.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/environment.h"
+#include "util/environment.h"
 #include "platform/host_info.h"
 
 namespace primus::platform {

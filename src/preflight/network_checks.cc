@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "agent/master_port.h"
+#include "io/tcp_port.h"
 #include "util/strings.h"
 
 namespace primus::preflight {
@@ -132,7 +132,7 @@ std::vector<CheckResult> CheckNetwork(const platform::HostInfo& host, const Netw
     }
   }
   if (settings.node_rank == 0 && settings.master_port > 0) {
-    if (Status free = agent::CheckPortFree(settings.master_port); !free) {
+    if (Status free = io::CheckPortFree(settings.master_port); !free) {
       results.push_back(Fail(kNet, "MASTER_PORT", fmt::format("{} is in use", settings.master_port), "free on node 0",
                              "a stale job holds it (ss -ltnp | grep " + std::to_string(settings.master_port) +
                                  "): end it or choose another --master-port"));

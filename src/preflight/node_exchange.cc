@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "agent/control_socket.h"
+#include "io/message_socket.h"
 #include "util/strings.h"
 
 namespace primus::preflight {
@@ -36,7 +36,7 @@ double Monotonic() {
 // A blocking line/byte stream over one socket, every wait bounded.
 class Stream {
  public:
-  explicit Stream(agent::UniqueFd fd) : fd_(std::move(fd)) {
+  explicit Stream(io::UniqueFd fd) : fd_(std::move(fd)) {
     int flags = ::fcntl(fd_.get(), F_GETFL);
     ::fcntl(fd_.get(), F_SETFL, flags & ~O_NONBLOCK);
   }
@@ -93,7 +93,7 @@ class Stream {
     buffer_.append(chunk, static_cast<size_t>(n));
     return true;
   }
-  agent::UniqueFd fd_;
+  io::UniqueFd fd_;
   std::string buffer_;
 };
 
@@ -127,12 +127,12 @@ Result<NodeReport> ReportFromJson(const std::string& line) {
 }
 
 Result<Gathered> GatherReports(int port, int nnodes, const NodeReport& own, double timeout_s, double bandwidth_seconds) {
-  agent::UniqueFd listener;
+  io::UniqueFd listener;
   int served = 0;
   std::string first_error;
   for (int i = 0; i < kPortFallbacks && !listener.valid(); ++i) {
     int candidate = port + (i == 0 ? 0 : i + 1);
-    auto listening = agent::ListenForNodes(candidate);
+    auto listening = io::ListenForNodes(candidate);
     if (listening.ok()) {
       listener = std::move(*listening);
       served = candidate;
@@ -156,7 +156,7 @@ Result<Gathered> GatherReports(int port, int nnodes, const NodeReport& own, doub
     pollfd poll_fd{listener.get(), POLLIN, 0};
     if (::poll(&poll_fd, 1, 50) <= 0) continue;
     std::string address;
-    agent::UniqueFd fd = agent::AcceptNode(listener.get(), &address);
+    io::UniqueFd fd = io::AcceptNode(listener.get(), &address);
     if (!fd.valid()) continue;
     auto stream = std::make_unique<Stream>(std::move(fd));
     if (!stream->WriteLine(kGreeting, 2)) continue;
@@ -227,7 +227,7 @@ Result<std::string> SendReport(const std::string& master_addr, int port, const N
   while (Monotonic() < deadline) {
     for (int i = 0; i < kPortFallbacks && Monotonic() < deadline; ++i) {
       int candidate = port + (i == 0 ? 0 : i + 1);
-      auto fd = agent::ConnectToNode(master_addr, candidate, std::min(2.0, std::max(0.1, deadline - Monotonic())));
+      auto fd = io::ConnectToNode(master_addr, candidate, std::min(2.0, std::max(0.1, deadline - Monotonic())));
       if (!fd.ok()) {
         last_error = fd.error().message;
         if (i == 0) break;  // nothing listens on MASTER_PORT yet: node 0 is not up; retry from the start

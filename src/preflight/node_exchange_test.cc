@@ -7,7 +7,7 @@
 
 #include <future>
 
-#include "agent/master_port.h"
+#include "io/tcp_port.h"
 #include "preflight/cross_node_checks.h"
 
 namespace primus::preflight {
@@ -23,7 +23,7 @@ NodeReport Report(int rank, const std::string& host, const std::string& model) {
 }
 
 TEST(NodeExchangeTest, NodeZeroGathersMeasuresAndJudges) {
-  int port = *agent::PickFreePort();
+  int port = *io::PickFreePort();
   auto gather = std::async(std::launch::async, [&] { return GatherReports(port, 3, Report(0, "a", "MI300X"), 10, 0.05); });
   auto one = std::async(std::launch::async, [&] { return SendReport("127.0.0.1", port, Report(1, "b", "MI300X"), 10); });
   auto two = std::async(std::launch::async, [&] { return SendReport("127.0.0.1", port, Report(2, "c", "H100"), 10); });
@@ -45,7 +45,7 @@ TEST(NodeExchangeTest, NodeZeroGathersMeasuresAndJudges) {
 }
 
 TEST(NodeExchangeTest, ANodeThatNeverReportsIsNamedFromTheHostList) {
-  int port = *agent::PickFreePort();
+  int port = *io::PickFreePort();
   auto gather = std::async(std::launch::async, [&] { return GatherReports(port, 3, Report(0, "a", "x"), 1.0, 0.01); });
   auto one = std::async(std::launch::async, [&] { return SendReport("127.0.0.1", port, Report(1, "b", "x"), 5); });
   auto gathered = gather.get();
@@ -82,7 +82,7 @@ TEST(NodeExchangeTest, ATakenPortFallsBackAndPeersFindIt) {
 }
 
 TEST(NodeExchangeTest, UnreachableNodeZeroIsAnErrorNamingTheAddress) {
-  int port = *agent::PickFreePort();
+  int port = *io::PickFreePort();
   auto verdict = SendReport("127.0.0.1", port, Report(1, "b", "x"), 0.3);
   ASSERT_FALSE(verdict.ok());
   EXPECT_EQ(verdict.error().code, ExitCode::kEnvironment);

@@ -11,13 +11,13 @@
 #include <iostream>
 #include <set>
 
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/launcher_config.h"
 #include "config/slurm_settings.h"
 #include "config/value.h"
 #include "hooks/hook_runner.h"
 #include "platform/host_detect.h"
-#include "platform/launcher_request.h"
+#include "platform/launcher_plan_inputs.h"
 #include "platform/roots.h"
 #include "runtime/container_command.h"
 #include "runtime/container_config_files.h"
@@ -37,7 +37,6 @@
 #include "snapshot/redaction.h"
 #include "util/files.h"
 #include "util/log.h"
-#include "util/process_environment.h"
 #include "util/strings.h"
 
 namespace primus::runtime {
@@ -97,7 +96,7 @@ class ContainerLaunch {
 
   Result<int> Execute() {
     // A multi-node Slurm allocation's batch script is not a step: one node only.
-    Status placed = config::CheckDirectInSlurmAllocation(config::Environment::FromProcess(), launcher_);
+    Status placed = config::CheckDirectInSlurmAllocation(ProcessEnvironment(), launcher_);
     if (!placed.ok() && !StopUnlessDryRun(placed.error(), dry_run_).ok()) return placed.error();
     for (Status step : {ResolveEngineAndImage(), ResolveEngineOptions(), CollectMounts(), PlanEnvironmentAndCommand()}) {
       if (!step.ok()) return step.error();

@@ -2,7 +2,7 @@
 
 #include "config/launcher_config.h"
 #include "config/value.h"
-#include "platform/launcher_request.h"
+#include "platform/launcher_plan_inputs.h"
 
 namespace primus::runtime {
 namespace {

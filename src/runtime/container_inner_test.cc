@@ -51,7 +51,7 @@ TEST_F(InnerTest, FlagsSetAndUnforwardedVariablesBecomeFlags) {
                    {"direct.numa_bind", {"true"}, "--numa-bind"},
                    {"main.log_level", {"debug"}, "--log-level"}};
   sources.set_assignments = {"direct.heartbeat_interval=0.5", "direct.max_restarts=3"};
-  sources.environment = config::Environment({{"PET_NNODES", "2"}, {"PRIMUS_DIRECT_NODE_RANK", "1"}});
+  sources.environment = Environment({{"PET_NNODES", "2"}, {"PRIMUS_DIRECT_NODE_RANK", "1"}});
   std::string inner = Inner(Load(sources), {"PRIMUS_DIRECT_NODE_RANK"});
   EXPECT_EQ(inner,
             "--set direct.heartbeat_interval=0.5 --log-level debug direct --nproc-per-node 2 --nnodes 2 "
@@ -61,7 +61,7 @@ TEST_F(InnerTest, FlagsSetAndUnforwardedVariablesBecomeFlags) {
 
 TEST_F(InnerTest, AVariableThatIsNotForwardedIsPassedAsAFlag) {
   config::LauncherSources sources;
-  sources.environment = config::Environment({{"PRIMUS_DIRECT_NODE_RANK", "1"}});
+  sources.environment = Environment({{"PRIMUS_DIRECT_NODE_RANK", "1"}});
   EXPECT_EQ(Inner(Load(sources)), "direct --node-rank 1 -- run /usr/bin/python3 train.py 'a b'");
 }
 

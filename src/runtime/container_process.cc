@@ -10,10 +10,10 @@
 #include <cerrno>
 #include <cstring>
 
-#include "agent/signal_channel.h"
-#include "agent/unique_fd.h"
+#include "io/signal_channel.h"
+#include "io/unique_fd.h"
 #include "util/log.h"
-#include "util/process_environment.h"
+#include "util/environment.h"
 #include "util/subprocess.h"
 
 namespace primus::runtime {
@@ -83,7 +83,7 @@ Result<pid_t> StartClient(const std::vector<std::string>& argv, const std::vecto
 
 class ClientWatch {
  public:
-  ClientWatch(const ContainerRun& run, pid_t pid, agent::SignalChannel* signals, int stderr_fd)
+  ClientWatch(const ContainerRun& run, pid_t pid, io::SignalChannel* signals, int stderr_fd)
       : run_(run), pid_(pid), signals_(signals), stderr_fd_(stderr_fd) {}
 
   ContainerExit Wait() {
@@ -120,7 +120,7 @@ class ClientWatch {
     char buffer[65536];
     ssize_t n = read(stderr_fd_, buffer, sizeof(buffer));
     if (n > 0) {
-      agent::WriteAll(2, buffer, static_cast<size_t>(n));
+      io::WriteAll(2, buffer, static_cast<size_t>(n));
       result_.stderr_tail.append(buffer, static_cast<size_t>(n));
       if (result_.stderr_tail.size() > kTailBytes) {
         result_.stderr_tail.erase(0, result_.stderr_tail.size() - kTailBytes);
@@ -139,12 +139,12 @@ class ClientWatch {
     }
     if (result_.stop_signal == 0) {
       result_.stop_signal = signal;
-      log::Info("{}: stopping container {} (removed if still running in {:g} s)", agent::SignalName(signal),
+      log::Info("{}: stopping container {} (removed if still running in {:g} s)", io::SignalName(signal),
                 run_.container_name, run_.stop_grace_s);
       kill(pid_, signal);
       remove_at_ = Now() + run_.stop_grace_s;
     } else if (!result_.removed) {
-      log::Warn("{} again: removing container {} now", agent::SignalName(signal), run_.container_name);
+      log::Warn("{} again: removing container {} now", io::SignalName(signal), run_.container_name);
       remove_at_ = Now();
       forced_ = true;
     }
@@ -178,7 +178,7 @@ class ClientWatch {
 
   const ContainerRun& run_;
   pid_t pid_;
-  agent::SignalChannel* signals_;
+  io::SignalChannel* signals_;
   int stderr_fd_;
   bool exited_ = false;
   bool forced_ = false;  // a second signal: remove without waiting
@@ -205,7 +205,7 @@ bool RemoveContainer(const std::string& engine_executable, const std::string& na
 }
 
 Result<ContainerExit> RunContainer(const ContainerRun& run) {
-  auto signals = agent::SignalChannel::Open();
+  auto signals = io::SignalChannel::Open();
   if (!signals.ok()) return signals.error();
   std::map<std::string, std::string> env = ProcessEnvironment();
   for (const auto& [name, value] : run.env_additions) env[name] = value;

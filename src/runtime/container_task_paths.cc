@@ -1,6 +1,6 @@
 #include "runtime/container_task_paths.h"
 
-#include "config/environment.h"
+#include "util/environment.h"
 #include "train/experiment.h"
 #include "util/files.h"
 
@@ -37,7 +37,7 @@ TaskPaths TrainPaths(const std::vector<std::string>& args, const std::map<std::s
       request.overrides.push_back(arg);
     }
   }
-  request.environment = config::Environment(config::Environment::Variables(env.begin(), env.end()));
+  request.environment = Environment(env.begin(), env.end());
   auto experiment = train::LoadExperiment(request);
   if (!experiment.ok()) return paths;
   paths.read.insert(paths.read.end(), experiment->files.begin(), experiment->files.end());

@@ -1,7 +1,7 @@
 // `direct`: run the task on this host. For agent-run tasks (run, train,
 // benchmark, preflight) the node agent starts one worker per GPU here; the
 // options below are its inputs (torchrun's flags, underscores accepted).
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/slurm_settings.h"
 #include "runtime/runtime.h"
 #include "tasks/task.h"
@@ -76,7 +76,7 @@ class DirectRuntime : public Runtime {
     // A multi-node Slurm allocation's batch script is not a step: one node
     // only. A task that starts no workers may run there.
     Status placed = task->in_process() ? Status::Ok()
-                                       : config::CheckDirectInSlurmAllocation(config::Environment::FromProcess(), *context.launcher);
+                                       : config::CheckDirectInSlurmAllocation(ProcessEnvironment(), *context.launcher);
     if (!placed.ok() && !context.dry_run) return placed.error();
     if (!placed.ok()) log::Warn("{} (a real run stops here, exit 4)", placed.error().message);
     tasks::TaskContext task_context;

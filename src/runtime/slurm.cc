@@ -10,9 +10,9 @@
 // Both put PRIMUS_JOB_TOKEN (slurm_job_token.h) into srun's/sbatch's environment.
 #include <iostream>
 
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/launcher_config.h"
-#include "platform/launcher_request.h"
+#include "platform/launcher_plan_inputs.h"
 #include "runtime/batch_script.h"
 #include "runtime/runtime.h"
 #include "runtime/slurm_command_line.h"
@@ -25,7 +25,6 @@
 #include "tasks/task.h"
 #include "util/files.h"
 #include "util/log.h"
-#include "util/process_environment.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 
@@ -165,7 +164,7 @@ class SlurmRuntime : public Runtime {
 
     Result<std::vector<std::string>> passed = DirectivesFromFlags(mode.passthrough);
     if (!passed.ok()) return passed.error();
-    Result<JobDirPlan> plan = PlanJobDir(launch, config::Environment::FromProcess(), CurrentDir());
+    Result<JobDirPlan> plan = PlanJobDir(launch, ProcessEnvironment(), CurrentDir());
     if (!plan.ok()) return plan.error();
     Result<std::vector<std::string>> flags_from_config = SlurmFlagsFromConfig(launcher, /*explicit_only=*/false);
     if (!flags_from_config.ok()) return flags_from_config.error();

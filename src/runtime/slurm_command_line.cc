@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "platform/launcher_request.h"
+#include "platform/launcher_plan_inputs.h"
 #include "runtime/slurm_nodes.h"
 
 namespace primus::runtime {

@@ -37,7 +37,7 @@ TEST(SlurmCommandLineTest, InsideAnAllocationOnlyExplicitValuesApply) {
   ASSERT_TRUE(WriteFileAtomic(file, "slurm:\n  partition: prod\n  time: '4:00:00'\n  options: [--exclusive]\n").ok());
   config::LauncherSources sources;
   sources.project_file = file;
-  sources.environment = config::Environment({{"PRIMUS_SLURM_QOS", "low"}});
+  sources.environment = Environment({{"PRIMUS_SLURM_QOS", "low"}});
   sources.flags = {{"slurm.nodes", {"2"}, "-N"}};
   config::LauncherConfig launcher = Load(sources);
   EXPECT_EQ(*SlurmFlagsFromConfig(launcher, false),

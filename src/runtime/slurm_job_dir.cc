@@ -36,7 +36,7 @@ struct TrainExperiment {
   std::vector<std::string> overrides;
 };
 
-TrainExperiment ReadTrainArguments(const std::vector<std::string>& args, const config::Environment& environment) {
+TrainExperiment ReadTrainArguments(const std::vector<std::string>& args, const Environment& environment) {
   TrainExperiment found;
   for (size_t i = 1; i < args.size(); ++i) {  // args[0] is the subtask
     const std::string& arg = args[i];
@@ -48,7 +48,7 @@ TrainExperiment ReadTrainArguments(const std::vector<std::string>& args, const c
     size_t equals = arg.find('=');
     if (!arg.starts_with("-") && equals != std::string::npos && equals > 0) found.overrides.push_back(arg);
   }
-  if (found.file.empty() && found.replay.empty()) found.file = environment.Get("EXP").value_or("");
+  if (found.file.empty() && found.replay.empty()) found.file = Lookup(environment, "EXP").value_or("");
   return found;
 }
 
@@ -60,7 +60,7 @@ std::string JobDirPlan::LogPattern() const {
   return JoinPath(ReplaceAll(workspace, "%", "%%"), name + "_%j/logs/slurm-%j.out");
 }
 
-Result<JobDirPlan> PlanJobDir(const Launch& launch, const config::Environment& environment, const std::string& cwd) {
+Result<JobDirPlan> PlanJobDir(const Launch& launch, const Environment& environment, const std::string& cwd) {
   if (launch.task != "train") return Plan("output", launch.task, cwd);
 
   TrainExperiment experiment = ReadTrainArguments(launch.task_args, environment);

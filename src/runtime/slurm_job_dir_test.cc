@@ -48,7 +48,7 @@ TEST_F(SlurmJobDirTest, TrainUsesTheExperimentsWorkspaceAndName) {
   EXPECT_EQ(overridden->workspace, "/scratch/w");
   EXPECT_EQ(overridden->name, "try2");
 
-  Result<JobDirPlan> from_exp = PlanJobDir(TaskLaunch("train", {"pretrain"}), config::Environment({{"EXP", exp}}), "/x");
+  Result<JobDirPlan> from_exp = PlanJobDir(TaskLaunch("train", {"pretrain"}), Environment({{"EXP", exp}}), "/x");
   ASSERT_TRUE(from_exp.ok()) << from_exp.error().Format();
   EXPECT_EQ(from_exp->name, "gpt-small");
   EXPECT_EQ(from_exp->workspace, "/x/runs");

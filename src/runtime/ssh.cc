@@ -26,7 +26,7 @@
 #include "tasks/task.h"
 #include "util/files.h"
 #include "util/log.h"
-#include "util/process_environment.h"
+#include "util/environment.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 

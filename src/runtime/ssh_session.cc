@@ -16,10 +16,10 @@
 #include <optional>
 #include <thread>
 
-#include "agent/signal_channel.h"
+#include "io/signal_channel.h"
 #include "util/files.h"
 #include "util/log.h"
-#include "util/process_environment.h"
+#include "util/environment.h"
 
 extern char** environ;
 
@@ -146,7 +146,7 @@ int JobExitCode(const std::vector<int>& statuses, int signal) {
 }
 
 Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOptions& options) {
-  auto channel = agent::SignalChannel::Open();
+  auto channel = io::SignalChannel::Open();
   if (!channel.ok()) return channel.error();
   const sigset_t& mask = (*channel)->original_mask();
 
@@ -257,7 +257,7 @@ Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOp
         if (stop_signal == 0) {
           stop_signal = signal;
           log::Warn("{}: stopping the workers on every host (again to end the ssh sessions at once)",
-                    agent::SignalName(signal));
+                    io::SignalName(signal));
           stop_all();
           kill_at = After(options.stop_grace_s);
         } else {

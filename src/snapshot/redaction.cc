@@ -9,7 +9,7 @@
 #include <streambuf>
 
 #include "util/log.h"
-#include "util/process_environment.h"
+#include "util/environment.h"
 #include "util/strings.h"
 
 namespace primus::snapshot {

@@ -3,10 +3,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "platform/environment.h"
+#include "util/environment.h"
 #include "platform/environment_plan.h"
 #include "platform/host_detect.h"
-#include "platform/launcher_request.h"
+#include "platform/launcher_plan_inputs.h"
 #include "platform/info_report.h"
 #include "platform/profile_chain.h"
 #include "platform/vendor_runtime.h"
@@ -63,13 +63,13 @@ class InfoTask : public Task {
 
     platform::Roots roots = platform::Roots::FromEnvironment();
     platform::HostInfo host = platform::DetectHost(roots);
-    platform::EnvironmentRequest request =
-        platform::RequestFromLauncher(*context.launcher, platform::CurrentEnvironment());
+    platform::EnvironmentPlanInputs request =
+        platform::PlanInputsFromLauncher(*context.launcher, ProcessEnvironment());
     auto plan = platform::ResolveEnvironment(host, request);
     if (!plan.ok()) return plan.error();
 
     int visible = platform::CountVisibleGpus(host, request.current_environment);
-    train::PrimusSearch primus = train::FindPrimus(config::Environment::FromProcess(),
+    train::PrimusSearch primus = train::FindPrimus(ProcessEnvironment(),
                                                    context.launcher->GetString("train.primus_path"), CurrentDir(),
                                                    train::UsualPrimusPlaces());
     if (as_json) {

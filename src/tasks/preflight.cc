@@ -20,7 +20,7 @@
 #include "util/hostlist.h"
 #include "util/log.h"
 #include "util/option_parser.h"
-#include "util/process_environment.h"
+#include "util/environment.h"
 #include "util/strings.h"
 
 namespace primus::tasks {
@@ -183,7 +183,7 @@ class PreflightTask : public Task {
     preflight::PreflightOptions* options = &args->options;
     if (!args->experiment.empty()) {
       // The experiment's own interpreter and workspace, unless given here.
-      auto experiment = train::LoadExperiment({args->experiment, {}, config::Environment::FromProcess()});
+      auto experiment = train::LoadExperiment({args->experiment, {}, ProcessEnvironment()});
       if (!experiment.ok()) return experiment.error();
       if (!args->python_given && !experiment->interpreter.empty()) options->python = experiment->interpreter;
       if (!args->workspace_given && !experiment->workspace.empty()) options->workspace = experiment->workspace;

@@ -11,9 +11,9 @@
 #include "agent/launch_summary.h"
 #include "agent/platform_setup.h"
 #include "agent/run_workers.h"
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/launcher_config.h"
-#include "platform/launcher_request.h"
+#include "platform/launcher_plan_inputs.h"
 #include "tasks/task.h"
 #include "train/primus_install.h"
 #include "util/strings.h"
@@ -46,7 +46,7 @@ class PrimusTask : public Task {
       return UsageError("task 'primus' needs a subcommand of Primus's CLI", "write: primus-cli direct -- primus projection ...");
     }
     const std::string& subcommand = context.args.front();
-    auto install = train::PrimusInstallFor(config::Environment::FromProcess(), *context.launcher);
+    auto install = train::PrimusInstallFor(ProcessEnvironment(), *context.launcher);
     if (!install.ok()) {
       return Error{install.error().code,
                    "'" + subcommand + "' is a subcommand of Primus's own CLI, which runs from a Primus installation; " +

@@ -15,7 +15,7 @@
 #include "tasks/task.h"
 #include "tasks/train_steps.h"
 #include "util/option_parser.h"
-#include "util/process_environment.h"
+#include "util/environment.h"
 #include "util/strings.h"
 
 namespace primus::tasks {

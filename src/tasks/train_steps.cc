@@ -108,7 +108,7 @@ void Finish(TrainLaunch* launch, int exit_code, const std::string& status) {
 
 Status LoadRequestedExperiment(TrainLaunch* launch) {
   const TrainArgs& args = launch->args;
-  launch->request.environment = config::Environment::FromProcess();
+  launch->request.environment = ProcessEnvironment();
   launch->request.overrides = args.overrides;
   launch->request.file = args.config;
   if (!args.replay.empty()) {

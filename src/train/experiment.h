@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/value.h"
 #include "util/error.h"
 
@@ -55,7 +55,7 @@ struct ExperimentConfig {
 struct ExperimentRequest {
   std::string file;
   std::vector<std::string> overrides;  // "a.b=c" from the command line, applied last
-  config::Environment environment;
+  Environment environment;
 };
 
 // Loads, merges and validates the file (not yet the world size).

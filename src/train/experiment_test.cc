@@ -30,7 +30,7 @@ class ExperimentTest : public ::testing::Test {
     ExperimentRequest request;
     request.file = file;
     request.overrides = std::move(overrides);
-    request.environment = config::Environment({{"HOME", "/root"}});
+    request.environment = Environment({{"HOME", "/root"}});
     return request;
   }
 

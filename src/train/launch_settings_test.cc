@@ -26,7 +26,7 @@ class LaunchSettingsTest : public ::testing::Test {
   }
 
   ExperimentConfig Experiment(std::vector<std::string> overrides = {}) {
-    ExperimentRequest request{experiment_file_, std::move(overrides), config::Environment({{"HOME", "/root"}})};
+    ExperimentRequest request{experiment_file_, std::move(overrides), Environment({{"HOME", "/root"}})};
     auto experiment = LoadExperiment(request);
     EXPECT_TRUE(experiment.ok()) << experiment.error().Format();
     return experiment.ok() ? *experiment : ExperimentConfig{};
@@ -58,7 +58,7 @@ TEST_F(LaunchSettingsTest, TheExperimentBeatsFilesAndDefaultsWithItsOwnLocation)
 }
 
 TEST_F(LaunchSettingsTest, FlagsEnvironmentAndSetBeatTheExperiment) {
-  sources_.environment = config::Environment({{"PRIMUS_DIRECT_NPROC_PER_NODE", "6"}, {"PET_MAX_RESTARTS", "2"}});
+  sources_.environment = Environment({{"PRIMUS_DIRECT_NPROC_PER_NODE", "6"}, {"PET_MAX_RESTARTS", "2"}});
   sources_.set_assignments = {"direct.nnodes=3"};
   sources_.flags = {{"direct.hang_timeout", {"12"}, "--hang-timeout"}};
   config::LauncherConfig launcher = Launcher(Experiment());
@@ -71,7 +71,7 @@ TEST_F(LaunchSettingsTest, FlagsEnvironmentAndSetBeatTheExperiment) {
 }
 
 TEST_F(LaunchSettingsTest, TheSchedulerBeatsTheExperiment) {
-  sources_.environment = config::Environment({{"SLURM_JOB_ID", "7"},
+  sources_.environment = Environment({{"SLURM_JOB_ID", "7"},
                                               {"SLURM_STEP_ID", "0"},
                                               {"SLURM_NNODES", "4"},
                                               {"SLURM_NODEID", "1"},

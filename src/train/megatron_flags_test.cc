@@ -12,7 +12,7 @@ using config::Value;
 
 // exp.yaml's tree, with origins.
 Value Yaml(const std::string& text) {
-  auto value = config::LoadYamlString(text, "exp.yaml", config::Environment({}));
+  auto value = config::LoadYamlString(text, "exp.yaml", Environment({}));
   EXPECT_TRUE(value.ok()) << value.error().Format();
   return *value;
 }

@@ -135,7 +135,7 @@ Value ParsePrimusOverrides(const std::vector<std::string>& args) {
 
 Result<PrimusExperiment> ReadPrimusExperiment(const Value& file, const std::string& subtask,
                                               const PrimusInstall& install, const std::vector<std::string>& args,
-                                              const config::Environment& environment) {
+                                              const Environment& environment) {
   PrimusExperiment experiment;
   experiment.args = args;
   const Value* modules = file.Get("modules");

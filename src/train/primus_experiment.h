@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/value.h"
 #include "train/primus_install.h"
 #include "util/error.h"
@@ -33,7 +33,7 @@ struct PrimusExperiment {
 // subtask: pretrain | posttrain. Errors (exit 3) name the file and line.
 Result<PrimusExperiment> ReadPrimusExperiment(const config::Value& file, const std::string& subtask,
                                               const PrimusInstall& install, const std::vector<std::string>& args,
-                                              const config::Environment& environment);
+                                              const Environment& environment);
 
 // Primus's override syntax (key=value, --key=value, --key value, --key; dots
 // nest), its value types (true/false, None, integers, decimals, strings) and

@@ -36,9 +36,9 @@ class PrimusExperimentTest : public ::testing::Test {
   }
   Result<PrimusExperiment> Read(const std::string& body, const std::vector<std::string>& args = {},
                                 const std::string& subtask = "pretrain") {
-    auto file = config::LoadYamlFile(Write("exp.yaml", body), config::Environment{});
+    auto file = config::LoadYamlFile(Write("exp.yaml", body), Environment{});
     if (!file.ok()) return file.error();
-    return ReadPrimusExperiment(*file, subtask, install_, args, config::Environment{});
+    return ReadPrimusExperiment(*file, subtask, install_, args, Environment{});
   }
   std::string dir_;
   PrimusInstall install_;

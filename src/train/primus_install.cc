@@ -47,7 +47,7 @@ std::string PrimusVersion(const std::string& root) {
   return version.empty() ? "unknown" : version;
 }
 
-PrimusSearch FindPrimus(const config::Environment& environment, const std::string& configured_path,
+PrimusSearch FindPrimus(const Environment& environment, const std::string& configured_path,
                         const std::string& current_dir, const std::vector<std::string>& usual_places) {
   PrimusSearch search;
   // Takes `dir` when it is a checkout; the path is resolved once.
@@ -58,7 +58,7 @@ PrimusSearch FindPrimus(const config::Environment& environment, const std::strin
     return true;
   };
   // A location the user set is used or is an error; it never falls through.
-  std::optional<std::string> from_env = environment.Get("PRIMUS_PATH");
+  std::optional<std::string> from_env = Lookup(environment, "PRIMUS_PATH");
   for (const auto& [value, name] : {std::pair{from_env.value_or(""), std::string("PRIMUS_PATH")},
                                     std::pair{configured_path, std::string("train.primus_path")}}) {
     if (value.empty()) {
@@ -79,7 +79,7 @@ PrimusSearch FindPrimus(const config::Environment& environment, const std::strin
   return search;
 }
 
-Result<PrimusInstall> PrimusInstallFor(const config::Environment& environment, const config::LauncherConfig& launcher) {
+Result<PrimusInstall> PrimusInstallFor(const Environment& environment, const config::LauncherConfig& launcher) {
   PrimusSearch search = FindPrimus(environment, launcher.GetString("train.primus_path"), CurrentDir(), UsualPrimusPlaces());
   if (search.install) return *search.install;
   const std::string hint =

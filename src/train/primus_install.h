@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/launcher_config.h"
 #include "util/error.h"
 
@@ -41,13 +41,13 @@ const std::vector<std::string>& UsualPrimusPlaces();
 
 // configured_path: the launcher's train.primus_path ("" when unset).
 // usual_places: UsualPrimusPlaces() outside tests.
-PrimusSearch FindPrimus(const config::Environment& environment, const std::string& configured_path,
+PrimusSearch FindPrimus(const Environment& environment, const std::string& configured_path,
                         const std::string& current_dir, const std::vector<std::string>& usual_places);
 
 // FindPrimus with the launcher's settings and this process's places; none
 // found is an EnvironmentError (exit 4) that lists where it looked and how
 // to point at one.
-Result<PrimusInstall> PrimusInstallFor(const config::Environment& environment, const config::LauncherConfig& launcher);
+Result<PrimusInstall> PrimusInstallFor(const Environment& environment, const config::LauncherConfig& launcher);
 
 bool IsPrimusCheckout(const std::string& dir);
 

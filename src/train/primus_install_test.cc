@@ -42,7 +42,7 @@ TEST(PrimusInstallTest, PrimusPathWinsAndNamesItsVersion) {
   test::TempDir dir;
   std::string set = MakeCheckout(dir.path() + "/set", "26.4");
   std::string usual = MakeCheckout(dir.path() + "/usual");
-  PrimusSearch search = FindPrimus(config::Environment{{"PRIMUS_PATH", set}}, "", dir.path(), {usual});
+  PrimusSearch search = FindPrimus(Environment{{"PRIMUS_PATH", set}}, "", dir.path(), {usual});
   ASSERT_TRUE(search.install);
   EXPECT_EQ(search.install->root, set);
   EXPECT_EQ(search.install->found_by, "PRIMUS_PATH");
@@ -54,13 +54,13 @@ TEST(PrimusInstallTest, ConfiguredPathThenCurrentDirectoryThenUsualPlaces) {
   test::TempDir dir;
   std::string configured = MakeCheckout(dir.path() + "/configured");
   std::string usual = MakeCheckout(dir.path() + "/usual");
-  auto search = FindPrimus(config::Environment{}, configured, dir.path(), {usual});
+  auto search = FindPrimus(Environment{}, configured, dir.path(), {usual});
   ASSERT_TRUE(search.install);
   EXPECT_EQ(search.install->found_by, "train.primus_path");
-  search = FindPrimus(config::Environment{}, "", configured, {usual});
+  search = FindPrimus(Environment{}, "", configured, {usual});
   ASSERT_TRUE(search.install);
   EXPECT_EQ(search.install->found_by, "the current directory");
-  search = FindPrimus(config::Environment{}, "", dir.path(), {dir.path() + "/missing", usual});
+  search = FindPrimus(Environment{}, "", dir.path(), {dir.path() + "/missing", usual});
   ASSERT_TRUE(search.install);
   EXPECT_EQ(search.install->root, usual);
 }
@@ -68,14 +68,14 @@ TEST(PrimusInstallTest, ConfiguredPathThenCurrentDirectoryThenUsualPlaces) {
 TEST(PrimusInstallTest, ASetPathThatIsNoCheckoutIsAnErrorNotSkipped) {
   test::TempDir dir;
   std::string usual = MakeCheckout(dir.path() + "/usual");
-  auto search = FindPrimus(config::Environment{{"PRIMUS_PATH", dir.path() + "/nothing"}}, "", dir.path(), {usual});
+  auto search = FindPrimus(Environment{{"PRIMUS_PATH", dir.path() + "/nothing"}}, "", dir.path(), {usual});
   EXPECT_FALSE(search.install);
   EXPECT_NE(search.broken_setting.find("PRIMUS_PATH=" + dir.path() + "/nothing"), std::string::npos);
 }
 
 TEST(PrimusInstallTest, NothingFoundListsWhereItLooked) {
   test::TempDir dir;
-  auto search = FindPrimus(config::Environment{}, "", dir.path(), {dir.path() + "/a", dir.path() + "/b"});
+  auto search = FindPrimus(Environment{}, "", dir.path(), {dir.path() + "/a", dir.path() + "/b"});
   EXPECT_FALSE(search.install);
   ASSERT_EQ(search.tried.size(), 5u);
   EXPECT_EQ(search.tried[0], "PRIMUS_PATH (not set)");

@@ -10,7 +10,7 @@ namespace {
 using config::Value;
 
 Value Yaml(const std::string& text) {
-  auto value = config::LoadYamlString(text, "exp.yaml", config::Environment({}));
+  auto value = config::LoadYamlString(text, "exp.yaml", Environment({}));
   EXPECT_TRUE(value.ok()) << value.error().Format();
   return *value;
 }

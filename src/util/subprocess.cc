@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "util/files.h"
-#include "util/process_environment.h"
+#include "util/environment.h"
 #include "util/strings.h"
 
 namespace primus {

@@ -13,14 +13,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "config/environment.h"
+#include "util/environment.h"
 #include "config/launcher_schema.h"
 #include "config/merge.h"
 #include "config/yaml_loader.h"
 #include "fuzz_support.h"
 #include "util/files.h"
 
-using primus::config::Environment;
+using primus::Environment;
 using primus::config::Value;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

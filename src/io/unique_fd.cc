@@ -1,10 +1,10 @@
-#include "agent/unique_fd.h"
+#include "io/unique_fd.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 
-namespace primus::agent {
+namespace primus::io {
 
 void UniqueFd::Reset(int fd) {
   if (fd_ >= 0) ::close(fd_);
@@ -32,4 +32,4 @@ bool MakePipe(PipeEnds* ends) {
   return true;
 }
 
-}  // namespace primus::agent
+}  // namespace primus::io

@@ -1,11 +1,11 @@
-#include "util/process_environment.h"
+#include "util/environment.h"
 
 extern char** environ;
 
 namespace primus {
 
-std::map<std::string, std::string> ProcessEnvironment() {
-  std::map<std::string, std::string> variables;
+Environment ProcessEnvironment() {
+  Environment variables;
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
     std::string text(*entry);
     size_t equals = text.find('=');
@@ -13,6 +13,12 @@ std::map<std::string, std::string> ProcessEnvironment() {
     variables.emplace(text.substr(0, equals), text.substr(equals + 1));
   }
   return variables;
+}
+
+std::optional<std::string> Lookup(const Environment& environment, std::string_view name) {
+  auto found = environment.find(std::string(name));
+  if (found == environment.end()) return std::nullopt;
+  return found->second;
 }
 
 }  // namespace primus

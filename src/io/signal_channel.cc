@@ -1,4 +1,4 @@
-#include "agent/signal_channel.h"
+#include "io/signal_channel.h"
 
 #include <errno.h>
 #include <string.h>
@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-namespace primus::agent {
+namespace primus::io {
 namespace {
 
 constexpr int kHandledSignals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
@@ -85,4 +85,4 @@ std::string SignalName(int signal) {
   return std::string("SIG") + abbreviation;
 }
 
-}  // namespace primus::agent
+}  // namespace primus::io

@@ -1,4 +1,4 @@
-#include "agent/master_port.h"
+#include "io/tcp_port.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -9,9 +9,9 @@
 #include <cstring>
 #include <string>
 
-#include "agent/unique_fd.h"
+#include "io/unique_fd.h"
 
-namespace primus::agent {
+namespace primus::io {
 namespace {
 
 // Binds a listening-style socket to `port` on the IPv4 wildcard; 0 on success,
@@ -59,4 +59,4 @@ Status CheckPortFree(int port) {
                           std::strerror(error));
 }
 
-}  // namespace primus::agent
+}  // namespace primus::io

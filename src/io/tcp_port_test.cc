@@ -1,4 +1,4 @@
-#include "agent/master_port.h"
+#include "io/tcp_port.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-namespace primus::agent {
+namespace primus::io {
 namespace {
 
 TEST(MasterPortTest, PickedPortIsFree) {
@@ -36,4 +36,4 @@ TEST(MasterPortTest, PortWithAListenerIsAnEnvironmentErrorNamingIt) {
 }
 
 }  // namespace
-}  // namespace primus::agent
+}  // namespace primus::io

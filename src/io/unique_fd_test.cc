@@ -1,4 +1,4 @@
-#include "agent/unique_fd.h"
+#include "io/unique_fd.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace primus::agent {
+namespace primus::io {
 namespace {
 
 TEST(UniqueFdTest, ClosesOnDestructionAndReleaseKeepsOpen) {
@@ -49,4 +49,4 @@ TEST(UniqueFdTest, WriteAllReportsABrokenPipe) {
 }
 
 }  // namespace
-}  // namespace primus::agent
+}  // namespace primus::io

@@ -18,10 +18,10 @@
 #include <optional>
 #include <string>
 
-#include "agent/unique_fd.h"
+#include "io/unique_fd.h"
 #include "util/error.h"
 
-namespace primus::agent {
+namespace primus::io {
 
 class SignalChannel {
  public:
@@ -52,4 +52,4 @@ class SignalChannel {
 // "SIGTERM", "SIGSEGV", ... ("signal 42" for unnamed ones).
 std::string SignalName(int signal);
 
-}  // namespace primus::agent
+}  // namespace primus::io

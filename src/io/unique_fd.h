@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <utility>
 
-namespace primus::agent {
+namespace primus::io {
 
 class UniqueFd {
  public:
@@ -42,4 +42,4 @@ struct PipeEnds {
 };
 bool MakePipe(PipeEnds* ends);
 
-}  // namespace primus::agent
+}  // namespace primus::io

@@ -6,7 +6,7 @@
 
 #include "util/error.h"
 
-namespace primus::agent {
+namespace primus::io {
 
 // A TCP port that nothing listens on now (the kernel's choice for port 0).
 // Another process may still take it before rank 0 binds: the window is the
@@ -18,4 +18,4 @@ Result<int> PickFreePort();
 // TIME_WAIT after a restart counts as free).
 Status CheckPortFree(int port);
 
-}  // namespace primus::agent
+}  // namespace primus::io

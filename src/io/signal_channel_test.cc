@@ -1,10 +1,10 @@
-#include "agent/signal_channel.h"
+#include "io/signal_channel.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
-namespace primus::agent {
+namespace primus::io {
 namespace {
 
 TEST(SignalChannelTest, NamesSignals) {
@@ -47,4 +47,4 @@ TEST(SignalChannelTest, LeavesIgnoredSignalsIgnored) {
 }
 
 }  // namespace
-}  // namespace primus::agent
+}  // namespace primus::io

@@ -1,19 +1,23 @@
-// The TCP side of the control channel: node 0 listens on its control port
-// (all addresses, IPv4 and IPv6), the other agents connect to the master
-// address (resolved forward only, never reverse), and each connection carries
-// newline-delimited JSON messages (control_protocol.h). Reads never block —
-// the agent's epoll loop says when a connection is readable; writes are small
-// and block at most a few seconds before the peer is given up as lost.
+// TCP connections that carry newline-delimited JSON messages: a listening
+// socket on every local address (IPv4 and IPv6), connecting to a host by name
+// (resolved forward only, never reverse), and reading and writing whole
+// messages. The node agents' control channel (agent/control_protocol.h) and
+// preflight's node exchange run over it. Reads never block — the caller's
+// epoll loop says when a connection is readable; writes are small and block
+// at most a few seconds before the peer is given up as lost.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "agent/control_protocol.h"
-#include "agent/unique_fd.h"
+#include <nlohmann/json.hpp>
+
+#include "io/unique_fd.h"
 #include "util/error.h"
 
-namespace primus::agent {
+namespace primus::io {
+
+using Json = nlohmann::json;
 
 // A listening socket on `port` of every local address; a port in use is an
 // EnvironmentError naming it (and sets *port_in_use when given). `what` names
@@ -69,4 +73,4 @@ class MessageConnection {
   std::string error_;
 };
 
-}  // namespace primus::agent
+}  // namespace primus::io

@@ -1,4 +1,4 @@
-#include "agent/agent_runtime.h"
+#include "agent/launch_handles.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,45 +11,45 @@
 
 namespace primus::agent {
 
-Result<std::unique_ptr<AgentRuntime>> AgentRuntime::Start(std::string_view token_entry) {
+Result<std::unique_ptr<LaunchHandles>> LaunchHandles::Start(std::string_view token_entry) {
   auto poller = EventPoller::Create();
   if (!poller) return poller.error();
   auto timer = DeadlineTimer::Create();
   if (!timer) return timer.error();
-  std::unique_ptr<AgentRuntime> runtime(new AgentRuntime(std::move(*poller), std::move(*timer)));
-  runtime->agent_pid_ = getpid();
+  std::unique_ptr<LaunchHandles> handles(new LaunchHandles(std::move(*poller), std::move(*timer)));
+  handles->agent_pid_ = getpid();
 
-  auto signals = SignalChannel::Open();
+  auto signals = io::SignalChannel::Open();
   if (!signals) return signals.error();
-  runtime->signals_ = std::move(*signals);
-  if (Status status = runtime->poller_.Add(runtime->signals_->fd(), kSignalTag); !status) return status.error();
-  if (Status status = runtime->poller_.Add(runtime->timer_.fd(), kTimerTag); !status) return status.error();
+  handles->signals_ = std::move(*signals);
+  if (Status status = handles->poller_.Add(handles->signals_->fd(), kSignalTag); !status) return status.error();
+  if (Status status = handles->poller_.Add(handles->timer_.fd(), kTimerTag); !status) return status.error();
 
-  runtime->dev_null_.Reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (!runtime->dev_null_.valid()) {
+  handles->dev_null_.Reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (!handles->dev_null_.valid()) {
     return EnvironmentError(std::string("cannot open /dev/null: ") + std::strerror(errno));
   }
   auto guard = OrphanGuard::Start(token_entry);
   if (!guard) return guard.error();
-  runtime->guard_ = std::move(*guard);
+  handles->guard_ = std::move(*guard);
   if (Status status = BecomeSubreaper(); !status) return status.error();
-  runtime->subreaper_ = true;
-  return runtime;
+  handles->subreaper_ = true;
+  return handles;
 }
 
-AgentRuntime::~AgentRuntime() {
+LaunchHandles::~LaunchHandles() {
   FlushConsoles();
   guard_.reset();  // disarm first: the workers are gone
   if (subreaper_) RestoreSubreaper();
 }
 
-void AgentRuntime::ServeMetrics(std::unique_ptr<MetricsServer> server) { metrics_server_ = std::move(server); }
+void LaunchHandles::ServeMetrics(std::unique_ptr<MetricsServer> server) { metrics_server_ = std::move(server); }
 
-void AgentRuntime::OnMetricsEvent(uint64_t tag) {
+void LaunchHandles::OnMetricsEvent(uint64_t tag) {
   if (metrics_server_) metrics_server_->OnEvent(tag);
 }
 
-int AgentRuntime::SleepUnlessSignalled(SteadyTime until) {
+int LaunchHandles::SleepUnlessSignalled(SteadyTime until) {
   while (SteadyClock::now() < until) {
     timer_.ArmAt(until);
     for (const epoll_event& event : poller_.Wait(-1)) {

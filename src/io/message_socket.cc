@@ -1,4 +1,4 @@
-#include "agent/control_socket.h"
+#include "io/message_socket.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace primus::agent {
+namespace primus::io {
 namespace {
 
 constexpr int kSendTimeoutS = 5;
@@ -233,4 +233,4 @@ bool MessageConnection::Send(const Json& message) {
   return true;
 }
 
-}  // namespace primus::agent
+}  // namespace primus::io

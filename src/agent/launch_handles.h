@@ -14,8 +14,8 @@
 #include "agent/event_poller.h"
 #include "agent/metrics_server.h"
 #include "agent/orphan_guard.h"
-#include "agent/signal_channel.h"
-#include "agent/unique_fd.h"
+#include "io/signal_channel.h"
+#include "io/unique_fd.h"
 #include "util/error.h"
 
 namespace primus::agent {
@@ -29,18 +29,18 @@ inline constexpr uint64_t kFirstPidTag = uint64_t{1} << 32;
 // The job link's sockets (job_link.h): the listening socket and one per node.
 inline constexpr uint64_t kFirstLinkTag = uint64_t{1} << 48;
 // The metrics server's fds (metrics_server.h): every wait of the launch hands
-// these to AgentRuntime::OnMetricsEvent, so the metrics port answers while the
+// these to LaunchHandles::OnMetricsEvent, so the metrics port answers while the
 // workers run, between restarts and while the nodes join.
 inline constexpr uint64_t kFirstMetricsTag = uint64_t{1} << 56;
 
-class AgentRuntime {
+class LaunchHandles {
  public:
   // Blocks the signals, creates the epoll set and timer, starts the orphan
   // guard for `token_entry`, and makes this process a child subreaper.
-  static Result<std::unique_ptr<AgentRuntime>> Start(std::string_view token_entry);
-  ~AgentRuntime();
+  static Result<std::unique_ptr<LaunchHandles>> Start(std::string_view token_entry);
+  ~LaunchHandles();
 
-  SignalChannel& signals() { return *signals_; }
+  io::SignalChannel& signals() { return *signals_; }
   EventPoller& poller() { return poller_; }
   DeadlineTimer& timer() { return timer_; }
   OrphanGuard& guard() { return *guard_; }
@@ -75,16 +75,16 @@ class AgentRuntime {
   int SleepUnlessSignalled(SteadyTime until);
 
  private:
-  AgentRuntime(EventPoller poller, DeadlineTimer timer)
+  LaunchHandles(EventPoller poller, DeadlineTimer timer)
       : poller_(std::move(poller)), timer_(std::move(timer)), console_(1), console_errors_(2) {}
 
-  std::unique_ptr<SignalChannel> signals_;
+  std::unique_ptr<io::SignalChannel> signals_;
   EventPoller poller_;
   DeadlineTimer timer_;
   std::unique_ptr<OrphanGuard> guard_;
   ConsoleSink console_;
   ConsoleSink console_errors_;
-  UniqueFd dev_null_;
+  io::UniqueFd dev_null_;
   pid_t agent_pid_ = 0;
   bool subreaper_ = false;
   std::unique_ptr<MetricsServer> metrics_server_;  // last: it leaves the poller before the poller closes
@@ -98,7 +98,7 @@ class AgentRuntime {
 namespace primus::agent {
 
 template <typename Callback>
-void AgentRuntime::ReapChildren(Callback&& on_exit) {
+void LaunchHandles::ReapChildren(Callback&& on_exit) {
   while (true) {
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, WNOHANG);

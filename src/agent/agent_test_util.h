@@ -1,11 +1,9 @@
 // Helpers shared by the agent's process-level tests: a temporary log
 // directory, a LaunchSpec running a shell script per rank, reading a rank's
-// log, and checking that a pid is really gone.
+// log, and the pids a script wrote down; the helpers every test shares come
+// from tests/support.
 #pragma once
 
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -15,6 +13,10 @@
 #include <string>
 
 #include "agent/launch_spec.h"
+#include "free_port.h"
+#include "processes.h"
+#include "text.h"
+#include "wait_for.h"
 #include "util/files.h"
 #include "util/scoped_temp_dir.h"
 #include "util/strings.h"
@@ -27,6 +29,11 @@ inline std::string MakeTempDir(const char* tag) {
 }
 
 using primus::ScopedTempDir;  // util/scoped_temp_dir.h
+// tests/support: one definition each for every test.
+using primus::testing::Contains;
+using primus::testing::FreePort;
+using primus::testing::ProcessAlive;
+using primus::testing::WaitFor;
 
 
 // `script` runs as `sh -c script` in every rank.
@@ -54,15 +61,6 @@ inline std::string RankLog(const RunResult& result, int attempt, int rank) {
   return text.ok() ? *text : "<missing " + RankLogPath(result, attempt, rank) + ">";
 }
 
-// Alive and not a zombie.
-inline bool ProcessAlive(pid_t pid) {
-  if (pid <= 0 || ::kill(pid, 0) != 0) return false;
-  auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat.ok()) return false;
-  size_t close = stat->rfind(')');
-  return close != std::string::npos && close + 2 < stat->size() && (*stat)[close + 2] != 'Z';
-}
-
 inline std::vector<pid_t> PidsInFile(const std::string& path) {
   std::vector<pid_t> pids;
   auto text = ReadFile(path);
@@ -71,36 +69,6 @@ inline std::vector<pid_t> PidsInFile(const std::string& path) {
     if (auto pid = ParseInt(Trim(word))) pids.push_back(static_cast<pid_t>(*pid));
   }
   return pids;
-}
-
-// A TCP port the kernel picks on the IPv6 wildcard (so IPv4 too), released
-// again, for a test that needs a free one.
-inline int FreePort() {
-  int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in6 address{};
-  address.sin6_family = AF_INET6;
-  address.sin6_addr = in6addr_any;
-  socklen_t length = sizeof(address);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin6_port);
-  }
-  ::close(fd);
-  return port;
-}
-
-inline bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// Polls `done` every 10 ms until it is true or `timeout_s` passed.
-template <typename Predicate>
-bool WaitFor(Predicate done, double timeout_s) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= until) return false;
-    ::usleep(10000);
-  }
-  return true;
 }
 
 class Stopwatch {

@@ -14,12 +14,12 @@ namespace primus::config {
 namespace {
 
 // What every pod has besides the convention's variables.
-Environment Pod(std::map<std::string, std::string, std::less<>> variables) {
+Environment Pod(Environment variables) {
   variables.emplace("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
   variables.emplace("KUBERNETES_SERVICE_HOST", "10.96.0.1");
   variables.emplace("KUBERNETES_SERVICE_PORT", "443");
   variables.emplace("KUBERNETES_PORT", "tcp://10.96.0.1:443");
-  return Environment(std::move(variables));
+  return variables;
 }
 
 // PyTorchJob `bert`, 1 Master + 3 Workers, nprocPerNode "8": the pod of

@@ -19,12 +19,14 @@
 #include "start_process.h"
 #include "util/files.h"
 #include "util/strings.h"
+#include "wait_for.h"
 
 namespace primus {
 namespace {
 
 using testing::ProcessOptions;
 using testing::StartProcess;
+using testing::WaitFor;
 using testing::WaitForExit;
 
 // Live (non-zombie) processes whose command line contains `marker`.
@@ -79,14 +81,6 @@ class AgentProcessTest : public ::testing::Test {
   size_t LinesIn(const std::string& path) {
     auto text = ReadFile(path);
     return text.ok() ? Split(Trim(*text), '\n').size() * !Trim(*text).empty() : 0;
-  }
-  bool WaitFor(const std::function<bool()>& condition, double seconds) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (condition()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return condition();
   }
   std::string dir_;
 };

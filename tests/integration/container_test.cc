@@ -17,6 +17,7 @@
 #include "run_process.h"
 #include "slurm_cluster.h"
 #include "start_process.h"
+#include "text.h"
 #include "util/files.h"
 #include "util/strings.h"
 
@@ -24,6 +25,7 @@ namespace primus::testing {
 namespace {
 
 using testing::WaitFor;
+using testing::ReadOrEmpty;
 
 using Clock = std::chrono::steady_clock;
 
@@ -36,11 +38,6 @@ ProcessOptions WithEnv(const EnvOverrides& env, const std::string& cwd, double t
 }
 
 // Polls `done` every 20 ms for up to `timeout_s`.
-std::string ReadText(const std::string& path) {
-  auto text = ReadFile(path);
-  return text.ok() ? *text : "";
-}
-
 // The arguments a task received, written NUL-separated by the task itself.
 const char kArgsScript[] = "for a in \"$@\"; do printf '%s\\0' \"$a\"; done > args.out";
 const std::vector<std::string> kAwkwardArgs = {"two words", "it's", "say \"hi\"", "$HOME", "`id`", "$(id)",
@@ -81,7 +78,7 @@ class PodmanTest : public ::testing::Test {
     for (const std::string& container : store_->ContainerNames()) {
       if (container.starts_with("primus-")) *name = container;
     }
-    EXPECT_TRUE(running) << ReadText(dir_.path() + "/err");
+    EXPECT_TRUE(running) << ReadOrEmpty(dir_.path() + "/err");
     return pid;
   }
 
@@ -107,7 +104,7 @@ TEST_F(PodmanTest, ArgumentsReachTheTaskUnchanged) {
   args.insert(args.end(), kAwkwardArgs.begin(), kAwkwardArgs.end());
   ProcessResult result = Primus(args);
   ASSERT_EQ(result.exit_code, 0) << result.all();
-  EXPECT_EQ(SplitNul(ReadText(dir_.path() + "/args.out")), kAwkwardArgs) << "written through the mounted working directory";
+  EXPECT_EQ(SplitNul(ReadOrEmpty(dir_.path() + "/args.out")), kAwkwardArgs) << "written through the mounted working directory";
 }
 
 TEST_F(PodmanTest, EnvironmentIsForwardedByNameAndTheTokenNeverShows) {
@@ -161,7 +158,7 @@ TEST_F(PodmanTest, LogFileHoldsTheContainersOutputAndUnknownFlagsAreNamed) {
                               "--label", "primus.test=1", "--", "run", "/bin/echo", "hello from inside"});
   ASSERT_EQ(run.exit_code, 0) << run.all();
   EXPECT_NE(run.out.find("hello from inside"), std::string::npos) << "the terminal still gets it";
-  std::string log = ReadText(dir_.path() + "/logs/c.log");
+  std::string log = ReadOrEmpty(dir_.path() + "/logs/c.log");
   EXPECT_NE(log.find("hello from inside"), std::string::npos) << log;
   EXPECT_NE(log.find("passing --label primus.test=1 to podman as an engine option"), std::string::npos) << log;
   EXPECT_EQ(log.find("--log"), log.find("--log-file: a copy")) << "only our own line names it: " << log;
@@ -181,7 +178,7 @@ TEST_F(PodmanTest, TrainWritesItsExperimentDirectoryOnTheHost) {
   for (const auto& entry : std::filesystem::directory_iterator(workspace.path() + "/runs")) runs.push_back(entry.path());
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_TRUE(std::filesystem::path(runs[0]).filename().string().starts_with("tiny-job_")) << runs[0];
-  EXPECT_NE(ReadText(runs[0] + "/metadata.json").find("\"succeeded\""), std::string::npos) << ReadText(runs[0] + "/metadata.json");
+  EXPECT_NE(ReadOrEmpty(runs[0] + "/metadata.json").find("\"succeeded\""), std::string::npos) << ReadOrEmpty(runs[0] + "/metadata.json");
   EXPECT_TRUE(PathExists(runs[0] + "/config/resolved.yaml"));
 }
 
@@ -234,7 +231,7 @@ TEST_P(PodmanStopTest, StoppingMidRunLeavesNoContainerAndNoProcess) {
   kill(pid, signal);
   int code = WaitForExit(pid, 60);  // SIGKILLs it after the timeout: nothing of the test outlives it
   double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  EXPECT_EQ(code, 128 + signal) << ReadText(dir_.path() + "/err");
+  EXPECT_EQ(code, 128 + signal) << ReadOrEmpty(dir_.path() + "/err");
   EXPECT_LT(seconds, 10) << "the inner agent stops the task at once";
   EXPECT_TRUE(WaitFor([&] { return ProcessesMentioning("sleep " + marker).empty(); }, 5)) << "the task is gone";
   EXPECT_TRUE(WaitFor([&] { return ProcessesMentioning(name).empty(); }, 5)) << "no conmon, no podman for it";
@@ -259,7 +256,7 @@ TEST_F(PodmanTest, CtrlCWhileTheContainerStartsLeavesNothing) {
                              dir_.path() + "/out", dir_.path() + "/err", options);
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     kill(pid, SIGINT);
-    EXPECT_EQ(WaitForExit(pid, 60), 130) << delay_ms << " ms: " << ReadText(dir_.path() + "/err");
+    EXPECT_EQ(WaitForExit(pid, 60), 130) << delay_ms << " ms: " << ReadOrEmpty(dir_.path() + "/err");
     EXPECT_EQ(store_->ContainerNames(), std::vector<std::string>{}) << delay_ms << " ms";
     EXPECT_TRUE(WaitFor([&] { return ProcessesMentioning("sleep " + marker).empty(); }, 5)) << delay_ms << " ms";
   }
@@ -370,7 +367,7 @@ TEST(DockerTest, ExitCodeArgumentsMissingImageAndCtrlC) {
   args.insert(args.end(), kAwkwardArgs.begin(), kAwkwardArgs.end());
   ProcessResult echoed = RunPrimus(args, options);
   ASSERT_EQ(echoed.exit_code, 0) << echoed.all();
-  EXPECT_EQ(SplitNul(ReadText(dir.path() + "/args.out")), kAwkwardArgs);
+  EXPECT_EQ(SplitNul(ReadOrEmpty(dir.path() + "/args.out")), kAwkwardArgs);
 
   ProcessResult missing = RunPrimus({"container", "--image", "local/absent", "--pull", "never", "--", "run", "/bin/true"}, options);
   EXPECT_EQ(missing.exit_code, 4) << missing.all();
@@ -381,10 +378,10 @@ TEST(DockerTest, ExitCodeArgumentsMissingImageAndCtrlC) {
   pid_t pid = StartProcess({PRIMUS_BINARY, "container", "--image", "local/mini", "--pull", "never", "--", "run",
                             "/bin/sleep", "4711"},
                            dir.path() + "/out", dir.path() + "/err", options);
-  ASSERT_TRUE(WaitFor([&] { return !ProcessesStartingWith("/bin/sleep 4711 ").empty(); }, 30)) << ReadText(dir.path() + "/err");
+  ASSERT_TRUE(WaitFor([&] { return !ProcessesStartingWith("/bin/sleep 4711 ").empty(); }, 30)) << ReadOrEmpty(dir.path() + "/err");
   EXPECT_EQ(docker->ContainerNames().size(), 1u);
   kill(pid, SIGINT);
-  EXPECT_EQ(WaitForExit(pid, 60), 130) << ReadText(dir.path() + "/err");
+  EXPECT_EQ(WaitForExit(pid, 60), 130) << ReadOrEmpty(dir.path() + "/err");
   EXPECT_TRUE(WaitFor([&] { return docker->ContainerNames().empty(); }, 5));
   EXPECT_TRUE(WaitFor([&] { return ProcessesMentioning("sleep 4711").empty(); }, 5));
 }

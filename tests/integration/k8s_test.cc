@@ -14,50 +14,27 @@
 #include <yaml-cpp/yaml.h>
 
 #include <map>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "free_port.h"
 #include "run_process.h"
 #include "start_process.h"
+#include "text.h"
 #include "util/files.h"
 
 namespace primus {
 namespace {
 
+using testing::FreePortPair;
 using testing::ProcessOptions;
 using testing::ProcessResult;
+using testing::ReadOrEmpty;
 using Env = std::map<std::string, std::string>;
 
 const std::string kSource = PRIMUS_SOURCE_DIR;
 const std::string kPython = "/usr/bin/python3";
 const std::vector<std::string> kTask = {"run", kPython, "examples/ddp-smoke/train.py", "--steps", "30"};
-
-bool PortFree(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool free = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-  close(fd);
-  return free;
-}
-
-// A master port whose successor (the control channel) is free too.
-int FreePortPair() {
-  std::mt19937 random(static_cast<unsigned>(getpid()) * 7919u + static_cast<unsigned>(time(nullptr)));
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    int port = 30000 + static_cast<int>(random() % 9000) * 2;
-    if (PortFree(port) && PortFree(port + 1)) return port;
-  }
-  return 29561;
-}
-
-std::string Contents(const std::string& path) {
-  Result<std::string> text = ReadFile(path);
-  return text.ok() ? *text : "";
-}
 
 class K8sTest : public ::testing::Test {
  protected:
@@ -99,8 +76,8 @@ class K8sTest : public ::testing::Test {
     for (size_t pod = 0; pod < pods.size(); ++pod) {
       std::string prefix = dir_.path() + "/pod" + std::to_string(pod);
       int code = testing::WaitForExit(agents[pod], 120);
-      EXPECT_EQ(code, 0) << "pod " << pod << ":\n" << Contents(prefix + ".err");
-      outputs.push_back(Contents(prefix + ".out") + Contents(prefix + ".err"));
+      EXPECT_EQ(code, 0) << "pod " << pod << ":\n" << ReadOrEmpty(prefix + ".err");
+      outputs.push_back(ReadOrEmpty(prefix + ".out") + ReadOrEmpty(prefix + ".err"));
     }
     return outputs;
   }

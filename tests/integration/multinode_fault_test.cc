@@ -19,42 +19,21 @@
 #include <thread>
 #include <vector>
 
+#include "free_port.h"
 #include "run_process.h"
 #include "start_process.h"
+#include "text.h"
 #include "util/files.h"
 #include "util/strings.h"
 
 namespace primus {
 namespace {
 
+using testing::Contains;
+using testing::FreePortPair;
 using testing::ProcessOptions;
 using testing::StartProcess;
 using testing::WaitForExit;
-
-bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// A port P such that P and P+1 (the control channel) are both free now.
-int FreePortPair() {
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-    socklen_t length = sizeof(address);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-    int port = ntohs(address.sin_port);
-    ::close(fd);
-    if (port >= 65535) continue;
-    int next = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in second = address;
-    second.sin_port = htons(static_cast<uint16_t>(port + 1));
-    bool free = ::bind(next, reinterpret_cast<sockaddr*>(&second), sizeof(second)) == 0;
-    ::close(next);
-    if (free) return port;
-  }
-  return 0;
-}
 
 long RssKiB(pid_t pid) {
   auto status = ReadFile("/proc/" + std::to_string(pid) + "/status");

@@ -32,8 +32,10 @@
 #include <fmt/format.h>
 
 #include "netns_hosts.h"
+#include "processes.h"
 #include "run_process.h"
 #include "util/files.h"
+#include "text.h"
 #include "util/strings.h"
 #include "wait_for.h"
 
@@ -41,6 +43,9 @@ namespace primus {
 namespace {
 
 using testing::WaitFor;
+using testing::ProcessAlive;
+using testing::ReadOrEmpty;
+using testing::SecondsSince;
 using testing::HostProcess;
 using testing::NetnsHosts;
 using testing::ProcessOptions;
@@ -48,23 +53,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kMasterPort = 29500;  // free in every fresh namespace
 
-double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-// Dead: no such process, or a zombie (exited, not reaped yet).
-bool Alive(pid_t pid) {
-  auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat.ok()) return false;
-  size_t close = stat->rfind(')');
-  return !(close != std::string::npos && close + 2 < stat->size() && (*stat)[close + 2] == 'Z');
-}
-
-std::string ReadOrEmpty(const std::string& path) {
-  auto text = ReadFile(path);
-  return text.ok() ? *text : "";
-}
-
 // Case-insensitive: the agents' wording may change, the key word may not.
-bool Contains(const std::string& text, const std::string& word) {
+bool ContainsIgnoringCase(const std::string& text, const std::string& word) {
   return ToLower(text).find(ToLower(word)) != std::string::npos;
 }
 
@@ -253,7 +243,7 @@ TEST_F(NetnsHostsTest, TeardownKillsWhatRunsThereAndRemovesNamespacesBridgeAndFi
   std::string files = dir();
 
   hosts_.reset();
-  for (pid_t pid : started) EXPECT_FALSE(Alive(pid)) << pid;
+  for (pid_t pid : started) EXPECT_FALSE(ProcessAlive(pid)) << pid;
   EXPECT_EQ(process.Wait(1), 128 + SIGKILL);
   for (const std::string& ns : namespaces) EXPECT_FALSE(PathExists("/run/netns/" + ns)) << ns;
   auto links = testing::RunProcess({"ip", "-o", "link", "show"});
@@ -316,7 +306,7 @@ TEST_F(ControlChannelTest, WorkerKilledOnHost2TearsDownEveryHostWithinOneSecond)
 
   auto killed_at = Clock::now();
   kill(pids[2], SIGKILL);  // rank 2: node 1 (host2), local rank 0
-  bool all_gone = WaitFor([&] { return std::none_of(pids.begin(), pids.end(), Alive); }, 2);
+  bool all_gone = WaitFor([&] { return std::none_of(pids.begin(), pids.end(), ProcessAlive); }, 2);
   double seconds = SecondsSince(killed_at);
   EXPECT_TRUE(all_gone) << "workers of other hosts still run 2 s after rank 2 was killed";
   EXPECT_LT(seconds, 1.0) << "from the kill to the last worker gone";
@@ -344,9 +334,9 @@ TEST_F(ControlChannelTest, AgentKilledOnHost2StopsTheOtherHosts) {
   int node2 = ExitBy(agents[2], deadline);
   EXPECT_GT(node0, 0) << "node 0: still running (-1) 2 s after node 1's agent died, or exit 0";
   EXPECT_GT(node2, 0) << "node 2: still running (-1) 2 s after node 1's agent died, or exit 0";
-  EXPECT_TRUE(WaitFor([&] { return std::none_of(pids.begin(), pids.end(), Alive); }, 0.5)) << "workers left";
-  EXPECT_TRUE(Contains(agents[0].All(), "lost")) << "node 0 says node 1 was lost";
-  EXPECT_TRUE(Contains(agents[2].All(), "lost")) << "node 2 says why it stopped";
+  EXPECT_TRUE(WaitFor([&] { return std::none_of(pids.begin(), pids.end(), ProcessAlive); }, 0.5)) << "workers left";
+  EXPECT_TRUE(ContainsIgnoringCase(agents[0].All(), "lost")) << "node 0 says node 1 was lost";
+  EXPECT_TRUE(ContainsIgnoringCase(agents[2].All(), "lost")) << "node 2 says why it stopped";
 }
 
 TEST_F(ControlChannelTest, WrongTokenIsRefusedAndNode0NamesTheMissingNode) {
@@ -358,11 +348,11 @@ TEST_F(ControlChannelTest, WrongTokenIsRefusedAndNode0NamesTheMissingNode) {
   HostProcess node1 = StartAgent(1, 2, {"--join-timeout", "2"}, SleepingWorker(), wrong);
 
   EXPECT_EQ(ExitBy(node1, started + std::chrono::seconds(4)), 4);
-  EXPECT_TRUE(Contains(node1.Err(), "token")) << "node 1's error says its token was refused";
+  EXPECT_TRUE(ContainsIgnoringCase(node1.Err(), "token")) << "node 1's error says its token was refused";
   EXPECT_EQ(ExitBy(node0, started + std::chrono::seconds(5)), 4);
   EXPECT_GE(SecondsSince(started), 1.8) << "node 0 waits out its join timeout";
   EXPECT_TRUE(NamesNode(node0.Err(), 1, *hosts_)) << "node 0 names node 1 as not joined";
-  EXPECT_TRUE(Contains(node0.Err(), "join"));
+  EXPECT_TRUE(ContainsIgnoringCase(node0.Err(), "join"));
   EXPECT_FALSE(AnyWorkerStarted(2)) << "no worker starts before every node joined";
 }
 
@@ -375,7 +365,7 @@ TEST_F(ControlChannelTest, MissingTokenIsRefused) {
   HostProcess node1 = StartAgent(1, 2, {"--join-timeout", "2"}, SleepingWorker(), missing);
 
   EXPECT_EQ(ExitBy(node1, started + std::chrono::seconds(4)), 4);
-  EXPECT_TRUE(Contains(node1.Err(), "token")) << "node 1's error names the missing token";
+  EXPECT_TRUE(ContainsIgnoringCase(node1.Err(), "token")) << "node 1's error names the missing token";
   EXPECT_EQ(ExitBy(node0, started + std::chrono::seconds(5)), 4);
   EXPECT_FALSE(AnyWorkerStarted(2));
 }
@@ -459,11 +449,11 @@ TEST_F(ControlChannelTest, SilentAgentIsLostAfterTheHeartbeatTimeout) {
   EXPECT_EQ(ExitBy(agents[0], In(5)), 1) << "node 0 ends with 1 when a node is lost";
   double took = SecondsSince(stopped_at);
   EXPECT_GE(took, 1.0) << "not before the heartbeat timeout";
-  EXPECT_FALSE(Alive(pids[0])) << "node 0's worker stopped";
-  EXPECT_TRUE(Contains(agents[0].All(), "no heartbeat")) << agents[0].All();
+  EXPECT_FALSE(ProcessAlive(pids[0])) << "node 0's worker stopped";
+  EXPECT_TRUE(ContainsIgnoringCase(agents[0].All(), "no heartbeat")) << agents[0].All();
   agents[1].Kill(SIGCONT);
   EXPECT_EQ(ExitBy(agents[1], In(5)), 1) << "node 1 notices it lost node 0 once it runs again";
-  EXPECT_TRUE(WaitFor([&] { return !Alive(pids[1]); }, 2)) << "node 1's worker stopped";
+  EXPECT_TRUE(WaitFor([&] { return !ProcessAlive(pids[1]); }, 2)) << "node 1's worker stopped";
 }
 
 // Node 0's workers finish; node 1's keep running past --exit-barrier-timeout:
@@ -477,11 +467,11 @@ TEST_F(ControlChannelTest, ExitBarrierNamesTheNodeThatNeverReports) {
   EXPECT_EQ(ExitBy(agents[0], deadline), 1);
   EXPECT_EQ(ExitBy(agents[1], deadline), 1);
   std::string node0 = agents[0].All();
-  EXPECT_TRUE(Contains(node0, "never reported")) << node0;
+  EXPECT_TRUE(ContainsIgnoringCase(node0, "never reported")) << node0;
   EXPECT_TRUE(NamesNode(node0, 1, *hosts_)) << node0;
   std::vector<pid_t> pids = WorkerPids(2, 1);
   ASSERT_EQ(pids.size(), 2u);
-  EXPECT_TRUE(WaitFor([&] { return !Alive(pids[1]); }, 2)) << "node 1's worker stopped";
+  EXPECT_TRUE(WaitFor([&] { return !ProcessAlive(pids[1]); }, 2)) << "node 1's worker stopped";
 }
 
 }  // namespace

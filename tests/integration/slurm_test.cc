@@ -16,10 +16,12 @@
 #include <regex>
 #include <thread>
 
+#include "processes.h"
 #include "run_process.h"
 #include "slurm_cluster.h"
 #include "start_process.h"
 #include "util/files.h"
+#include "text.h"
 #include "util/strings.h"
 #include "wait_for.h"
 
@@ -27,6 +29,9 @@ namespace primus {
 namespace {
 
 using testing::WaitFor;
+using testing::ProcessesWithMarker;
+using testing::ReadOrEmpty;
+using testing::SecondsSince;
 using testing::ProcessOptions;
 using testing::ProcessResult;
 using testing::SlurmCluster;
@@ -34,36 +39,6 @@ using Clock = std::chrono::steady_clock;
 
 const std::string kPython = "/usr/bin/python3";
 const std::string kSource = PRIMUS_SOURCE_DIR;
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Live processes whose environment carries PRIMUS_TEST_MARKER=<marker>:
-// everything a job of this test started, on any node.
-std::vector<pid_t> ProcessesWithMarker(const std::string& marker, const std::string& comm = "") {
-  std::vector<pid_t> found;
-  std::string needle = "PRIMUS_TEST_MARKER=" + marker;
-  DIR* proc = opendir("/proc");
-  while (dirent* entry = readdir(proc)) {
-    auto pid = ParseInt(entry->d_name);
-    if (!pid || *pid == getpid()) continue;
-    std::string base = std::string("/proc/") + entry->d_name;
-    auto environ_text = ReadFile(base + "/environ");
-    if (!environ_text.ok() || environ_text->find(needle + '\0') == std::string::npos) continue;
-    auto stat = ReadFile(base + "/stat");
-    if (!stat.ok()) continue;
-    size_t close = stat->rfind(')');
-    if (close != std::string::npos && close + 2 < stat->size() && (*stat)[close + 2] == 'Z') continue;
-    if (!comm.empty()) {
-      auto name = ReadFile(base + "/comm");
-      if (!name.ok() || Trim(*name) != comm) continue;
-    }
-    found.push_back(static_cast<pid_t>(*pid));
-  }
-  closedir(proc);
-  return found;
-}
 
 // Live slurmstepd processes of job `id` (their command line reads
 // "slurmstepd: [<id>.<step>]"): the nodes are still tearing its steps down.
@@ -80,11 +55,6 @@ std::vector<pid_t> StepDaemonsOf(const std::string& id) {
   }
   closedir(proc);
   return found;
-}
-
-std::string ReadOrEmpty(const std::string& path) {
-  Result<std::string> text = ReadFile(path);
-  return text.ok() ? *text : std::string();
 }
 
 std::string JobIdFrom(const std::string& output) {

@@ -33,6 +33,7 @@
 #include "run_process.h"
 #include "util/files.h"
 #include "util/strings.h"
+#include "wait_for.h"
 
 namespace primus {
 namespace {
@@ -43,6 +44,8 @@ using testing::ProcessOptions;
 using testing::ProcessResult;
 using testing::RunPrimus;
 using testing::RunProcess;
+using testing::SecondsSince;
+using testing::WaitFor;
 using Clock = std::chrono::steady_clock;
 
 // Options that run a command in `dir`.
@@ -54,15 +57,6 @@ ProcessOptions InDir(const std::string& dir) {
 
 const std::string kSource = PRIMUS_SOURCE_DIR;
 
-bool WaitFor(const std::function<bool()>& condition, double seconds) {
-  auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-  while (Clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return condition();
-}
-
 std::string CmdLine(pid_t pid) {
   auto text = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
   return text.ok() ? *text : "";
@@ -72,8 +66,6 @@ std::string Comm(pid_t pid) {
   auto text = ReadFile("/proc/" + std::to_string(pid) + "/comm");
   return text.ok() ? std::string(Trim(*text)) : "";
 }
-
-double Since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 class SshLaunchTest : public ::testing::Test {
  protected:
@@ -371,7 +363,7 @@ TEST_F(SshLaunchTest, HostChecksListEveryBrokenHostInOneError) {
   auto start = Clock::now();
   HostProcess* launcher = Keep(Launch({"--hosts", "host[1-4]", "--connect-timeout", "2"}, {"run", "sleep", "30"}));
   EXPECT_EQ(launcher->Wait(40), 4) << launcher->All();
-  double seconds = Since(start);
+  double seconds = SecondsSince(start);
   std::string err = launcher->Err();
   EXPECT_NE(err.find("3 of 4 hosts cannot run the job"), std::string::npos) << err;
   EXPECT_NE(err.find("host2: authentication failed"), std::string::npos) << err;
@@ -424,7 +416,7 @@ TEST_F(SshLaunchTest, ReachesAHostOnlyThroughAJumpHost) {
   HostProcess* launcher =
       Keep(Launch({"--hosts", "host[1-3]"}, {"run", "/bin/sh", "-c", "echo ran on $(hostname) as rank $RANK of $WORLD_SIZE"}));
   ASSERT_EQ(launcher->Wait(60), 0) << launcher->All();
-  double seconds = Since(start);
+  double seconds = SecondsSince(start);
   std::string out = launcher->Out();
   for (int rank = 0; rank < 3; ++rank) {
     EXPECT_NE(out.find(fmt::format("[host{0}:{1}] ran on host{0} as rank {1} of 3", rank + 1, rank)), std::string::npos)
@@ -465,7 +457,7 @@ TEST_F(SshLaunchTest, InterruptStopsEveryHost) {
   auto start = Clock::now();
   launcher->Kill(SIGINT);
   EXPECT_EQ(launcher->Wait(30), 130) << launcher->All();
-  double seconds = Since(start);
+  double seconds = SecondsSince(start);
   EXPECT_EQ(Workers("sleep"), 0u);
   EXPECT_EQ(MatchingAnywhere(std::string("\0direct\0", 8)), 0u);
   EXPECT_LT(seconds, 10);
@@ -489,7 +481,7 @@ TEST_F(SshLaunchTest, ADroppedConnectionStopsTheJob) {
   }
   ASSERT_GT(killed, 0);
   int code = launcher->Wait(40);
-  double seconds = Since(start);
+  double seconds = SecondsSince(start);
   EXPECT_EQ(code, 129) << launcher->All();  // the hangup of host3's agent, everywhere
   EXPECT_NE(launcher->Err().find("[host3] the ssh session ended"), std::string::npos) << launcher->All();
   // host3's agent had its hangup when the session dropped, not when we ended.
@@ -515,7 +507,7 @@ TEST_F(SshTrainTest, GptPretrainAcrossThreeHosts) {
                                        "checkpoint.interval=10", "parallelism.global_batch=12"},
                                       options));
   ASSERT_EQ(launcher->Wait(280), 0) << launcher->All();
-  double seconds = Since(start);
+  double seconds = SecondsSince(start);
   // Rank 0 prints the steps; every host's agent reports its end.
   std::string out = launcher->Out();
   EXPECT_NE(out.find("[host1:0] step 20/20 "), std::string::npos) << out;

@@ -49,8 +49,10 @@
 #include <thread>
 #include <vector>
 
+#include "processes.h"
 #include "run_process.h"
 #include "slurm_cluster.h"
+#include "text.h"
 #include "util/files.h"
 #include "util/strings.h"
 #include "wait_for.h"
@@ -60,6 +62,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::WaitFor;
+using testing::ProcessesWithMarker;
+using testing::ReadOrEmpty;
+using testing::SecondsSince;
 using testing::ProcessOptions;
 using testing::ProcessResult;
 using testing::RunProcess;
@@ -147,32 +152,6 @@ const std::vector<Change> kChanges = {
     {kTutorial + "slurm/sbatch_run.sh", "/shared/examples/multinode_torchrun.py 50 10",
      "multinode.py 50 10 --batch_size 512"},
 };
-
-double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-std::string ReadOrEmpty(const std::string& path) {
-  Result<std::string> text = ReadFile(path);
-  return text.ok() ? *text : std::string();
-}
-
-// Live processes whose environment carries PRIMUS_TEST_MARKER=<marker>:
-// whatever a run of this test started, on any node.
-std::vector<pid_t> ProcessesWithMarker(const std::string& marker) {
-  std::vector<pid_t> found;
-  std::string needle = "PRIMUS_TEST_MARKER=" + marker;
-  DIR* proc = opendir("/proc");
-  if (proc == nullptr) return found;
-  while (dirent* entry = readdir(proc)) {
-    auto pid = ParseInt(entry->d_name);
-    if (!pid || *pid == getpid()) continue;
-    auto environ_text = ReadFile(std::string("/proc/") + entry->d_name + "/environ");
-    if (environ_text.ok() && environ_text->find(needle + '\0') != std::string::npos) {
-      found.push_back(static_cast<pid_t>(*pid));
-    }
-  }
-  closedir(proc);
-  return found;
-}
 
 // A file of the pinned commit from the checkout at `root`: through git when
 // `root` is a repository holding the commit, else from the work tree; ""

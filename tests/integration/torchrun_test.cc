@@ -20,8 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "free_port.h"
 #include "run_process.h"
 #include "start_process.h"
+#include "text.h"
 #include "util/files.h"
 #include "util/log.h"
 #include "util/strings.h"
@@ -29,6 +31,8 @@
 namespace primus {
 namespace {
 
+using testing::Contains;
+using testing::FreePortPair;
 using testing::ProcessOptions;
 using testing::ProcessResult;
 using testing::RunProcess;
@@ -37,29 +41,6 @@ const std::string kTests = std::string(PRIMUS_SOURCE_DIR) + "/tests";
 const std::string kPython = "/usr/bin/python3";
 
 std::string Torchrun() { return DirName(PRIMUS_BINARY) + "/torchrun"; }
-
-bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// Two consecutive free ports (the master port and the control channel's).
-int FreePortPair() {
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(address);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-    int port = ntohs(address.sin_port);
-    int next = ::socket(AF_INET, SOCK_STREAM, 0);
-    address.sin_port = htons(static_cast<uint16_t>(port + 1));
-    bool free = port < 65535 && ::bind(next, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-    ::close(next);
-    ::close(fd);
-    if (free) return port;
-  }
-  return 29571;
-}
 
 class TorchrunTest : public ::testing::Test {
  protected:

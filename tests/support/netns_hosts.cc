@@ -13,17 +13,13 @@
 #include <thread>
 
 #include "start_process.h"
+#include "text.h"
 #include "util/files.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 
 namespace primus::testing {
 namespace {
-
-std::string ReadOrEmpty(const std::string& path) {
-  auto text = ReadFile(path);
-  return text.ok() ? *text : "";
-}
 
 // `ip ARGS...`; an error names the command and carries its output.
 Status Ip(const std::vector<std::string>& args) {

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "free_port.h"
 #include "util/files.h"
 #include "util/strings.h"
 
@@ -46,23 +47,6 @@ std::string FreeSubnet() {
     if (taken.find("10." + prefix + ".") == std::string::npos) return prefix;
   }
   return "";
-}
-
-// A TCP port nobody listens on now (the kernel's choice for port 0).
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in address = {};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_ANY);
-  socklen_t length = sizeof(address);
-  int port = -1;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  close(fd);
-  return port;
 }
 
 // Starts a daemon in the foreground with its output in `log_path`; it is
@@ -143,7 +127,7 @@ std::string SlurmCluster::Setup(const SlurmClusterOptions& options) {
   std::string pid = std::to_string(getpid());
   prefix_ = FreeSubnet();
   int port = FreePort();
-  if (prefix_.empty() || port < 0) return "no free subnet or port";
+  if (prefix_.empty() || port <= 0) return "no free subnet or port";
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   std::string controller_address = "10." + prefix_ + ".254";

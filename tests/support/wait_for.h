@@ -1,7 +1,7 @@
 // Test support: poll a condition until it holds or time runs out, for tests
 // that wait on other processes (a worker gone, a job left the queue, a line
 // in a log). Polls every 10 ms: fine enough to time what the tests time, and
-// cheap on a busy machine.
+// cheap on a busy machine. SecondsSince times what a test waited for.
 #pragma once
 
 #include <chrono>
@@ -19,6 +19,11 @@ inline bool WaitFor(const std::function<bool()>& condition, double seconds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return condition();
+}
+
+// Seconds from `start` to now, on the steady clock.
+inline double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace primus::testing

@@ -172,24 +172,24 @@ TEST(PodSettingsTest, TrainerV2TrainJobReadsAsPyTorchJob) {
 
 TEST(PodSettingsTest, PyTorchJobContradictionsNameTheVariables) {
   Environment disagree = PyTorchJobWorker1();
-  Environment variables = disagree.variables();
+  Environment variables = disagree;
   variables["RANK"] = "3";
   Error rank = DetectError(Environment(variables));
   EXPECT_NE(rank.message.find("PET_NODE_RANK=2 and RANK=3 disagree"), std::string::npos) << rank.message;
 
-  variables = PyTorchJobWorker1().variables();
+  variables = PyTorchJobWorker1();
   variables["WORLD_SIZE"] = "5";
   Error world = DetectError(Environment(variables));
   EXPECT_NE(world.message.find("WORLD_SIZE=5 is neither PET_NNODES=4 pods nor pods x PET_NPROC_PER_NODE=8"),
             std::string::npos)
       << world.message;
 
-  variables = PyTorchJobWorker1().variables();
+  variables = PyTorchJobWorker1();
   variables["PET_NODE_RANK"] = "4";
   Error range = DetectError(Environment(variables));
   EXPECT_NE(range.message.find("PET_NODE_RANK=4 is out of range"), std::string::npos) << range.message;
 
-  variables = PyTorchJobWorker1().variables();
+  variables = PyTorchJobWorker1();
   variables["PET_NNODES"] = "four";
   Error number = DetectError(Environment(variables));
   EXPECT_NE(number.message.find("PET_NNODES=four is not a number"), std::string::npos) << number.message;
@@ -296,7 +296,7 @@ TEST(PodSettingsTest, AutoNeedsEvidenceOfAMultiNodeJob) {
 }
 
 TEST(PodSettingsTest, InsideAnAgentsWorkerAutoDetectsNothing) {
-  Environment variables = PyTorchJobWorker1().variables();
+  Environment variables = PyTorchJobWorker1();
   variables["LOCAL_RANK"] = "3";
   variables["TORCHELASTIC_RUN_ID"] = "20260101-000000-abcdef";
   Result<SchedulerSettings> found = DetectScheduler(Environment(variables), "auto");
@@ -332,7 +332,7 @@ TEST(PodSettingsTest, PyTorchJobThroughTheLayersAgreesWithTheEnvironmentLayer) {
   // PET_* are read by the environment layer too (above this one): the values
   // agree, and the variables the environment layer does not read (MASTER_*)
   // come from the convention.
-  Environment variables = PyTorchJobWorker1().variables();
+  Environment variables = PyTorchJobWorker1();
   variables.erase("PET_MASTER_ADDR");
   variables.erase("PET_MASTER_PORT");
   LauncherConfig config = Load(Environment(variables));

@@ -132,7 +132,7 @@ TEST_F(ExperimentLayerTest, ABadExperimentIsALocatedConfigurationError) {
   EXPECT_NE(bad.err.find("bad.yaml:3:"), std::string::npos) << bad.err;
   ProcessResult missing = RunPrimus({"config", "show", "--experiment"}, Isolated());
   EXPECT_EQ(missing.exit_code, 2) << missing.all();
-  EXPECT_NE(missing.err.find("--experiment needs the experiment file"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("option --experiment needs a value (FILE)"), std::string::npos) << missing.err;
 }
 
 }  // namespace

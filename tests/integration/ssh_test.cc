@@ -227,7 +227,7 @@ class SshLaunchTest : public ::testing::Test {
 const char kEcho[] =
     "import json, os, sys\n"
     "print(json.dumps({'rank': os.environ['RANK'], 'world': os.environ['WORLD_SIZE'], 'args': sys.argv[1:],\n"
-    "                  'x': Lookup(os.environ, 'X'), 'y': Lookup(os.environ, 'Y'), 'token': 'PRIMUS_JOB_TOKEN' in os.environ}))\n";
+    "                  'x': os.environ.get('X'), 'y': os.environ.get('Y'), 'token': 'PRIMUS_JOB_TOKEN' in os.environ}))\n";
 
 TEST_F(SshLaunchTest, ArgumentsReachEveryHostUnchangedAndTheTokenStaysOffCommandLines) {
   MakeHosts(3);

@@ -151,7 +151,7 @@ TEST_F(TorchrunTest, TwoWorkersRunAPythonScriptWithItsArguments) {
   dir_.Write("hello.py",
              "import os, sys\n"
              "print('hello rank', os.environ['RANK'], 'local', os.environ['LOCAL_RANK'], 'of',\n"
-             "      os.environ['WORLD_SIZE'], 'omp', Lookup(os.environ, 'OMP_NUM_THREADS'), 'args', sys.argv[1:],\n"
+             "      os.environ['WORLD_SIZE'], 'omp', os.environ.get('OMP_NUM_THREADS'), 'args', sys.argv[1:],\n"
              "      'unbuffered', '-u' in sys.orig_argv, flush=True)\n");
   ProcessResult result = Run({"--nproc-per-node", "2", "hello.py", "--lr", "1 2"}, {{"PYTHON_EXEC", kPython}});
   ASSERT_EQ(result.exit_code, 0) << result.err;

@@ -341,6 +341,7 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, LaunchHandles& handles, tel
       telemetry->SetState(decision.restart            ? telemetry::JobState::kRestarting
                           : decision.exit_code == 0 ? telemetry::JobState::kSucceeded
                                                     : telemetry::JobState::kFailed);
+      telemetry->SetRestarts(decision.restarts);
       telemetry->Publish();
     }
     live.view.restarts = decision.restarts - plan.spec.restarts_before;
@@ -421,6 +422,7 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
     }
     if (telemetry) {
       telemetry->SetState(telemetry::JobState::kRestarting);
+      telemetry->SetRestarts(attempt + 1);
       telemetry->Publish();
     }
     double backoff = BackoffSeconds(plan->spec, attempt);

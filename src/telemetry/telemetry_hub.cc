@@ -95,6 +95,8 @@ void TelemetryHub::BeginGeneration(int generation, int node_rank, int nnodes, in
 
 void TelemetryHub::SetState(JobState state) { info_.state = state; }
 
+void TelemetryHub::SetRestarts(int restarts) { info_.restarts = restarts; }
+
 void TelemetryHub::SetWritesFiles(bool writes_files) { settings_.writes_files = writes_files; }
 
 NodeSample TelemetryHub::SampleNode(const std::vector<WorkerSource>& workers) {

@@ -46,6 +46,8 @@ class TelemetryHub {
   // A generation starts (the first one too): this node's place in it.
   void BeginGeneration(int generation, int node_rank, int nnodes, int world_size, int restarts);
   void SetState(JobState state);
+  // The job decided to restart: `restarts` counts it already.
+  void SetRestarts(int restarts);
   // Whether this agent writes the job's files (decided once the link is open).
   void SetWritesFiles(bool writes_files);
   // Takes this node's sample now and keeps it as this node's view.

@@ -419,7 +419,7 @@ class TorchrunExamplesTest : public ::testing::Test {
     // below compare it (and whatever else either sets) where it is set.
     const std::set<std::string> only_theirs = {"NCCL_ASYNC_ERROR_HANDLING"};  // torch < 2.2's name
     std::set<std::string> documented = {"TORCHELASTIC_ERROR_FILE", "TORCHELASTIC_USE_AGENT_STORE"};
-    std::set<std::string> only_ours = {"NODE_RANK", "NNODES", "PRIMUS_HEARTBEAT_FILE", "PRIMUS_LAUNCH_TOKEN",
+    std::set<std::string> only_ours = {"NODE_RANK", "NNODES", "PRIMUS_HEARTBEAT_FILE", "PRIMUS_METRICS_FILE", "PRIMUS_LAUNCH_TOKEN",
                                        "PYTHONUNBUFFERED", "TORCH_NCCL_ASYNC_ERROR_HANDLING"};
     // And this host's environment plan, which `info --json` shows.
     ProcessOptions info_options = Options();

@@ -351,7 +351,7 @@ TEST_F(TorchrunTorchTest, SameCommandLineGivesTheSameWorkersAsTorchrun) {
   // The documented differences (docs/torchrun.md).
   const std::set<std::string> only_theirs = {"NCCL_ASYNC_ERROR_HANDLING"};  // torch < 2.2's name
   const std::set<std::string> different = {"TORCHELASTIC_ERROR_FILE", "TORCHELASTIC_USE_AGENT_STORE"};
-  std::set<std::string> only_ours = {"NODE_RANK", "NNODES", "PRIMUS_HEARTBEAT_FILE", "PRIMUS_LAUNCH_TOKEN",
+  std::set<std::string> only_ours = {"NODE_RANK", "NNODES", "PRIMUS_HEARTBEAT_FILE", "PRIMUS_METRICS_FILE", "PRIMUS_LAUNCH_TOKEN",
                                      "PYTHONUNBUFFERED", "TORCH_NCCL_ASYNC_ERROR_HANDLING"};
   // And this host's environment plan (profiles, network auto-configuration),
   // which `info --json` shows for the same environment.

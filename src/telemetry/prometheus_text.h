@@ -6,7 +6,7 @@
 // rather than written as 0. Families with no series are left out entirely.
 //
 // Rendering is one pass over the view with one output buffer: a 64-node job of
-// 8 GPUs per node renders in about a millisecond (bench/metrics_latency.cc).
+// 8 GPUs per node renders in under a millisecond (bench/metrics_latency.cc).
 #pragma once
 
 #include <string>

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "free_port.h"
 #include "prometheus_server.h"
 #include "run_process.h"
 #include "start_process.h"
@@ -81,7 +82,7 @@ std::string PromtoolCheck(const TempDir& dir, const std::string& text) {
 TEST(MetricsScrapeTest, PrometheusScrapesARunningJob) {
   TempDir dir;
   std::string script = dir.Write("trainer.py", kTrainer);
-  int port = testing::FreeLoopbackPort();
+  int port = testing::FreePort();
   RunningJob job(dir, {"direct", "--nproc-per-node", "2", "--metrics-port", std::to_string(port), "--log-dir",
                        dir.path() + "/logs", "--", "run", "python3", script, dir.path() + "/stop"});
   ASSERT_TRUE(job.started());
@@ -137,7 +138,7 @@ TEST(MetricsScrapeTest, PrometheusScrapesARunningJob) {
 
 TEST(MetricsScrapeTest, ThePortAnswersWhileTheAgentWaitsToRestart) {
   TempDir dir;
-  int port = testing::FreeLoopbackPort();
+  int port = testing::FreePort();
   // The first attempt fails at once; the restart comes 4 s later.
   std::string script = dir.Write("fail_once.sh", "if [ ! -e \"$1\" ]; then : > \"$1\"; exit 3; fi; exit 0\n");
   RunningJob job(dir, {"direct", "--nproc-per-node", "1", "--metrics-port", std::to_string(port), "--max-restarts",

@@ -1,5 +1,7 @@
 #include "prometheus_server.h"
 
+#include "free_port.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -80,22 +82,6 @@ std::optional<HttpReply> HttpGet(int port, const std::string& target) {
   return reply;
 }
 
-int FreeLoopbackPort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof(address);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
 std::unique_ptr<PrometheusServer> PrometheusServer::Start(const std::vector<std::string>& targets,
                                                           std::string* error) {
   std::unique_ptr<PrometheusServer> server(new PrometheusServer());
@@ -110,7 +96,7 @@ std::unique_ptr<PrometheusServer> PrometheusServer::Start(const std::vector<std:
                                           "  - job_name: primus\n"
                                           "    static_configs:\n"
                                           "      - targets: [" + target_list + "]\n");
-  server->port_ = FreeLoopbackPort();
+  server->port_ = FreePort();
   std::string address = "127.0.0.1:" + std::to_string(server->port_);
   server->pid_ = StartProcess({"prometheus", "--config.file=" + config, "--storage.tsdb.path=" + server->dir_.path() + "/data",
                                "--web.listen-address=" + address, "--log.level=warn"},

@@ -27,10 +27,6 @@ struct HttpReply {
 };
 std::optional<HttpReply> HttpGet(int port, const std::string& target);
 
-// A port nothing listens on now (bound and released; another process could
-// take it in between, which the tests accept).
-int FreeLoopbackPort();
-
 class PrometheusServer {
  public:
   // `targets`: "127.0.0.1:PORT" each, scraped at /metrics every second under

@@ -322,12 +322,18 @@ TEST_F(SshLaunchTest, ContainerOnEveryHost) {
   std::string script =
       "if [ -e /run/.containerenv ]; then where=inside; else where=outside; fi; "
       "if [ -n \"${PRIMUS_JOB_TOKEN+x}\" ]; then jt=set; else jt=unset; fi; "
-      "echo \"$where rank=$RANK world=$WORLD_SIZE jt-$jt\"; sleep 8";  // long enough to look at, under load too
+      "echo \"$where rank=$RANK world=$WORLD_SIZE jt-$jt\"; "
+      // Each worker stays until the test has looked at the containers (the
+      // working directory is mounted), 60 s at most.
+      "i=0; while [ ! -e looked ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done";
   HostProcess* launcher =
       Keep(Launch({"--hosts", "host[1-2]"},
                   {"container", "--image", "local/mini", "--pull", "never", "--", "run", "/bin/sh", "-c", script},
                   options));
-  ASSERT_TRUE(WaitFor([&] { return Workers("sleep") >= 2; }, 60)) << launcher->All();
+  ASSERT_TRUE(WaitFor([&] { return launcher->Out().find("inside rank=1") != std::string::npos &&
+                                   launcher->Out().find("inside rank=0") != std::string::npos; },
+                      60))
+      << launcher->All();
   for (int host = 1; host <= 2; ++host) {
     for (pid_t pid : hosts_->ProcessesOn(host)) {
       EXPECT_EQ(CmdLine(pid).find("5ec12e77"), std::string::npos) << host << ": " << CmdLine(pid);
@@ -337,14 +343,24 @@ TEST_F(SshLaunchTest, ContainerOnEveryHost) {
   // there by name). Asked of podman, not read from /proc/PID/environ: a
   // container's process may not be readable from outside where the tests run
   // without CAP_SYS_PTRACE.
-  std::vector<std::string> containers = store->ContainerNames();
-  EXPECT_EQ(containers.size(), 2u) << fmt::format("{}", fmt::join(containers, " "));
+  ProcessResult listed;
+  std::vector<std::string> containers;
+  WaitFor([&] {
+    listed = store->Client({"ps", "-a", "--format", "{{.Names}}"});
+    containers.clear();
+    for (const std::string& line : primus::Split(listed.out, '\n')) {
+      if (!line.empty()) containers.push_back(line);
+    }
+    return containers.size() >= 2;
+  }, 30);
+  EXPECT_EQ(containers.size(), 2u) << "podman ps: exit " << listed.exit_code << "\n" << listed.all();
   for (const std::string& name : containers) {
     ProcessResult env = store->Client({"inspect", "--format", "{{range .Config.Env}}{{println .}}{{end}}", name});
     EXPECT_EQ(env.exit_code, 0) << env.all();
     EXPECT_NE(env.out.find("PRIMUS_JOB_TOKEN=5ec12e7700112233445566778899aabb\n"), std::string::npos)
         << name << ": the token did not reach the container";
   }
+  ASSERT_TRUE(WriteFileAtomic(hosts_->dir() + "/looked", "").ok());
   ASSERT_EQ(launcher->Wait(120), 0) << launcher->All();
   std::string out = launcher->Out();
   for (int rank = 0; rank < 2; ++rank) {

@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <regex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -340,22 +341,32 @@ TEST_F(SshLaunchTest, ContainerOnEveryHost) {
     }
   }
   // Each host's container holds the token in its environment (podman put it
-  // there by name). Asked of podman, not read from /proc/PID/environ: a
-  // container's process may not be readable from outside where the tests run
-  // without CAP_SYS_PTRACE.
-  ProcessResult listed;
-  std::vector<std::string> containers;
+  // there by name). Asked of podman on each host, in that host's namespaces,
+  // not read from /proc/PID/environ: a container's process may not be
+  // readable from outside where the tests run without CAP_SYS_PTRACE.
+  ProcessOptions podman_options;
+  podman_options.env = store->Environment();
+  auto podman_on = [&](int host, std::vector<std::string> args) {
+    args.insert(args.begin(), "podman");
+    return hosts_->Run(host, args, podman_options);
+  };
+  std::set<std::string> containers;
+  std::string answers;
   WaitFor([&] {
-    listed = store->Client({"ps", "-a", "--format", "{{.Names}}"});
     containers.clear();
-    for (const std::string& line : primus::Split(listed.out, '\n')) {
-      if (!line.empty()) containers.push_back(line);
+    answers.clear();
+    for (int host = 1; host <= 2; ++host) {
+      ProcessResult listed = podman_on(host, {"ps", "-a", "--format", "{{.Names}}"});
+      answers += fmt::format("host{}: podman ps exit {}\n{}", host, listed.exit_code, listed.all());
+      for (const std::string& line : primus::Split(listed.out, '\n')) {
+        if (!line.empty()) containers.insert(line);
+      }
     }
     return containers.size() >= 2;
   }, 30);
-  EXPECT_EQ(containers.size(), 2u) << "podman ps: exit " << listed.exit_code << "\n" << listed.all();
+  EXPECT_EQ(containers.size(), 2u) << answers;
   for (const std::string& name : containers) {
-    ProcessResult env = store->Client({"inspect", "--format", "{{range .Config.Env}}{{println .}}{{end}}", name});
+    ProcessResult env = podman_on(1, {"inspect", "--format", "{{range .Config.Env}}{{println .}}{{end}}", name});
     EXPECT_EQ(env.exit_code, 0) << env.all();
     EXPECT_NE(env.out.find("PRIMUS_JOB_TOKEN=5ec12e7700112233445566778899aabb\n"), std::string::npos)
         << name << ": the token did not reach the container";
@@ -369,7 +380,8 @@ TEST_F(SshLaunchTest, ContainerOnEveryHost) {
         << out << launcher->Err();
   }
   EXPECT_EQ(launcher->All().find("5ec12e77"), std::string::npos);
-  EXPECT_TRUE(WaitFor([&] { return store->ContainerNames().empty(); }, 10)) << "every host removed its container";
+  EXPECT_TRUE(WaitFor([&] { return podman_on(1, {"ps", "-a", "--format", "{{.Names}}"}).out.empty(); }, 10))
+      << "every host removed its container";
 }
 
 TEST_F(SshLaunchTest, HostChecksListEveryBrokenHostInOneError) {

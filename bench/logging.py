@@ -11,6 +11,17 @@ buffer), and print_worker.py (print() per line, like a training script; the
 environment's PYTHONUNBUFFERED applies to both sides).
 Target: ours <= 1.25x the anchor's wall time.
 
+A second anchor, the floor: the bytes our path has to put in the page cache
+(every line stamped into its rank's file, and prefixed again on the console),
+written by the same plain writers without a launcher: 8 writers of the
+stamped lines plus, for the file console, one writer of the console's bytes
+(one file takes its writes one at a time). Ours cannot beat it; ours / floor
+is what the launcher costs beyond writing those bytes.
+
+A third anchor, once per C++ writer: torchrun with --log_dir and --tee 3 (per
+rank files and the console, what a user of torchrun runs to get both),
+console to a file.
+
 usage: /usr/bin/python3 bench/logging.py [MEGABYTES] [RUNS]
 """
 import os
@@ -62,13 +73,48 @@ def under_agent(command, console_path):
     return seconds, size, lines, console_size
 
 
+def floor(log_size, console_size):
+    """The same bytes as ours, written straight to files by line_writer."""
+    out_dir = os.path.join(work, "floor")
+    os.makedirs(out_dir, exist_ok=True)
+    writer = b.tool("line_writer")
+    stamped_line = str(round(100 * log_size / (NPROC * int(megabytes) * 2**20)))  # 100 bytes + stamp
+    commands = [[writer, str(log_size / NPROC / 2**20), stamped_line, "65536"] for _ in range(NPROC)]
+    if console_size:
+        prefixed_line = str(round(100 * console_size / (NPROC * int(megabytes) * 2**20)))
+        commands.append([writer, str(console_size / 2**20), prefixed_line, "65536"])
+    files = [open(os.path.join(out_dir, f"out{i}"), "wb") for i in range(len(commands))]
+    start = time.perf_counter()
+    processes = [subprocess.Popen(c, stdout=f, env=dict(env, RANK=str(i))) for i, (c, f) in enumerate(zip(commands, files))]
+    codes = [p.wait() for p in processes]
+    seconds = time.perf_counter() - start
+    for f in files:
+        f.close()
+    assert codes == [0] * len(commands), codes
+    shutil.rmtree(out_dir)
+    return seconds
+
+
+def torchrun_tee(command):
+    log_dir = os.path.join(work, "torchrun-logs")
+    console_path = os.path.join(work, "torchrun-console.txt")
+    with open(console_path, "wb") as console:
+        seconds, code = b.timed_run(b.torchrun(NPROC, command, ["--log_dir", log_dir, "--tee", "3"]), env=env,
+                                    cwd=work, stdout=console)
+    assert code == 0, f"torchrun exited {code}"
+    console_size = os.path.getsize(console_path)
+    os.unlink(console_path)
+    shutil.rmtree(log_dir)
+    return seconds, console_size
+
+
 workers = {
     "line_writer, 64 KiB writes (worst case)": [b.tool("line_writer"), megabytes, "100", "65536"],
     "line_writer, 4 KiB writes (stdio)": [b.tool("line_writer"), megabytes, "100", "4096"],
     "print_worker.py (print per line)": [sys.executable, os.path.join(b.ROOT, "bench", "print_worker.py"), megabytes],
 }
 for name, command in workers.items():
-    direct, null_console, file_console = [], [], []
+    direct, null_console, file_console, null_floor, file_floor = [], [], [], [], []
     for _ in range(runs):  # interleaved against machine noise
         seconds, raw_size = straight_to_files(command)
         direct.append(seconds)
@@ -76,12 +122,28 @@ for name, command in workers.items():
         null_console.append(seconds)
         seconds, _, _, console_size = under_agent(command, os.path.join(work, "console.txt"))
         file_console.append(seconds)
+        null_floor.append(floor(log_size, 0))
+        file_floor.append(floor(log_size, console_size))
     d, n, f = b.summary(direct), b.summary(null_console), b.summary(file_console)
+    nf, ff = b.summary(null_floor), b.summary(file_floor)
+    torchrun_rows = []
+    if "line_writer" in name:
+        seconds, torchrun_console = torchrun_tee(command)
+        torchrun_rows = [
+            ("torchrun --log_dir --tee 3, console > file [anchor]", seconds, f"s   (1 run; console {torchrun_console / 2**20:.0f} MB)"),
+            ("ours (file) / torchrun", f["median"] / seconds, "x"),
+        ]
     b.table(f"{NPROC} x {megabytes} MB of lines, {name} ({runs} runs; medians)", [
         ("workers > files, no launcher [anchor]", d["median"], f"s   (min {d['min']:.3f}; {raw_size / 2**20:.0f} MB)"),
         ("primus-cli, console > /dev/null (ours)", n["median"], f"s   (min {n['min']:.3f}; log files {log_size / 2**20:.0f} MB, {lines} lines)"),
         ("primus-cli, console > file (ours)", f["median"], f"s   (min {f['min']:.3f}; console {console_size / 2**20:.0f} MB)"),
         ("ours (/dev/null) / anchor", n["median"] / d["median"], "x   (target <= 1.25)"),
         ("ours (file) / anchor", f["median"] / d["median"], "x   (target <= 1.25)"),
+        ("floor: ours' bytes, plain writers, no console", nf["median"], f"s   (min {nf['min']:.3f}; {log_size / 2**20:.0f} MB)"),
+        ("floor: ours' bytes, plain writers, console file", ff["median"], f"s   (min {ff['min']:.3f}; {(log_size + console_size) / 2**20:.0f} MB)"),
+        ("floor (file) / anchor", ff["median"] / d["median"], "x   (what writing those bytes costs)"),
+        ("ours (/dev/null) / floor", n["median"] / nf["median"], "x"),
+        ("ours (file) / floor", f["median"] / ff["median"], "x"),
+        *torchrun_rows,
     ])
 shutil.rmtree(work, ignore_errors=True)

@@ -10,6 +10,7 @@ function(primus_unit_tests name)
     set(ARG_LABELS "unit")
   endif()
   add_executable(${name} ${ARG_SOURCES})
+  set_target_properties(${name} PROPERTIES UNITY_BUILD OFF)  # test files share helper names
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
     PRIMUS_SOURCE_DIR="${PROJECT_SOURCE_DIR}"

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/http_client.h"
+#include "util/seconds_left.h"
 #include "util/strings.h"
 
 namespace primus::agent {
@@ -142,10 +143,6 @@ bool ParseValue(const std::string& value, RendezvousPoint* point) {
   point->port = static_cast<int>(*port);
   point->value = value;
   return true;
-}
-
-double SecondsLeft(Clock::time_point deadline) {
-  return std::chrono::duration<double>(deadline - Clock::now()).count();
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "io/message_socket.h"
+#include "util/seconds_left.h"
 #include "util/strings.h"
 
 namespace primus::agent {
@@ -152,10 +153,6 @@ Parsed ParseResponse(std::string_view data, bool eof, size_t max_body, HttpRespo
   if (!eof) return Incomplete();
   response->body = std::string(rest);
   return Complete();
-}
-
-double SecondsLeft(Clock::time_point deadline) {
-  return std::chrono::duration<double>(deadline - Clock::now()).count();
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 
+#include "analyze/run_summary.h"
 #include "util/strings.h"
 #include "util/xml_escape.h"
 
@@ -40,8 +41,6 @@ footer { color: #8a929c; font-size: 12px; margin-top: 18px; }
 )";
 
 std::string Missing(const std::string& text) { return "<p class=\"missing\">" + EscapeXml(text) + "</p>\n"; }
-
-std::string Number(double value) { return fmt::format("{:.4g}", value); }
 
 std::string Seconds(double seconds) {
   if (seconds < 120) return fmt::format("{:.3g} s", seconds);
@@ -93,11 +92,11 @@ std::string SummarySection(const RunReport& report) {
     rows.emplace_back("git", EscapeXml(git["commit"].get<std::string>() + (git.value("dirty", false) ? " (dirty)" : "")));
   }
   if (!s.points.empty()) {
-    rows.emplace_back("steps", EscapeXml(fmt::format("{} (last), {} steps/s, from {}", s.step_last, Number(s.steps_per_s),
+    rows.emplace_back("steps", EscapeXml(fmt::format("{} (last), {} steps/s, from {}", s.step_last, FormatMeasure(s.steps_per_s),
                                                      s.metrics_source)));
-    rows.emplace_back("tokens/s", s.tokens_per_s > 0 ? Number(s.tokens_per_s) + " (mean)" : "-");
-    rows.emplace_back("loss", fmt::format("{} &rarr; {} (min {})", Number(s.loss_first), Number(s.loss_last),
-                                          Number(s.loss_min)));
+    rows.emplace_back("tokens/s", s.tokens_per_s > 0 ? FormatMeasure(s.tokens_per_s) + " (mean)" : "-");
+    rows.emplace_back("loss", fmt::format("{} &rarr; {} (min {})", FormatMeasure(s.loss_first), FormatMeasure(s.loss_last),
+                                          FormatMeasure(s.loss_min)));
   }
   html += "<section id=\"summary\"><h2>Summary</h2><dl class=\"summary\">\n";
   for (const auto& [label, value] : rows) html += fmt::format("<dt>{}</dt><dd>{}</dd>\n", label, value);
@@ -181,8 +180,8 @@ std::string StepTimeSection(const RunReport& report) {
           "<th>p90 s</th><th>max s</th></tr>\n";
   for (const Row& row : rows) {
     html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", row.rank->rank,
-                        EscapeXml(row.rank->host), row.rank->step_time_s.size(), Number(row.median), Number(row.p90),
-                        Number(row.max));
+                        EscapeXml(row.rank->host), row.rank->step_time_s.size(), FormatMeasure(row.median), FormatMeasure(row.p90),
+                        FormatMeasure(row.max));
   }
   return html + "</table></details>\n</section>\n";
 }
@@ -251,8 +250,8 @@ std::string AttemptsSection(const RunReport& report, double t0) {
     if (attempt.start > 0) {
       double end = attempt.end > attempt.start ? attempt.end : attempt.start;
       timeline.spans.push_back({row, attempt.start - t0, end - t0,
-                                fmt::format("attempt {}: {} to {} s", attempt.attempt, Number(attempt.start - t0),
-                                            Number(end - t0))});
+                                fmt::format("attempt {}: {} to {} s", attempt.attempt, FormatMeasure(attempt.start - t0),
+                                            FormatMeasure(end - t0))});
     }
     for (const EndingLine& ending : attempt.endings) {
       if (ending.time <= 0) continue;
@@ -270,7 +269,7 @@ std::string AttemptsSection(const RunReport& report, double t0) {
       if (!ending.error_message.empty()) text += "<br>" + EscapeXml(ending.error_message);
       html += fmt::format("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                           ending.failure ? " class=\"failure\"" : "", attempt.attempt,
-                          ending.time > 0 ? Number(ending.time - t0) : "-", EscapeXml(ending.host),
+                          ending.time > 0 ? FormatMeasure(ending.time - t0) : "-", EscapeXml(ending.host),
                           ending.rank >= 0 ? std::to_string(ending.rank) : "-", text);
     }
   }

@@ -80,8 +80,6 @@ void Derive(RunSummary* summary) {
   if (progress_seconds > 0) summary->steps_per_s = progress_steps / progress_seconds;
 }
 
-std::string Number(double value) { return fmt::format("{:.4g}", value); }
-
 }  // namespace
 
 Result<RunSummary> LoadRunSummary(const std::string& dir) {
@@ -140,6 +138,8 @@ std::string DescribeRootCause(const nlohmann::ordered_json& cause) {
                      cause.value("message", "").empty() ? "" : ": " + cause.value("message", ""));
 }
 
+std::string FormatMeasure(double value) { return fmt::format("{:.4g}", value); }
+
 std::string FormatRunSummary(const RunSummary& s) {
   std::string out = fmt::format("run {}\n", s.dir);
   out += fmt::format("  task:       {}\n", s.task);
@@ -151,9 +151,10 @@ std::string FormatRunSummary(const RunSummary& s) {
   out += fmt::format("  root cause: {}\n", DescribeRootCause(s.root_cause));
   if (s.points.empty()) return out + "  metrics:    none found (no metrics.jsonl, no step lines in rank 0's log)\n";
   out += fmt::format("  metrics:    {} point(s) from {}\n", s.points.size(), s.metrics_source);
-  out += fmt::format("  steps:      {} (last), {} steps/s\n", s.step_last, Number(s.steps_per_s));
-  out += fmt::format("  tokens/s:   {} (mean)\n", s.tokens_per_s > 0 ? Number(s.tokens_per_s) : "-");
-  out += fmt::format("  loss:       {} -> {} (min {})\n", Number(s.loss_first), Number(s.loss_last), Number(s.loss_min));
+  out += fmt::format("  steps:      {} (last), {} steps/s\n", s.step_last, FormatMeasure(s.steps_per_s));
+  out += fmt::format("  tokens/s:   {} (mean)\n", s.tokens_per_s > 0 ? FormatMeasure(s.tokens_per_s) : "-");
+  out += fmt::format("  loss:       {} -> {} (min {})\n", FormatMeasure(s.loss_first), FormatMeasure(s.loss_last),
+                     FormatMeasure(s.loss_min));
   return out;
 }
 

@@ -48,6 +48,8 @@ Result<RunSummary> LoadRunSummary(const std::string& dir);
 // metadata.json's root_cause in words: "rank 1 on vm (exit code 1): message", or "none".
 std::string DescribeRootCause(const nlohmann::ordered_json& root_cause);
 std::string FormatRunSummary(const RunSummary& summary);
+// A measured value as the summary and the report print it: 4 significant digits.
+std::string FormatMeasure(double value);
 std::string RunSummaryJson(const RunSummary& summary);
 // Loss and tokens/s against seconds since the first step, one SVG.
 std::string RenderRunPlot(const RunSummary& summary);

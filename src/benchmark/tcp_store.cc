@@ -16,14 +16,12 @@
 
 #include <fmt/format.h>
 
+#include "util/seconds_left.h"
+
 namespace primus::benchmark {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double SecondsLeft(Clock::time_point deadline) {
-  return std::chrono::duration<double>(deadline - Clock::now()).count();
-}
 
 std::string Encode(const std::string& text) {
   uint32_t size = static_cast<uint32_t>(text.size());

@@ -17,16 +17,12 @@ struct Line {
   std::string comment;  // empty: none
 };
 
-bool IsNonEmptyCollection(const Value& value) {
-  return (value.IsList() && !value.AsList().empty()) || (value.IsMap() && !value.AsMap().empty());
-}
-
 void CollectLines(const Value& node, int indent, std::vector<Line>* lines) {
   std::string pad(indent, ' ');
   if (node.IsMap() && !node.AsMap().empty()) {
     for (const auto& [key, item] : node.AsMap()) {
       std::string prefix = pad + QuoteForYaml(key) + ":";
-      if (IsNonEmptyCollection(item)) {
+      if (item.IsNonEmptyCollection()) {
         lines->push_back({prefix, ""});
         CollectLines(item, indent + 2, lines);
       } else {
@@ -35,7 +31,7 @@ void CollectLines(const Value& node, int indent, std::vector<Line>* lines) {
     }
   } else if (node.IsList() && !node.AsList().empty()) {
     for (const Value& item : node.AsList()) {
-      if (!IsNonEmptyCollection(item)) {
+      if (!item.IsNonEmptyCollection()) {
         lines->push_back({pad + "- " + ScalarToYaml(item), item.origin().Describe()});
         continue;
       }

@@ -187,11 +187,11 @@ std::string Value::DescribeForMessage() const {
   }
 }
 
-namespace {
-
-bool IsNonEmptyCollection(const Value& value) {
-  return (value.IsList() && !value.AsList().empty()) || (value.IsMap() && !value.AsMap().empty());
+bool Value::IsNonEmptyCollection() const {
+  return (IsList() && !AsList().empty()) || (IsMap() && !AsMap().empty());
 }
+
+namespace {
 
 void WriteYaml(const Value& value, int indent, bool escape_dollars, std::string* out);
 
@@ -209,7 +209,7 @@ void WriteYaml(const Value& value, int indent, bool escape_dollars, std::string*
   if (value.IsMap() && !value.AsMap().empty()) {
     for (const auto& [key, item] : value.AsMap()) {
       *out += pad + QuoteForYaml(key) + ":";
-      if (IsNonEmptyCollection(item)) {
+      if (item.IsNonEmptyCollection()) {
         *out += "\n";
         WriteYaml(item, indent + 2, escape_dollars, out);
       } else {
@@ -218,7 +218,7 @@ void WriteYaml(const Value& value, int indent, bool escape_dollars, std::string*
     }
   } else if (value.IsList() && !value.AsList().empty()) {
     for (const Value& item : value.AsList()) {
-      if (IsNonEmptyCollection(item)) {
+      if (item.IsNonEmptyCollection()) {
         WriteListItem(item, indent, escape_dollars, out);
       } else {
         *out += pad + "- " + ScalarToYaml(item, escape_dollars) + "\n";

@@ -42,6 +42,8 @@ class Value {
   bool IsString() const { return kind() == Kind::kString; }
   bool IsList() const { return kind() == Kind::kList; }
   bool IsMap() const { return kind() == Kind::kMap; }
+  // A list or map with at least one item (written as an indented block in YAML).
+  bool IsNonEmptyCollection() const;
   bool IsScalar() const { return !IsList() && !IsMap(); }
 
   // Typed access; calling the wrong one is a programming error (it throws

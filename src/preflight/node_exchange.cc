@@ -33,10 +33,13 @@ double Monotonic() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+}  // namespace
+
 // A blocking line/byte stream over one socket, every wait bounded.
-class Stream {
+// Outside the anonymous namespace: PeerConnections (declared in the header) holds it.
+class PeerStream {
  public:
-  explicit Stream(io::UniqueFd fd) : fd_(std::move(fd)) {
+  explicit PeerStream(io::UniqueFd fd) : fd_(std::move(fd)) {
     int flags = ::fcntl(fd_.get(), F_GETFL);
     ::fcntl(fd_.get(), F_SETFL, flags & ~O_NONBLOCK);
   }
@@ -97,10 +100,8 @@ class Stream {
   std::string buffer_;
 };
 
-}  // namespace
-
 struct PeerConnections {
-  std::map<int, std::unique_ptr<Stream>> streams;  // by node rank
+  std::map<int, std::unique_ptr<PeerStream>> streams;  // by node rank
 };
 
 std::string ReportToJson(const NodeReport& report) {
@@ -149,7 +150,7 @@ Result<Gathered> GatherReports(int port, int nnodes, const NodeReport& own, doub
   result.port = served;
   result.nodes.resize(static_cast<size_t>(nnodes));
   result.nodes[0] = own;
-  std::map<int, std::unique_ptr<Stream>> streams;
+  std::map<int, std::unique_ptr<PeerStream>> streams;
   double deadline = Monotonic() + timeout_s;
   int missing = nnodes - 1;
   while (missing > 0 && Monotonic() < deadline) {
@@ -158,7 +159,7 @@ Result<Gathered> GatherReports(int port, int nnodes, const NodeReport& own, doub
     std::string address;
     io::UniqueFd fd = io::AcceptNode(listener.get(), &address);
     if (!fd.valid()) continue;
-    auto stream = std::make_unique<Stream>(std::move(fd));
+    auto stream = std::make_unique<PeerStream>(std::move(fd));
     if (!stream->WriteLine(kGreeting, 2)) continue;
     auto line = stream->ReadLine(std::max(1.0, deadline - Monotonic()));
     if (!line) continue;
@@ -233,7 +234,7 @@ Result<std::string> SendReport(const std::string& master_addr, int port, const N
         if (i == 0) break;  // nothing listens on MASTER_PORT yet: node 0 is not up; retry from the start
         continue;
       }
-      Stream stream(std::move(*fd));
+      PeerStream stream(std::move(*fd));
       auto greeting = stream.ReadLine(1);
       if (!greeting || *greeting != kGreeting) {
         last_error = fmt::format("port {} answers, but not as preflight (another service holds it)", candidate);

@@ -358,7 +358,7 @@ class ContainerRuntime : public Runtime {
   Result<int> Execute(const RuntimeContext& context) override { return ContainerLaunch(context).Execute(); }
 };
 
-RuntimeRegistration<ContainerRuntime> registration;
+RuntimeRegistration<ContainerRuntime> container_registration;
 
 }  // namespace
 }  // namespace primus::runtime

@@ -93,7 +93,7 @@ class DirectRuntime : public Runtime {
   }
 };
 
-RuntimeRegistration<DirectRuntime> registration;
+RuntimeRegistration<DirectRuntime> direct_registration;
 
 }  // namespace
 }  // namespace primus::runtime

@@ -228,7 +228,7 @@ class KubernetesRuntime : public Runtime {
   }
 };
 
-RuntimeRegistration<KubernetesRuntime> registration;
+RuntimeRegistration<KubernetesRuntime> k8s_registration;
 
 }  // namespace
 }  // namespace primus::runtime

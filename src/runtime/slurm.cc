@@ -274,7 +274,7 @@ class SlurmRuntime : public Runtime {
   }
 };
 
-RuntimeRegistration<SlurmRuntime> registration;
+RuntimeRegistration<SlurmRuntime> slurm_registration;
 
 }  // namespace
 }  // namespace primus::runtime

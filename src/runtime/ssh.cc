@@ -359,7 +359,7 @@ class SshRuntime : public Runtime {
   }
 };
 
-RuntimeRegistration<SshRuntime> registration;
+RuntimeRegistration<SshRuntime> ssh_registration;
 
 }  // namespace
 }  // namespace primus::runtime

@@ -56,7 +56,7 @@ struct AnalyzeArgs {
 };
 
 // Flags may come before, between or after the paths.
-Result<AnalyzeArgs> ParseArgs(const std::vector<std::string>& args) {
+Result<AnalyzeArgs> ParseAnalyzeArgs(const std::vector<std::string>& args) {
   AnalyzeArgs parsed;
   if (args.empty()) {
     return UsageError("analyze needs a subtask: logs, run or topology", "see primus-cli analyze --help");
@@ -221,7 +221,7 @@ class AnalyzeTask : public Task {
   }
   bool in_process() const override { return true; }
   Result<int> Run(const TaskContext& context) override {
-    auto args = ParseArgs(context.args);
+    auto args = ParseAnalyzeArgs(context.args);
     if (!args.ok()) return args.error();
     if (context.dry_run) {
       std::cout << "analyze " << args->subtask << (args->paths.empty() ? "" : " " + ShellJoin(args->paths))
@@ -234,7 +234,7 @@ class AnalyzeTask : public Task {
   }
 };
 
-TaskRegistration<AnalyzeTask> registration;
+TaskRegistration<AnalyzeTask> analyze_registration;
 
 }  // namespace
 }  // namespace primus::tasks

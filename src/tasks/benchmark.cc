@@ -393,7 +393,7 @@ class BenchmarkTask : public Task {
   }
 };
 
-TaskRegistration<BenchmarkTask> registration;
+TaskRegistration<BenchmarkTask> benchmark_registration;
 
 }  // namespace
 }  // namespace primus::tasks

@@ -126,7 +126,7 @@ class InfoTask : public Task {
   }
 };
 
-TaskRegistration<InfoTask> registration;
+TaskRegistration<InfoTask> info_registration;
 
 }  // namespace
 }  // namespace primus::tasks

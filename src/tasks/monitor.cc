@@ -48,7 +48,7 @@ struct MonitorArgs {
   std::optional<double> interval_s;
 };
 
-Result<MonitorArgs> ParseArgs(const std::vector<std::string>& args) {
+Result<MonitorArgs> ParseMonitorArgs(const std::vector<std::string>& args) {
   MonitorArgs parsed;
   size_t at = 0;
   std::vector<std::string> targets;
@@ -219,7 +219,7 @@ class MonitorTask : public Task {
   bool in_process() const override { return true; }
 
   Result<int> Run(const TaskContext& context) override {
-    auto args = ParseArgs(context.args);
+    auto args = ParseMonitorArgs(context.args);
     if (!args.ok()) return args.error();
     monitor::SearchPlaces places = monitor::SearchPlaces::FromEnvironment();
     auto source = args->target.empty() ? monitor::FindRunningJob(places, Now()) : monitor::ResolveTarget(args->target, places);
@@ -252,7 +252,7 @@ class MonitorTask : public Task {
   }
 };
 
-TaskRegistration<MonitorTask> registration;
+TaskRegistration<MonitorTask> monitor_registration;
 
 }  // namespace
 }  // namespace primus::tasks

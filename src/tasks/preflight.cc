@@ -79,7 +79,7 @@ std::vector<std::string> UpdateOldJsonSpelling(std::vector<std::string> args, si
   return args;
 }
 
-Result<PreflightArgs> ParseArgs(const std::vector<std::string>& given) {
+Result<PreflightArgs> ParsePreflightArgs(const std::vector<std::string>& given) {
   size_t start = !given.empty() && given[0] == "check" ? 1 : 0;
   PreflightArgs result;
   std::vector<std::string> args = UpdateOldJsonSpelling(given, start, &result.warnings);
@@ -178,7 +178,7 @@ class PreflightTask : public Task {
            "docs/preflight.md lists every check.\n";
   }
   Result<int> Run(const TaskContext& context) override {
-    auto args = ParseArgs(context.args);
+    auto args = ParsePreflightArgs(context.args);
     if (!args.ok()) return args.error();
     preflight::PreflightOptions* options = &args->options;
     if (!args->experiment.empty()) {
@@ -224,7 +224,7 @@ class PreflightTask : public Task {
   }
 };
 
-TaskRegistration<PreflightTask> registration;
+TaskRegistration<PreflightTask> preflight_registration;
 
 }  // namespace
 }  // namespace primus::tasks

@@ -82,7 +82,7 @@ class PrimusTask : public Task {
   }
 };
 
-TaskRegistration<PrimusTask> registration;
+TaskRegistration<PrimusTask> primus_registration;
 
 }  // namespace
 }  // namespace primus::tasks

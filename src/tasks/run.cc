@@ -73,7 +73,7 @@ class RunTask : public Task {
   }
 };
 
-TaskRegistration<RunTask> registration;
+TaskRegistration<RunTask> run_registration;
 
 }  // namespace
 }  // namespace primus::tasks

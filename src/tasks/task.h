@@ -60,7 +60,7 @@ class TaskRegistry : public Registry<Task> {
   std::vector<std::string> Names() const;  // sorted
 };
 
-// `static TaskRegistration<TrainTask> registration;` in the task's own file.
+// `TaskRegistration<TrainTask> train_registration;` (in an anonymous namespace) in the task's own file.
 template <typename T>
 struct TaskRegistration {
   TaskRegistration() { TaskRegistry::Global().Register(std::make_unique<T>()); }

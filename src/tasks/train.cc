@@ -124,7 +124,7 @@ class TrainTask : public Task {
   }
 };
 
-TaskRegistration<TrainTask> registration;
+TaskRegistration<TrainTask> train_registration;
 
 }  // namespace
 }  // namespace primus::tasks

@@ -18,7 +18,10 @@ std::optional<int64_t> ReadNumber(const std::string& path) {
   return static_cast<int64_t>(*value);
 }
 
-// NVML's few entry points (nvml.h); constants as there.
+}  // namespace
+
+// NVML's few entry points (nvml.h); constants as there. Outside the anonymous
+// namespace: GpuSampler::Nvml's members have these types.
 using NvmlDevice = void*;
 struct NvmlMemory {
   unsigned long long total, free, used;
@@ -29,8 +32,6 @@ struct NvmlUtilization {
 constexpr int kNvmlSuccess = 0;
 constexpr int kNvmlTemperatureGpu = 0;  // NVML_TEMPERATURE_GPU
 constexpr int kNvmlClockSm = 1;         // NVML_CLOCK_SM
-
-}  // namespace
 
 struct GpuSampler::Gpu {
   platform::GpuInfo info;

@@ -4,16 +4,15 @@
 #include <cmath>
 #include <map>
 
+#include "telemetry/json_fields.h"
+
 namespace primus::telemetry {
 namespace {
 
+using json_fields::Put;
+
 // The ETA's step rate is measured over the last this many samples.
 constexpr size_t kRateWindow = 12;
-
-template <typename T>
-void Put(Json& json, const char* key, const std::optional<T>& value) {
-  if (value) json[key] = *value;
-}
 
 std::string HostOf(const std::vector<NodeSample>& nodes, int node_rank) {
   for (const NodeSample& node : nodes) {

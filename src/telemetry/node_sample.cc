@@ -1,56 +1,11 @@
 #include "telemetry/node_sample.h"
 
-#include <cmath>
+#include "telemetry/json_fields.h"
 
 namespace primus::telemetry {
 namespace {
 
-template <typename T>
-void Put(Json& json, const char* key, const std::optional<T>& value) {
-  if (value) json[key] = *value;
-}
-
-std::optional<double> Number(const Json& json, const char* key) {
-  if (!json.is_object()) return std::nullopt;
-  auto it = json.find(key);
-  if (it == json.end() || !it->is_number()) return std::nullopt;
-  double value = it->get<double>();
-  if (!std::isfinite(value)) return std::nullopt;
-  return value;
-}
-
-std::optional<int64_t> Integer(const Json& json, const char* key) {
-  std::optional<double> value = Number(json, key);
-  if (!value || *value < -9.2e18 || *value > 9.2e18) return std::nullopt;
-  return static_cast<int64_t>(std::llround(*value));
-}
-
-std::optional<int> SmallInteger(const Json& json, const char* key) {
-  std::optional<int64_t> value = Integer(json, key);
-  if (!value || *value < INT32_MIN || *value > INT32_MAX) return std::nullopt;
-  return static_cast<int>(*value);
-}
-
-std::optional<uint64_t> Unsigned(const Json& json, const char* key) {
-  std::optional<double> value = Number(json, key);
-  if (!value || *value < 0) return std::nullopt;
-  auto it = json.find(key);
-  if (it->is_number_unsigned()) return it->get<uint64_t>();
-  return static_cast<uint64_t>(*value);
-}
-
-std::string Text(const Json& json, const char* key) {
-  if (!json.is_object()) return "";
-  auto it = json.find(key);
-  return it != json.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-const Json& Array(const Json& json, const char* key) {
-  static const Json empty = Json::array();
-  if (!json.is_object()) return empty;
-  auto it = json.find(key);
-  return it != json.end() && it->is_array() ? *it : empty;
-}
+using namespace json_fields;
 
 void PutMetrics(Json& json, const TrainingMetrics& metrics) {
   Put(json, "step", metrics.step);

@@ -26,11 +26,10 @@ using config::ValueType;
 
 // Ranges (docs/experiment.md): beyond any real job, and small enough that
 // TP x PP x CP and micro batch x DP x accumulation never overflow.
-// nodes x workers per node (4096, as the launcher allows) fits in an int.
+// nodes x workers per node (kMaxProcsPerNode) fits in an int.
 constexpr int64_t kMaxParallel = 1 << 20;
 constexpr int64_t kMaxBatch = 1 << 30;
 constexpr int64_t kMaxNodes = 1 << 18;
-constexpr int64_t kMaxProcsPerNode = 4096;
 
 const Schema& ExperimentSchema() {
   static const Schema schema({

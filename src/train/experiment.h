@@ -12,6 +12,7 @@
 // launcher keys are read here.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@
 #include "util/error.h"
 
 namespace primus::train {
+
+// The largest number distributed.nproc_per_node may name.
+inline constexpr int64_t kMaxProcsPerNode = 4096;
 
 struct Parallelism {
   int tensor = 1, pipeline = 1, context = 1, expert = 1;

@@ -7,8 +7,6 @@
 namespace primus::train {
 namespace {
 
-constexpr int64_t kMaxProcsPerNode = 4096;
-
 // "experiment exp.yaml:12:5": where in the experiment the value was written.
 config::Origin InExperiment(const ExperimentConfig& experiment, std::string_view key) {
   config::Origin origin = experiment.resolved.Find(key)->origin();

@@ -20,11 +20,11 @@ using Kind = MegatronOption::Kind;
 
 // Dests primus-cli sets from our schema: given again in megatron.args or
 // model:, they would bypass the layout check or disagree with it.
-struct Owned {
+struct OwnedMegatronDest {
   std::string_view dest;
   std::string_view key;
 };
-constexpr Owned kOwned[] = {
+constexpr OwnedMegatronDest kOwnedMegatronDests[] = {
     {"tensor_model_parallel_size", "parallelism.tensor"},
     {"pipeline_model_parallel_size", "parallelism.pipeline"},
     {"context_parallel_size", "parallelism.context"},
@@ -100,7 +100,7 @@ bool IsSwitch(Kind kind) { return kind != Kind::kValue; }
 }  // namespace
 
 std::string_view OwnedMegatronKey(std::string_view dest) {
-  for (const Owned& owned : kOwned) {
+  for (const OwnedMegatronDest& owned : kOwnedMegatronDests) {
     if (owned.dest == dest) return owned.key;
   }
   return {};

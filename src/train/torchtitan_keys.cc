@@ -13,12 +13,12 @@ namespace {
 
 using config::Value;
 
-struct Owned {
+struct OwnedTorchTitanEntry {
   std::string_view key;
   std::string_view ours;
 };
 // What TorchTitanCommand writes from our schema (docs/experiment.md).
-constexpr Owned kOwned[] = {
+constexpr OwnedTorchTitanEntry kOwnedTorchTitanKeys[] = {
     {"job.dump_folder", "workspace and exp_name (the experiment directory)"},
     {"model.name", "model.name"},
     {"model.flavor", "model.flavor"},
@@ -80,7 +80,7 @@ bool AsText(Value* value) {
 }  // namespace
 
 std::string_view OwnedTorchTitanKey(std::string_view key) {
-  for (const Owned& owned : kOwned) {
+  for (const OwnedTorchTitanEntry& owned : kOwnedTorchTitanKeys) {
     if (owned.key == key) return owned.ours;
   }
   return {};

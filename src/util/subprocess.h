@@ -17,14 +17,14 @@
 namespace primus {
 
 struct CommandOptions {
-  std::string cwd;                                           // "" = inherit
-  std::map<std::string, std::optional<std::string>> env;     // set (value) or unset (nullopt) on top
+  std::string cwd{};                                         // "" = inherit
+  std::map<std::string, std::optional<std::string>> env{};   // set (value) or unset (nullopt) on top
   bool clear_env = false;                                    // start from an empty environment
   double timeout_s = 0;                                      // 0 = none
   double kill_grace_s = 2;                                   // SIGTERM -> SIGKILL after a timeout
-  std::string stdin_data;                                    // written to the command's stdin
+  std::string stdin_data{};                                  // written to the command's stdin
   size_t capture_limit = 16 << 20;                           // bytes kept per stream (the tail)
-  std::function<void(bool is_stderr, const std::string& line)> on_line;  // streaming, optional
+  std::function<void(bool is_stderr, const std::string& line)> on_line{};  // streaming, optional
 };
 
 struct CommandResult {

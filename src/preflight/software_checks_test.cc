@@ -31,7 +31,9 @@ TEST(SoftwareChecksTest, InterpreterWithTorchAndOneWithout) {
   std::vector<CheckResult> results = CheckSoftware(cpu_host, settings, &facts);
   ASSERT_FALSE(results.empty());
   EXPECT_EQ(results[0].name, "torch");
-  if (results[0].status == CheckStatus::kPass) EXPECT_FALSE(facts.torch_version.empty());
+  if (results[0].status == CheckStatus::kPass) {
+    EXPECT_FALSE(facts.torch_version.empty());
+  }
   EXPECT_EQ(results.back().status, CheckStatus::kSkip);
 
   settings.python = "/nonexistent/python3";

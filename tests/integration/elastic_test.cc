@@ -277,7 +277,9 @@ TEST_F(ElasticTest, EtcdNamesTheCoordinatorAndAMembersLossLeavesTheJobTraining) 
       90))
       << "no step at world size 2 after the loss";
   for (int host = 1; host <= 3; ++host) {
-    if (host != member) EXPECT_EQ(agent(host).Wait(120), 0) << "host" << host;
+    if (host != member) {
+      EXPECT_EQ(agent(host).Wait(120), 0) << "host" << host;
+    }
   }
   EXPECT_NE(agent(coordinator).All().find("(host" + std::to_string(member) + ")"), std::string::npos);
   // The coordinator withdrew its claim: the run id is free for the next job.

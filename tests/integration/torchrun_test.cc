@@ -376,11 +376,16 @@ TEST_F(TorchrunTorchTest, SameCommandLineGivesTheSameWorkersAsTorchrun) {
     EXPECT_EQ(o.at("TORCHELASTIC_RUN_ID"), "compare");
     EXPECT_EQ(o.at("OMP_NUM_THREADS"), "1");
     for (const auto& [key, value] : t) {
-      if (!o.count(key)) EXPECT_TRUE(only_theirs.count(key)) << key << " is set by torchrun only: " << value;
-      else if (o.at(key) != value) EXPECT_TRUE(different.count(key)) << key << ": torchrun " << value << ", ours " << o.at(key);
+      if (!o.count(key)) {
+        EXPECT_TRUE(only_theirs.count(key)) << key << " is set by torchrun only: " << value;
+      } else if (o.at(key) != value) {
+        EXPECT_TRUE(different.count(key)) << key << ": torchrun " << value << ", ours " << o.at(key);
+      }
     }
     for (const auto& [key, value] : o) {
-      if (!t.count(key)) EXPECT_TRUE(only_ours.count(key)) << key << " is set by us only: " << value;
+      if (!t.count(key)) {
+        EXPECT_TRUE(only_ours.count(key)) << key << " is set by us only: " << value;
+      }
     }
   }
 }

@@ -18,8 +18,8 @@ struct ProcessResult {
 };
 
 struct ProcessOptions {
-  std::string cwd;                                   // "" = inherit
-  std::map<std::string, std::optional<std::string>> env;  // value: set; nullopt: unset
+  std::string cwd{};                                 // "" = inherit
+  std::map<std::string, std::optional<std::string>> env{};  // value: set; nullopt: unset
   bool clear_env = false;                            // start from an empty environment
   double timeout_s = 60;                             // killed (SIGKILL) after this
 };

@@ -51,17 +51,9 @@ void LogStart(const LaunchPlan& plan, int attempt, bool elastic = false) {
             Supervisor::AttemptDir(plan, attempt));
 }
 
-// A variable as the workers will see it: the user's --env, the agent's environment, the plan's defaults.
-std::string WorkerVariable(const LaunchSpec& spec, const std::string& name) {
-  if (auto it = spec.env_overrides.find(name); it != spec.env_overrides.end()) return it->second;
-  if (const char* value = std::getenv(name.c_str())) return value;
-  if (auto it = spec.env.find(name); it != spec.env.end()) return it->second;
-  return "";
-}
-
 }  // namespace
 
-std::unique_ptr<telemetry::TelemetryHub> MakeTelemetryHub(const LaunchPlan& plan) {
+std::unique_ptr<telemetry::TelemetryHub> MakeTelemetryHub(const LaunchPlan& plan, const WorkerEnvironment& workers) {
   const LaunchSpec& spec = plan.spec;
   if (!(spec.telemetry_interval_s > 0)) return nullptr;
   platform::Roots roots = platform::Roots::FromEnvironment();
@@ -71,8 +63,8 @@ std::unique_ptr<telemetry::TelemetryHub> MakeTelemetryHub(const LaunchPlan& plan
   sampler.roots = roots;
   sampler.gpus = host->gpus;
   sampler.interface = telemetry::JobInterface(*host, spec.master_addr, spec.nnodes == 1,
-                                              WorkerVariable(spec, "NCCL_SOCKET_IFNAME"),
-                                              WorkerVariable(spec, "GLOO_SOCKET_IFNAME"));
+                                              workers.SharedValue("NCCL_SOCKET_IFNAME"),
+                                              workers.SharedValue("GLOO_SOCKET_IFNAME"));
   telemetry::TelemetrySettings settings;
   settings.log_dir = spec.log_dir;
   settings.interval_s = spec.telemetry_interval_s;
@@ -362,7 +354,7 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
 
   // Made before the launch handles, which own the metrics server that reads
   // it, so that it outlives them.
-  std::unique_ptr<telemetry::TelemetryHub> telemetry = MakeTelemetryHub(*plan);
+  std::unique_ptr<telemetry::TelemetryHub> telemetry = MakeTelemetryHub(*plan, environment);
   auto handles = LaunchHandles::Start(std::string(kLaunchTokenVariable) + "=" + plan->token);
   if (!handles) return handles.error();
 

@@ -14,6 +14,7 @@
 
 #include "agent/launch_plan.h"
 #include "agent/launch_spec.h"
+#include "agent/worker_env.h"
 #include "telemetry/telemetry_hub.h"
 #include "util/error.h"
 
@@ -30,8 +31,9 @@ namespace primus::agent {
 Result<RunResult> RunWorkers(const LaunchSpec& spec);
 
 // The launch's hub: the host's GPUs (spec.host, or detected now), the job's
-// network interface, and writes_files for a single-node job (a multi-node
-// job's coordinator is known once the link is open). Null when telemetry is off.
-std::unique_ptr<telemetry::TelemetryHub> MakeTelemetryHub(const LaunchPlan& plan);
+// network interface (the NCCL/GLOO_SOCKET_IFNAME the workers get), and
+// writes_files for a single-node job (a multi-node job's coordinator is known
+// once the link is open). Null when telemetry is off.
+std::unique_ptr<telemetry::TelemetryHub> MakeTelemetryHub(const LaunchPlan& plan, const WorkerEnvironment& workers);
 
 }  // namespace primus::agent

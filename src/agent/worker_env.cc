@@ -100,6 +100,15 @@ WorkerEnvironment::WorkerEnvironment(const LaunchPlan& plan, const char* const* 
   }
 }
 
+std::string WorkerEnvironment::SharedValue(std::string_view name) const {
+  for (const std::string& entry : shared_) {
+    if (entry.size() > name.size() && entry[name.size()] == '=' && std::string_view(entry).starts_with(name)) {
+      return entry.substr(name.size() + 1);
+    }
+  }
+  return "";
+}
+
 std::vector<std::string> WorkerEnvironment::For(const WorkerSlot& slot) const {
   std::vector<std::string> env;
   env.reserve(shared_.size() + 7);

@@ -53,13 +53,17 @@ class WorkerEnvironment {
   const std::vector<std::pair<std::string, std::string>>& replaced() const { return replaced_; }
   // The user set PRIMUS_METRICS_FILE: the workers keep theirs, and the agent does not know where they write.
   bool user_metrics_file() const { return user_metrics_file_; }
+  // A variable every worker of this node gets the same value of (the user's
+  // --env, else the agent's environment, else the plan's default), as the
+  // workers see it; "" when they do not get it.
+  std::string SharedValue(std::string_view name) const;
 
  private:
   const LaunchPlan& plan_;
   std::vector<std::string> shared_;
   std::vector<std::pair<std::string, std::string>> replaced_;
-  std::string omp_default_;
-  bool user_metrics_file_ = false;  // PRIMUS_METRICS_FILE came from the user: never replaced  // set: OMP_NUM_THREADS is per worker (placements), this when a rank has none
+  std::string omp_default_;  // set: OMP_NUM_THREADS is per worker (placements), this when a rank has none
+  bool user_metrics_file_ = false;  // PRIMUS_METRICS_FILE came from the user: never replaced
 };
 
 }  // namespace primus::agent

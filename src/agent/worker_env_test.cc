@@ -82,6 +82,25 @@ TEST(WorkerEnvTest, ExplicitOverridesReplaceTheAgentsEnvironment) {
   EXPECT_EQ(env["OTHER"], "1");
 }
 
+// What the telemetry reads as the job's interface: the value the workers get,
+// from --env, else the agent's environment, else the plan's defaults.
+TEST(WorkerEnvTest, SharedValueIsWhatEveryWorkerGets) {
+  LaunchPlan plan = Plan();
+  plan.spec.env_overrides = {{"NCCL_SOCKET_IFNAME", "ib0"}};
+  plan.spec.env["GLOO_SOCKET_IFNAME"] = "from-plan";
+  plan.spec.env["NCCL_SOCKET_IFNAME_X"] = "a longer name";
+  const char* base[] = {"NCCL_SOCKET_IFNAME=eth9", "ALREADY_SET=agent", nullptr};
+  WorkerEnvironment workers(plan, base);
+  auto env = AsMap(workers.For({0, 0, "e", "h"}));
+  EXPECT_EQ(workers.SharedValue("NCCL_SOCKET_IFNAME"), "ib0");
+  EXPECT_EQ(workers.SharedValue("NCCL_SOCKET_IFNAME"), env["NCCL_SOCKET_IFNAME"]);
+  EXPECT_EQ(workers.SharedValue("GLOO_SOCKET_IFNAME"), "from-plan");
+  EXPECT_EQ(workers.SharedValue("ALREADY_SET"), "agent");
+  EXPECT_EQ(workers.SharedValue("NCCL_SOCKET"), "");  // a prefix of a name is not that name
+  EXPECT_EQ(workers.SharedValue("MASTER_PORT"), "29511");
+  EXPECT_EQ(workers.SharedValue("UNSET_ANYWHERE"), "");
+}
+
 TEST(WorkerEnvTest, OmpThreadsShareTheCpus) {
   LaunchPlan plan = Plan();
   plan.cpu_count = 2;

@@ -144,10 +144,14 @@ std::string RenderLineChart(const LineChart& chart) {
   }
   svg += Frame(x, y, kHeight, chart.x_label, chart.y_label, /*x_ticks=*/false);
   for (const ChartMarker& marker : chart.markers) {
+    // A label in the right half is written to the left of its line, so it stays inside the plot (off the legend).
+    bool label_left = sx(marker.x) > kLeft + plot_w / 2;
     svg += fmt::format(
         "<g class=\"marker\"><title>{0}</title><line x1=\"{1:.1f}\" y1=\"{2}\" x2=\"{1:.1f}\" y2=\"{3}\" stroke=\"#999\" "
-        "stroke-dasharray=\"4 3\"/><text x=\"{4:.1f}\" y=\"{5}\" font-size=\"10\" fill=\"#666\">{0}</text></g>\n",
-        EscapeXml(marker.label), sx(marker.x), kTop, kTop + plot_h, sx(marker.x) + 3, kTop + 11);
+        "stroke-dasharray=\"4 3\"/><text x=\"{4:.1f}\" y=\"{5}\" text-anchor=\"{6}\" font-size=\"10\" "
+        "fill=\"#666\">{0}</text></g>\n",
+        EscapeXml(marker.label), sx(marker.x), kTop, kTop + plot_h, sx(marker.x) + (label_left ? -3 : 3), kTop + 11,
+        label_left ? "end" : "start");
   }
   for (size_t i = 0; i < chart.series.size(); ++i) {
     const ChartSeries& series = chart.series[i];

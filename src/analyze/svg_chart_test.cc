@@ -42,6 +42,22 @@ TEST(SvgChartTest, LongSeriesAreDownsampledKeepingTheirExtremes) {
   EXPECT_LT(svg.size(), 64u * 1024) << "a 100k-step series draws in tens of kilobytes";
 }
 
+// A restart late in the run is labelled to the left of its line: the label
+// stays inside the plot instead of running into the legend.
+TEST(SvgChartTest, AMarkerLabelStaysInsideThePlot) {
+  LineChart chart{"tps", "throughput", "s", "tokens/s", {{"attempt 0", {{0, 1.0}, {10, 2.0}}}}, {}, false};
+  chart.markers = {{1, "restart: attempt 1"}, {9.5, "restart: attempt 2"}};
+  std::string svg = RenderLineChart(chart);
+  auto text_element = [&](const std::string& label) {  // "<text ...>" of the label
+    size_t end = svg.find(">" + label + "</text>");
+    if (end == std::string::npos) return std::string();
+    size_t start = svg.rfind("<text", end);
+    return svg.substr(start, end - start);
+  };
+  EXPECT_NE(text_element("restart: attempt 1").find("text-anchor=\"start\""), std::string::npos) << svg;
+  EXPECT_NE(text_element("restart: attempt 2").find("text-anchor=\"end\""), std::string::npos) << svg;
+}
+
 TEST(SvgChartTest, BoxChartSummarisesEachGroupAndBoundsItsDots) {
   std::vector<double> many(10000, 0.4);
   many[17] = 2.0;

@@ -122,8 +122,11 @@ TEST_F(PrimusCompatTest, LogFileGetsEverythingPrintedAndNothingUnderDryRun) {
   EXPECT_NE(dry.out.find("log file: logs/run.log would receive a copy of everything printed"), std::string::npos);
   EXPECT_FALSE(PathExists(dir_.path() + "/logs"));
 
+  // Rank 1 fails only once rank 0 has printed (its failure stops rank 0, which under load may not have started yet).
   ProcessResult run = Run({"direct", "--nproc-per-node", "2", "--log_file", "logs/run.log", "--", "run", "/bin/sh", "-c",
-                           "echo out of rank $RANK; echo err of rank $RANK >&2; exit $RANK"});
+                           "echo out of rank $RANK; echo err of rank $RANK >&2; "
+                           "if [ $RANK = 0 ]; then : > rank0-printed; exit 0; fi; "
+                           "i=0; while [ ! -e rank0-printed ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; exit 1"});
   EXPECT_EQ(run.exit_code, 1) << run.all();
   EXPECT_NE(run.out.find("out of rank 0"), std::string::npos) << "the terminal keeps its output: " << run.all();
   std::string log = Read("logs/run.log");

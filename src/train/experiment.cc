@@ -237,19 +237,23 @@ Status CheckBackend(const ExperimentConfig& experiment) {
                                    "write training.dtype: bf16");
     }
   }
-  const std::string& nproc = experiment.nproc_per_node;
-  if (!nproc.empty() && nproc != "auto" && nproc != "gpu" && nproc != "cpu") {
-    std::optional<int64_t> number = ParseInt(nproc);
-    if (!number || *number < 1 || *number > kMaxProcsPerNode) {
-      return config::ConfigErrorAt(experiment.resolved.Find("distributed.nproc_per_node")->origin(),
-                                   "distributed.nproc_per_node must be auto, gpu, cpu or a number from 1 to " +
-                                       std::to_string(kMaxProcsPerNode) + ", not '" + nproc + "'");
-    }
-  }
+  if (Status status = CheckNprocPerNode(experiment); !status.ok()) return status;
   return CheckExpName(experiment.resolved);
 }
 
 }  // namespace
+
+Status CheckNprocPerNode(const ExperimentConfig& experiment) {
+  if (experiment.nproc_per_node.empty()) return Status::Ok();
+  const std::string value = ToLower(Trim(experiment.nproc_per_node));
+  if (value == "auto" || value == "gpu" || value == "cpu") return Status::Ok();
+  std::optional<int64_t> number = ParseInt(value);
+  if (number && *number >= 1 && *number <= kMaxProcsPerNode) return Status::Ok();
+  return config::ConfigErrorAt(experiment.resolved.Find("distributed.nproc_per_node")->origin(),
+                               "distributed.nproc_per_node must be auto, gpu, cpu or a number from 1 to " +
+                                   std::to_string(kMaxProcsPerNode) + ", not '" + experiment.nproc_per_node + "'",
+                               "write distributed.nproc_per_node: 8 (or auto: one worker per GPU)");
+}
 
 std::vector<std::string> ExperimentKeys() {
   std::vector<std::string> keys;

@@ -69,6 +69,11 @@ Result<ExperimentConfig> LoadExperiment(const ExperimentRequest& request);
 // still win), then checks parallelism and batch sizes against it.
 Status ResolveForWorldSize(const ExperimentRequest& request, int world_size, ExperimentConfig* experiment);
 
+// distributed.nproc_per_node is auto, gpu, cpu (any case) or a number from 1
+// to kMaxProcsPerNode, as the launcher reads --nproc-per-node; empty (unset)
+// passes. Both file formats are checked with it.
+Status CheckNprocPerNode(const ExperimentConfig& experiment);
+
 // The experiment schema's keys, for docs and suggestions.
 std::vector<std::string> ExperimentKeys();
 

@@ -207,6 +207,11 @@ TEST_F(ExperimentTest, NegativeNodeCountsAreRefused) {
   EXPECT_EQ(ExperimentError(this, Torch() + "distributed: {nproc_per_node: \"4611686018427387904\"}\n"),
             "exp.yaml:3:31: distributed.nproc_per_node must be auto, gpu, cpu or a number from 1 to 4096, not "
             "'4611686018427387904'");
+  // As the launcher reads --nproc-per-node: any case, spaces around.
+  EXPECT_EQ(ExperimentError(this, Torch() + "distributed: {nproc_per_node: AUTO}\n"), "valid");
+  EXPECT_EQ(ExperimentError(this, Torch() + "distributed: {nproc_per_node: \" 8 \"}\n"), "valid");
+  EXPECT_EQ(ExperimentError(this, Torch() + "distributed: {nproc_per_node: \"0\"}\n"),
+            "exp.yaml:3:31: distributed.nproc_per_node must be auto, gpu, cpu or a number from 1 to 4096, not '0'");
 }
 
 TEST_F(ExperimentTest, AQuotedDottedKeyIsRefusedNotIgnored) {

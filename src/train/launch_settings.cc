@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "util/strings.h"
-
 namespace primus::train {
 namespace {
 
@@ -15,24 +13,12 @@ config::Origin InExperiment(const ExperimentConfig& experiment, std::string_view
   return origin;
 }
 
-// auto, gpu, cpu or a number of workers; a Primus-format file's launcher keys
-// reach here unchecked, so the check is made here for both formats.
-Status CheckNprocPerNode(const ExperimentConfig& experiment) {
-  const std::string value = ToLower(Trim(experiment.nproc_per_node));
-  if (value == "auto" || value == "gpu" || value == "cpu") return Status::Ok();
-  std::optional<int64_t> number = ParseInt(value);
-  if (number && *number >= 1 && *number <= kMaxProcsPerNode) return Status::Ok();
-  return config::ConfigErrorAt(experiment.resolved.Find("distributed.nproc_per_node")->origin(),
-                               "distributed.nproc_per_node must be auto, gpu, cpu or a number from 1 to " +
-                                   std::to_string(kMaxProcsPerNode) + ", not '" + experiment.nproc_per_node + "'",
-                               "write distributed.nproc_per_node: 8 (or auto: one worker per GPU)");
-}
-
 }  // namespace
 
 Result<config::Value> ExperimentLaunchLayer(const ExperimentConfig& experiment, const config::LauncherConfig& launcher) {
   config::Value layer = config::Value::EmptyMap();
   if (!experiment.nproc_per_node.empty()) {
+    // A Primus-format file's launcher keys reach here unchecked.
     if (Status status = CheckNprocPerNode(experiment); !status.ok()) return status.error();
     (void)layer.Set("direct.nproc_per_node", config::Value::String(experiment.nproc_per_node,
                                                                    InExperiment(experiment, "distributed.nproc_per_node")));

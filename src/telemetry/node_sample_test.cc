@@ -2,25 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "telemetry/telemetry_test_util.h"
+
 namespace primus::telemetry {
 namespace {
-
-GpuStats MakeGpu(int index, std::string bus_id, std::string vendor) {
-  GpuStats gpu;
-  gpu.index = index;
-  gpu.bus_id = std::move(bus_id);
-  gpu.vendor = std::move(vendor);
-  return gpu;
-}
-
-WorkerStats MakeWorker(int rank, int local_rank, int pid, std::string state) {
-  WorkerStats worker;
-  worker.rank = rank;
-  worker.local_rank = local_rank;
-  worker.pid = pid;
-  worker.state = std::move(state);
-  return worker;
-}
 
 // The node sample of docs/monitor.md, as written there.
 const char* kDocSample = R"({"node_rank": 1, "host": "host2", "time": 1764060000.123, "generation": 0,

@@ -6,20 +6,12 @@
 #include <sstream>
 
 #include "platform/test_fixtures.h"
+#include "telemetry/telemetry_test_util.h"
 #include "util/files.h"
 #include "util/scoped_temp_dir.h"
 
 namespace primus::telemetry {
 namespace {
-
-WorkerStats MakeWorker(int rank, int local_rank, int pid, std::string state) {
-  WorkerStats worker;
-  worker.rank = rank;
-  worker.local_rank = local_rank;
-  worker.pid = pid;
-  worker.state = std::move(state);
-  return worker;
-}
 
 std::unique_ptr<NodeSampler> CpuSampler() {
   return std::make_unique<NodeSampler>(NodeSamplerSettings{platform::FixtureRoots("cpu-only"), {}, "lo"});

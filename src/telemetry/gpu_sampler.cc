@@ -6,6 +6,7 @@
 
 #include "platform/sysfs_files.h"
 #include "util/log.h"
+#include "util/strings.h"
 
 namespace primus::telemetry {
 namespace {
@@ -108,12 +109,8 @@ class GpuSampler::Nvml {
 };
 
 std::optional<int> CurrentDpmLevelMhz(std::string_view pp_dpm_sclk) {
-  size_t start = 0;
-  while (start < pp_dpm_sclk.size()) {
-    size_t end = pp_dpm_sclk.find('\n', start);
-    if (end == std::string_view::npos) end = pp_dpm_sclk.size();
-    std::string_view line = pp_dpm_sclk.substr(start, end - start);
-    start = end + 1;
+  for (const std::string& raw : Split(pp_dpm_sclk, '\n')) {
+    std::string_view line = raw;
     if (line.find('*') == std::string_view::npos) continue;
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) return std::nullopt;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "platform/sysfs_files.h"
+#include "util/strings.h"
 
 namespace primus::telemetry {
 namespace {
@@ -52,12 +53,7 @@ std::optional<uint64_t> Number(std::string_view text) { return platform::ParseUn
 std::optional<CpuTimes> ParseProcStat(std::string_view text) {
   std::optional<CpuTimes> times;
   int cpus = 0;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
+  for (const std::string& line : Split(text, '\n')) {
     if (line.rfind("cpu", 0) != 0) continue;
     std::vector<std::string_view> fields = Fields(line);
     if (fields.empty()) continue;
@@ -101,12 +97,8 @@ std::optional<MemoryInfo> ParseMeminfo(std::string_view text) {
 }
 
 std::optional<InterfaceCounters> ParseNetDev(std::string_view text, const std::string& interface) {
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
+  for (const std::string& raw : Split(text, '\n')) {
+    std::string_view line = raw;
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
     std::vector<std::string_view> name = Fields(line.substr(0, colon));

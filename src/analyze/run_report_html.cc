@@ -92,11 +92,11 @@ std::string SummarySection(const RunReport& report) {
     rows.emplace_back("git", EscapeXml(git["commit"].get<std::string>() + (git.value("dirty", false) ? " (dirty)" : "")));
   }
   if (!s.points.empty()) {
-    rows.emplace_back("steps", EscapeXml(fmt::format("{} (last), {} steps/s, from {}", s.step_last, FormatMeasure(s.steps_per_s),
-                                                     s.metrics_source)));
+    rows.emplace_back("steps", EscapeXml(fmt::format("{} (last), {} steps/s, from {}", s.step_last,
+                                                     FormatMeasure(s.steps_per_s), s.metrics_source)));
     rows.emplace_back("tokens/s", s.tokens_per_s > 0 ? FormatMeasure(s.tokens_per_s) + " (mean)" : "-");
-    rows.emplace_back("loss", fmt::format("{} &rarr; {} (min {})", FormatMeasure(s.loss_first), FormatMeasure(s.loss_last),
-                                          FormatMeasure(s.loss_min)));
+    rows.emplace_back("loss", fmt::format("{} &rarr; {} (min {})", FormatMeasure(s.loss_first),
+                                          FormatMeasure(s.loss_last), FormatMeasure(s.loss_min)));
   }
   html += "<section id=\"summary\"><h2>Summary</h2><dl class=\"summary\">\n";
   for (const auto& [label, value] : rows) html += fmt::format("<dt>{}</dt><dd>{}</dd>\n", label, value);
@@ -180,8 +180,8 @@ std::string StepTimeSection(const RunReport& report) {
           "<th>p90 s</th><th>max s</th></tr>\n";
   for (const Row& row : rows) {
     html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", row.rank->rank,
-                        EscapeXml(row.rank->host), row.rank->step_time_s.size(), FormatMeasure(row.median), FormatMeasure(row.p90),
-                        FormatMeasure(row.max));
+                        EscapeXml(row.rank->host), row.rank->step_time_s.size(), FormatMeasure(row.median),
+                        FormatMeasure(row.p90), FormatMeasure(row.max));
   }
   return html + "</table></details>\n</section>\n";
 }
@@ -250,8 +250,8 @@ std::string AttemptsSection(const RunReport& report, double t0) {
     if (attempt.start > 0) {
       double end = attempt.end > attempt.start ? attempt.end : attempt.start;
       timeline.spans.push_back({row, attempt.start - t0, end - t0,
-                                fmt::format("attempt {}: {} to {} s", attempt.attempt, FormatMeasure(attempt.start - t0),
-                                            FormatMeasure(end - t0))});
+                                fmt::format("attempt {}: {} to {} s", attempt.attempt,
+                                            FormatMeasure(attempt.start - t0), FormatMeasure(end - t0))});
     }
     for (const EndingLine& ending : attempt.endings) {
       if (ending.time <= 0) continue;

@@ -39,20 +39,26 @@ work = b.workdir("logging")
 env = b.isolated_env(work)
 
 
-def straight_to_files(command):
-    out_dir = os.path.join(work, "direct")
+def plain_writers(commands, tag):
+    """(seconds, bytes written): the commands started together, each with stdout to a file of its own."""
+    out_dir = os.path.join(work, tag)
     os.makedirs(out_dir, exist_ok=True)
-    files = [open(os.path.join(out_dir, f"rank{r}.out"), "wb") for r in range(NPROC)]
+    paths = [os.path.join(out_dir, f"out{i}") for i in range(len(commands))]
+    files = [open(path, "wb") for path in paths]
     start = time.perf_counter()
-    processes = [subprocess.Popen(command, stdout=files[r], env=dict(env, RANK=str(r))) for r in range(NPROC)]
+    processes = [subprocess.Popen(c, stdout=f, env=dict(env, RANK=str(i))) for i, (c, f) in enumerate(zip(commands, files))]
     codes = [p.wait() for p in processes]
     seconds = time.perf_counter() - start
     for f in files:
         f.close()
-    assert codes == [0] * NPROC, codes
-    size = sum(os.path.getsize(os.path.join(out_dir, f"rank{r}.out")) for r in range(NPROC))
+    assert codes == [0] * len(commands), codes
+    size = sum(os.path.getsize(path) for path in paths)
     shutil.rmtree(out_dir)
     return seconds, size
+
+
+def straight_to_files(command):
+    return plain_writers([command] * NPROC, "direct")
 
 
 def under_agent(command, console_path):
@@ -75,23 +81,13 @@ def under_agent(command, console_path):
 
 def floor(log_size, console_size):
     """The same bytes as ours, written straight to files by line_writer."""
-    out_dir = os.path.join(work, "floor")
-    os.makedirs(out_dir, exist_ok=True)
     writer = b.tool("line_writer")
     stamped_line = str(round(100 * log_size / (NPROC * int(megabytes) * 2**20)))  # 100 bytes + stamp
     commands = [[writer, str(log_size / NPROC / 2**20), stamped_line, "65536"] for _ in range(NPROC)]
     if console_size:
         prefixed_line = str(round(100 * console_size / (NPROC * int(megabytes) * 2**20)))
         commands.append([writer, str(console_size / 2**20), prefixed_line, "65536"])
-    files = [open(os.path.join(out_dir, f"out{i}"), "wb") for i in range(len(commands))]
-    start = time.perf_counter()
-    processes = [subprocess.Popen(c, stdout=f, env=dict(env, RANK=str(i))) for i, (c, f) in enumerate(zip(commands, files))]
-    codes = [p.wait() for p in processes]
-    seconds = time.perf_counter() - start
-    for f in files:
-        f.close()
-    assert codes == [0] * len(commands), codes
-    shutil.rmtree(out_dir)
+    seconds, _ = plain_writers(commands, "floor")
     return seconds
 
 

@@ -1,12 +1,11 @@
 #include "benchmark/progress_file.h"
 
 #include <fmt/format.h>
-#include <pthread.h>
-#include <signal.h>
 
 #include <chrono>
 #include <sstream>
 
+#include "io/signal_channel.h"
 #include "util/files.h"
 #include "util/progress_line.h"
 
@@ -38,11 +37,8 @@ ProgressFileWatch::~ProgressFileWatch() {
 }
 
 void ProgressFileWatch::Loop() {
-  // The node agent takes its signals through a signalfd on the main thread:
-  // this thread must never be the one a signal is delivered to.
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  // The node agent takes its signals through a signalfd on the main thread.
+  io::BlockAllSignalsInThisThread();
   ProgressLine line(what_, true);
   ProgressState state;
   while (!stop_) {

@@ -85,4 +85,10 @@ std::string SignalName(int signal) {
   return std::string("SIG") + abbreviation;
 }
 
+void BlockAllSignalsInThisThread() {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+}
+
 }  // namespace primus::io

@@ -52,4 +52,9 @@ class SignalChannel {
 // "SIGTERM", "SIGSEGV", ... ("signal 42" for unnamed ones).
 std::string SignalName(int signal);
 
+// A helper thread of a process whose signals are read through a SignalChannel
+// calls this first: every signal stays blocked in it, so none is delivered to
+// it instead of to the channel's thread.
+void BlockAllSignalsInThisThread();
+
 }  // namespace primus::io

@@ -1,14 +1,13 @@
 #include "train/progress.h"
 
 #include <fmt/format.h>
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "io/signal_channel.h"
 #include "util/log.h"
 #include "util/progress_line.h"
 
@@ -47,11 +46,8 @@ void ProgressFollower::Stop() {
 }
 
 void ProgressFollower::Loop() {
-  // The node agent takes its signals through a signalfd on the main thread:
-  // this thread must never be the one a signal is delivered to.
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  // The node agent takes its signals through a signalfd on the main thread.
+  io::BlockAllSignalsInThisThread();
   std::ifstream in;
   std::string partial;
   ProgressSnapshot latest;

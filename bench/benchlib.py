@@ -188,9 +188,9 @@ class Hosts:
 
 class SshHosts(Hosts):
     """Hosts, each running Debian's sshd with our own configuration, host key and
-    authorized keys (the layout of tests/integration/ssh_test.cc; no system file is
-    touched). Clients use `ssh -F <ssh_config>`: our user key, root, known_hosts in
-    workdir. The sshd processes live in the namespaces, so Hosts' teardown stops
+    authorized keys, and root's home of its own (the layout of
+    tests/integration/ssh_test.cc; no system file is touched or read at login).
+    Clients use `ssh -F <ssh_config>`: our user key, root, known_hosts in workdir. The sshd processes live in the namespaces, so Hosts' teardown stops
     them with everything else. Needs openssh-server and openssh-client."""
 
     def __init__(self, count, workdir):
@@ -215,8 +215,22 @@ class SshHosts(Hosts):
         with open(self.ssh_config, "w") as f:
             f.write(f"Host *\n  IdentityFile {d}/userkey\n  IdentitiesOnly yes\n  User root\n"
                     f"  UserKnownHostsFile {d}/known_hosts\n  StrictHostKeyChecking accept-new\n  LogLevel ERROR\n")
+        # Each host's root has a home of its own (an /etc/passwd bind-mounted in
+        # the host's mount namespace): no login reads a startup file of the
+        # machine's /root, whose work (a `pyenv rehash`, say) would be timed.
+        with open("/etc/passwd") as f:
+            system_passwd = f.read().splitlines()
         self.sshd = []
         for host in range(1, self.count + 1):
+            home = os.path.join(d, f"home-host{host}")
+            os.makedirs(home, exist_ok=True)
+            passwd = os.path.join(d, f"passwd-host{host}")
+            with open(passwd, "w") as f:
+                for line in system_passwd:
+                    fields = line.split(":")
+                    if len(fields) == 7 and fields[0] == "root":
+                        fields[5], fields[6] = home, "/bin/bash"
+                    f.write(":".join(fields) + "\n")
             config = os.path.join(d, f"sshd{host}_config")
             with open(config, "w") as f:
                 f.write(f"ListenAddress {self.address(host)}:22\nHostKey {d}/hostkey\n"
@@ -225,7 +239,8 @@ class SshHosts(Hosts):
                         f"PermitRootLogin prohibit-password\nPidFile {d}/sshd{host}.pid\n"
                         f"SetEnv XDG_CACHE_HOME={d}/cache-host{host}\n")
             log = open(os.path.join(d, f"sshd{host}.log"), "w")
-            self.sshd.append(subprocess.Popen(self.command(host, ["/usr/sbin/sshd", "-D", "-e", "-f", config]),
+            start = f"mount --bind {passwd} /etc/passwd && exec /usr/sbin/sshd -D -e -f {config}"
+            self.sshd.append(subprocess.Popen(self.command(host, ["/bin/sh", "-c", start]),
                                               stdout=log, stderr=subprocess.STDOUT))
             log.close()
         deadline = time.monotonic() + 10

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "config/launcher_config.h"
+#include "io/signal_channel.h"
 #include "runtime/container_glibc.h"
 #include "runtime/hostfile.h"
 #include "runtime/runtime.h"
@@ -263,8 +264,14 @@ class SshRuntime : public Runtime {
     Result<std::string> sha = Sha256Of(binary.path);
     if (!sha.ok()) return sha.error();
     binary.sha256 = *sha;
+    int stop_signal = 0;
     Result<std::vector<RemoteBinary>> placed = CheckHosts(*hosts, ssh_options, connect_timeout, binary, cwd,
-                                                          static_cast<int>(launcher.GetInt("ssh.parallel")));
+                                                          static_cast<int>(launcher.GetInt("ssh.parallel")), &stop_signal);
+    if (stop_signal != 0) {
+      log::Warn("{}: stopped during the host checks and copies; nothing was started on any host",
+                io::SignalName(stop_signal));
+      return 128 + stop_signal;
+    }
     if (!placed.ok()) return placed.error();
 
     std::map<std::string, std::string> environment = ProcessEnvironment();
@@ -287,17 +294,21 @@ class SshRuntime : public Runtime {
 
  private:
   // Every host at once: where primus-cli is (or copy it), glibc, and every
-  // problem of every host in one error.
+  // problem of every host in one error. A signal meanwhile ends the checks
+  // and copies still running and is returned in `stop_signal`.
   static Result<std::vector<RemoteBinary>> CheckHosts(const std::vector<HostEntry>& hosts,
                                                       const std::vector<std::string>& ssh_options,
                                                       int connect_timeout, const RemoteBinary& binary,
-                                                      const std::string& cwd, int parallel) {
+                                                      const std::string& cwd, int parallel, int* stop_signal) {
     std::vector<ParallelCommand> checks;
     for (const HostEntry& host : hosts) {
       checks.push_back({SshArgv(ssh_options, connect_timeout, host.host, CheckShellCommand(binary, cwd)), "",
                         connect_timeout + 20.0});
     }
-    std::vector<CommandResult> results = RunParallel(checks, parallel);
+    ParallelRun checked = RunParallel(checks, parallel);
+    *stop_signal = checked.stop_signal;
+    if (*stop_signal != 0) return std::vector<RemoteBinary>{};
+    const std::vector<CommandResult>& results = checked.results;
     Result<std::string> required = RequiredGlibc(binary.path);
     std::vector<std::string> problems;
     std::vector<RemoteBinary> placed(hosts.size(), binary);
@@ -306,7 +317,9 @@ class SshRuntime : public Runtime {
       const CommandResult& result = results[i];
       const std::string& host = hosts[i].host;
       if (result.timed_out) {
-        problems.push_back(host + ": no answer within " + std::to_string(connect_timeout + 20) + " s");
+        problems.push_back(host + ": no answer within " + std::to_string(connect_timeout + 20) +
+                           " s: connected, but the check never finished (startup files such as ~/.bashrc "
+                           "that wait on something look like this: time ssh " + host + " true)");
         continue;
       }
       if (result.exit_code == 255 || result.exit_code < 0) {
@@ -341,7 +354,10 @@ class SshRuntime : public Runtime {
         copies.push_back({SshArgv(ssh_options, connect_timeout, hosts[i].host, CopyShellCommand(binary.sha256)),
                           *content, 600});
       }
-      std::vector<CommandResult> copied = RunParallel(copies, parallel);
+      ParallelRun copy_run = RunParallel(copies, parallel);
+      *stop_signal = copy_run.stop_signal;
+      if (*stop_signal != 0) return std::vector<RemoteBinary>{};
+      const std::vector<CommandResult>& copied = copy_run.results;
       for (size_t k = 0; k < to_copy.size(); ++k) {
         if (copied[k].exit_code != 0) {
           problems.push_back(hosts[to_copy[k]].host + ": copying primus-cli failed: " +

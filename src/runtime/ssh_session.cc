@@ -112,29 +112,72 @@ Result<pid_t> Spawn(const std::vector<std::string>& argv, int in, int out, int e
 
 }  // namespace
 
-std::vector<CommandResult> RunParallel(const std::vector<ParallelCommand>& commands, int parallel) {
-  std::vector<CommandResult> results(commands.size());
+ParallelRun RunParallel(const std::vector<ParallelCommand>& commands, int parallel) {
+  ParallelRun run;
+  run.results.resize(commands.size());
+  if (commands.empty()) return run;
+  // Our signals arrive on the channel (this thread) while the workers run
+  // the commands; one byte on `stop` ends every command still running.
+  auto channel = io::SignalChannel::Open();
+  int stop[2], finished[2];
+  if (::pipe2(stop, O_CLOEXEC) != 0) stop[0] = stop[1] = -1;
+  if (::pipe2(finished, O_CLOEXEC) != 0) finished[0] = finished[1] = -1;
   std::atomic<size_t> next{0};
+  std::atomic<bool> stopping{false};
   auto work = [&] {
+    io::BlockAllSignalsInThisThread();
     for (size_t i = next++; i < commands.size(); i = next++) {
+      if (stopping) {
+        run.results[i].stopped = true;
+        continue;
+      }
       CommandOptions options;
       options.timeout_s = commands[i].timeout_s;
       options.stdin_data = commands[i].stdin_data;
       options.kill_grace_s = 1;
+      options.stop_fd = stop[0];
       auto result = RunCommand(commands[i].argv, options);
       if (result.ok()) {
-        results[i] = std::move(*result);
+        run.results[i] = std::move(*result);
       } else {
-        results[i].exit_code = -1;
-        results[i].err = result.error().message;
+        run.results[i].exit_code = -1;
+        run.results[i].err = result.error().message;
       }
     }
+    WriteAll(finished[1], "x");
   };
   std::vector<std::thread> threads;
   size_t count = std::min<size_t>(commands.size(), static_cast<size_t>(std::max(parallel, 1)));
   for (size_t i = 0; i < count; ++i) threads.emplace_back(work);
+  size_t done = 0;
+  while (done < count && finished[0] >= 0) {
+    pollfd fds[2] = {{finished[0], POLLIN, 0}, {channel.ok() ? (*channel)->fd() : -1, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[0].revents & POLLIN) {
+      char bytes[64];
+      ssize_t n = ::read(finished[0], bytes, sizeof(bytes));
+      if (n > 0) done += static_cast<size_t>(n);
+    }
+    if (fds[1].revents & POLLIN) {
+      while (auto info = (*channel)->Read()) {
+        int signal = static_cast<int>(info->ssi_signo);
+        if (signal != SIGINT && signal != SIGTERM && signal != SIGHUP) continue;
+        if (run.stop_signal == 0) {
+          run.stop_signal = signal;
+          stopping = true;
+          WriteAll(stop[1], "x");
+        }
+      }
+    }
+  }
   for (std::thread& thread : threads) thread.join();
-  return results;
+  for (int fd : {stop[0], stop[1], finished[0], finished[1]}) {
+    if (fd >= 0) ::close(fd);
+  }
+  return run;
 }
 
 int JobExitCode(const std::vector<int>& statuses, int signal) {

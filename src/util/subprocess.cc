@@ -123,18 +123,23 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
   CommandResult result;
   std::string partial[2];
   std::string* sinks[2] = {&result.out, &result.err};
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  // The third entry watches stop_fd until it fires (poll skips a negative fd).
+  pollfd fds[3] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}, {options.stop_fd, POLLIN, 0}};
   int open_streams = 2;
   double deadline = options.timeout_s > 0 ? Now() + options.timeout_s : 0;
   double kill_at = 0;
+  auto terminate = [&](double now) {
+    kill(-pid, SIGTERM);
+    kill_at = now + options.kill_grace_s;
+    fds[2].fd = -1;
+  };
   while (open_streams > 0) {
     int wait_ms = -1;
     double now = Now();
-    if (deadline > 0 && !result.timed_out) {
+    if (deadline > 0 && !result.timed_out && !result.stopped) {
       if (now >= deadline) {
         result.timed_out = true;
-        kill(-pid, SIGTERM);
-        kill_at = now + options.kill_grace_s;
+        terminate(now);
       } else {
         wait_ms = static_cast<int>((deadline - now) * 1000) + 1;
       }
@@ -147,8 +152,13 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
         wait_ms = static_cast<int>((kill_at - now) * 1000) + 1;
       }
     }
-    int ready = poll(fds, 2, wait_ms);
+    int ready = poll(fds, 3, wait_ms);
     if (ready < 0 && errno != EINTR) break;
+    if (fds[2].fd >= 0 && (fds[2].revents & (POLLIN | POLLHUP | POLLERR))) {
+      result.stopped = true;
+      terminate(Now());
+      continue;
+    }
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buffer[65536];

@@ -25,11 +25,16 @@ struct CommandOptions {
   std::string stdin_data{};                                  // written to the command's stdin
   size_t capture_limit = 16 << 20;                           // bytes kept per stream (the tail)
   std::function<void(bool is_stderr, const std::string& line)> on_line{};  // streaming, optional
+  // A descriptor (a pipe's read end) that, once readable, stops the command
+  // as a timeout does: SIGTERM to its group, SIGKILL after kill_grace_s. It
+  // is never read, so one byte stops every command that watches it. -1: none.
+  int stop_fd = -1;
 };
 
 struct CommandResult {
   int exit_code = -1;      // the command's code, or 128+N when killed by signal N
   bool timed_out = false;
+  bool stopped = false;    // ended through options.stop_fd
   double seconds = 0;      // wall time from start to exit
   std::string out;
   std::string err;

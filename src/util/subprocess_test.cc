@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <string>
+#include <thread>
 
 namespace primus {
 namespace {
@@ -77,6 +78,35 @@ TEST(SubprocessTest, TimeoutKillsTheWholeGroup) {
   // schedule the exit.
   for (int i = 0; i < 200 && IsRunning(child); ++i) usleep(10000);
   EXPECT_FALSE(IsRunning(child)) << "the background sleep survived the timeout";
+}
+
+TEST(SubprocessTest, AReadableStopDescriptorEndsTheCommandLikeATimeout) {
+  int stop[2];
+  ASSERT_EQ(pipe(stop), 0);
+  CommandOptions options;
+  options.stop_fd = stop[0];
+  options.kill_grace_s = 0.2;
+  // One byte, 0.3 s in: the command ends then, not after its 30 s.
+  std::thread stopper([&] {
+    usleep(300000);
+    EXPECT_EQ(write(stop[1], "x", 1), 1);
+  });
+  auto result = RunCommand({"sh", "-c", "trap '' TERM; sleep 30 & echo $!; wait"}, options);
+  stopper.join();
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->stopped);
+  EXPECT_FALSE(result->timed_out);
+  EXPECT_LT(result->seconds, 5.0);
+  pid_t child = static_cast<pid_t>(std::stol(result->out));
+  for (int i = 0; i < 200 && IsRunning(child); ++i) usleep(10000);
+  EXPECT_FALSE(IsRunning(child)) << "the background sleep survived the stop";
+  // The byte stays: a command started later is stopped at once.
+  auto second = RunCommand({"sleep", "30"}, options);
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(second->stopped);
+  EXPECT_EQ(second->exit_code, 128 + SIGTERM);
+  close(stop[0]);
+  close(stop[1]);
 }
 
 TEST(SubprocessTest, StreamsLinesAsTheyArrive) {

@@ -10,7 +10,9 @@
 //                    binary copied to a host that lacks it, the host checks
 //                    listing every broken host in one error, a host reached
 //                    only through a jump host (ProxyJump), a host with too
-//                    old a glibc, Ctrl-C, a dropped connection. Seconds each.
+//                    old a glibc, Ctrl-C (during the host checks too), a
+//                    dropped connection. Seconds each. Each host's root has
+//                    a home of its own (no startup file of /root is read).
 //   SshTrainTest     3-host gloo DDP: train pretrain of examples/gpt (slow).
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -114,6 +116,26 @@ class SshLaunchTest : public ::testing::Test {
         ASSERT_EQ(result.exit_code, 0) << ShellJoin(argv) << ": " << result.all();
       }
     }
+    // Every host's root has a home of its own (an /etc/passwd of the host's
+    // own, bind-mounted in its mount namespace): logins read no startup file
+    // of the machine's /root (a ~/.bashrc that runs `pyenv rehash` would take
+    // a lock there that a test's teardown can leave stale), only login_rc_.
+    Result<std::string> passwd = ReadFile("/etc/passwd");
+    ASSERT_TRUE(passwd.ok()) << passwd.error().Format();
+    for (int host = 1; host <= count; ++host) {
+      std::string home = fmt::format("{}/home-host{}", dir, host);
+      ASSERT_TRUE(MakeDirs(home).ok());
+      if (auto rc = login_rc_.find(host); rc != login_rc_.end()) {
+        ASSERT_TRUE(WriteFileAtomic(home + "/.bashrc", rc->second).ok());
+      }
+      std::string text;
+      for (const std::string& line : Split(*passwd, '\n')) {
+        std::vector<std::string> fields = Split(line, ':');
+        if (fields.size() == 7 && fields[0] == "root") fields[5] = home, fields[6] = "/bin/bash";
+        if (!line.empty()) text += Join(fields, ":") + "\n";
+      }
+      ASSERT_TRUE(WriteFileAtomic(fmt::format("{}/passwd-host{}", dir, host), text).ok());
+    }
     for (int host = 1; host <= count; ++host) {
       if (std::find(down.begin(), down.end(), host) != down.end()) continue;
       bool refused = std::find(refuse.begin(), refuse.end(), host) != refuse.end();
@@ -131,6 +153,7 @@ class SshLaunchTest : public ::testing::Test {
         start = "mount -t tmpfs tmpfs " + hide + " && " + start;
       }
       if (auto setup = before_sshd_.find(host); setup != before_sshd_.end()) start = setup->second + " && " + start;
+      start = fmt::format("mount --bind {}/passwd-host{} /etc/passwd && {}", dir, host, start);
       sshd_.push_back(hosts_->Start(host, {"/bin/sh", "-c", start}));
       ASSERT_TRUE(sshd_.back().started());
     }
@@ -213,6 +236,9 @@ class SshLaunchTest : public ::testing::Test {
   // Set before MakeHosts: a shell command run on the host (in its own mount
   // namespace) before its sshd starts.
   std::map<int, std::string> before_sshd_;
+  // Set before MakeHosts: the ~/.bashrc of root on a host (bash reads it for
+  // every ssh login, commands included).
+  std::map<int, std::string> login_rc_;
   // Set before MakeHosts: " NAME=VALUE ..." for every login's environment (sshd's SetEnv).
   std::string sshd_env_;
   std::string scratch_;  // a directory of the test's own, removed at teardown
@@ -490,6 +516,27 @@ TEST_F(SshLaunchTest, InterruptStopsEveryHost) {
   EXPECT_EQ(MatchingAnywhere(std::string("\0direct\0", 8)), 0u);
   EXPECT_LT(seconds, 10);
   fprintf(stderr, "Ctrl-C to every host's workers gone: %.2f s\n", seconds);
+}
+
+// Ctrl-C while the host checks wait on a login that does not finish (host2's
+// ~/.bashrc sleeps, as one waiting on a lock does): the launcher ends its
+// ssh clients at once, starts nothing, and exits 130.
+TEST_F(SshLaunchTest, InterruptDuringTheHostChecksLeavesNoSshClientBehind) {
+  login_rc_[2] = "sleep 120\n";
+  MakeHosts(2);
+  HostProcess* launcher = Keep(Launch({"--hosts", "host[1-2]"}, {"run", "sleep", "300"}));
+  ASSERT_TRUE(WaitFor([&] { return !Matching(2, std::string("sleep\0" "120", 9)).empty(); }, 30)) << launcher->All();
+  auto start = Clock::now();
+  launcher->Kill(SIGINT);
+  EXPECT_EQ(launcher->Wait(30), 130) << launcher->All();
+  double seconds = SecondsSince(start);
+  EXPECT_LT(seconds, 10);
+  EXPECT_NE(launcher->Err().find("SIGINT: stopped during the host checks and copies; nothing was started on any host"),
+            std::string::npos)
+      << launcher->All();
+  EXPECT_EQ(MatchingAnywhere("BatchMode=yes"), 0u) << "an ssh client of the host checks outlived the launcher";
+  EXPECT_EQ(MatchingAnywhere(std::string("sleep\0" "300", 9)), 0u) << "a worker started";
+  fprintf(stderr, "Ctrl-C during the host checks to the launcher's exit: %.2f s\n", seconds);
 }
 
 // host3's ssh connection drops (its sshd session process dies): host3's

@@ -5,7 +5,15 @@
 namespace primus::telemetry {
 namespace {
 
-using namespace json_fields;
+// Named one by one, not a using-directive: in a unity build this anonymous
+// namespace is shared with the batch's other files, which see only these.
+using json_fields::Array;
+using json_fields::Integer;
+using json_fields::Number;
+using json_fields::Put;
+using json_fields::SmallInteger;
+using json_fields::Text;
+using json_fields::Unsigned;
 
 void PutMetrics(Json& json, const TrainingMetrics& metrics) {
   Put(json, "step", metrics.step);

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "io/signal_channel.h"
+#include "io/stoppable_commands.h"
 #include "util/files.h"
 #include "util/log.h"
 #include "util/strings.h"
@@ -152,7 +154,13 @@ Result<RunOutcome> RunScripts(const std::vector<Script>& scripts, const RunConte
       log::Info("[{}] {}", Split(script.path, '/').back(), line);
     };
     log::Info("{} {}: running", what, script.path);
-    auto result = RunCommand(script.argv, options);
+    // Ctrl-C ends the script (its whole process group) and the launch.
+    io::StoppableRun run = io::RunStoppable({{script.argv, std::move(options)}});
+    if (run.stop_signal != 0) {
+      return StoppedBySignal(run.stop_signal, std::string(what) + " " + script.path + ": stopped by " +
+                                                  io::SignalName(run.stop_signal) + "; no worker was started");
+    }
+    const Result<CommandResult>& result = run.results.front();
     if (!result.ok()) return result.error();
     double seconds = result->seconds;
     if (result->timed_out) {

@@ -5,7 +5,7 @@
 //   1. hosts:   hostfile.h (formats, --include/--exclude, -N), slots -> --nproc-per-node
 //   2. checks:  every host at once (bounded): reachable, authenticated, primus-cli at the
 //               same path or in the per-user cache (sha256 checked), glibc new enough;
-//               all problems in one error (ssh_command.h, ssh_session.h RunParallel)
+//               all problems in one error (ssh_command.h, io/stoppable_commands.h)
 //   3. copies:  the binary into ${XDG_CACHE_HOME:-~/.cache}/primus-cli/<sha256>/ where needed
 //   4. launch:  ssh ... host -- 'cd ...; exec env ... primus-cli direct --nnodes N --node-rank R ...'
 //               (under `ssh ... -- container ... --`: primus-cli container ... -- direct ...)
@@ -16,6 +16,7 @@
 
 #include "config/launcher_config.h"
 #include "io/signal_channel.h"
+#include "io/stoppable_commands.h"
 #include "runtime/container_glibc.h"
 #include "runtime/hostfile.h"
 #include "runtime/runtime.h"
@@ -109,6 +110,15 @@ std::string SshHostName(const std::vector<std::string>& ssh_options, const std::
     }
   }
   return HostName(host);
+}
+
+// A host check's or a copy's options: bounded, and ended 1 s after its
+// SIGTERM (an ssh client has nothing to save).
+CommandOptions HelperOptions(double timeout_s) {
+  CommandOptions options;
+  options.timeout_s = timeout_s;
+  options.kill_grace_s = 1;
+  return options;
 }
 
 Result<std::string> Sha256Of(const std::string& path) {
@@ -300,29 +310,32 @@ class SshRuntime : public Runtime {
                                                       const std::vector<std::string>& ssh_options,
                                                       int connect_timeout, const RemoteBinary& binary,
                                                       const std::string& cwd, int parallel, int* stop_signal) {
-    std::vector<ParallelCommand> checks;
+    std::vector<io::StoppableCommand> checks;
     for (const HostEntry& host : hosts) {
-      checks.push_back({SshArgv(ssh_options, connect_timeout, host.host, CheckShellCommand(binary, cwd)), "",
-                        connect_timeout + 20.0});
+      checks.push_back({SshArgv(ssh_options, connect_timeout, host.host, CheckShellCommand(binary, cwd)),
+                        HelperOptions(connect_timeout + 20.0)});
     }
-    ParallelRun checked = RunParallel(checks, parallel);
+    io::StoppableRun checked = io::RunStoppable(checks, parallel);
     *stop_signal = checked.stop_signal;
     if (*stop_signal != 0) return std::vector<RemoteBinary>{};
-    const std::vector<CommandResult>& results = checked.results;
     Result<std::string> required = RequiredGlibc(binary.path);
     std::vector<std::string> problems;
     std::vector<RemoteBinary> placed(hosts.size(), binary);
     std::vector<size_t> to_copy;
     for (size_t i = 0; i < hosts.size(); ++i) {
-      const CommandResult& result = results[i];
       const std::string& host = hosts[i].host;
+      if (!checked.results[i].ok()) {
+        problems.push_back(host + ": " + checked.results[i].error().message);
+        continue;
+      }
+      const CommandResult& result = *checked.results[i];
       if (result.timed_out) {
         problems.push_back(host + ": no answer within " + std::to_string(connect_timeout + 20) +
                            " s: connected, but the check never finished (startup files such as ~/.bashrc "
                            "that wait on something look like this: time ssh " + host + " true)");
         continue;
       }
-      if (result.exit_code == 255 || result.exit_code < 0) {
+      if (result.exit_code == 255) {
         problems.push_back(host + ": " + DescribeSshFailure(result.err));
         continue;
       }
@@ -347,21 +360,28 @@ class SshRuntime : public Runtime {
     if (problems.empty() && !to_copy.empty()) {
       Result<std::string> content = ReadFile(binary.path);
       if (!content.ok()) return content.error();
-      std::vector<ParallelCommand> copies;
+      std::vector<io::StoppableCommand> copies;
       for (size_t i : to_copy) {
         log::Info("[{}] copying primus-cli ({} MB) to ~/.cache/primus-cli/{}/", HostName(hosts[i].host),
                   content->size() >> 20, binary.sha256.substr(0, 12));
+        CommandOptions options = HelperOptions(600);
+        options.stdin_data = *content;
         copies.push_back({SshArgv(ssh_options, connect_timeout, hosts[i].host, CopyShellCommand(binary.sha256)),
-                          *content, 600});
+                          std::move(options)});
       }
-      ParallelRun copy_run = RunParallel(copies, parallel);
+      io::StoppableRun copy_run = io::RunStoppable(copies, parallel);
       *stop_signal = copy_run.stop_signal;
       if (*stop_signal != 0) return std::vector<RemoteBinary>{};
-      const std::vector<CommandResult>& copied = copy_run.results;
       for (size_t k = 0; k < to_copy.size(); ++k) {
-        if (copied[k].exit_code != 0) {
+        if (!copy_run.results[k].ok()) {
           problems.push_back(hosts[to_copy[k]].host + ": copying primus-cli failed: " +
-                             (copied[k].exit_code == 255 ? DescribeSshFailure(copied[k].err) : copied[k].Tail(2)));
+                             copy_run.results[k].error().message);
+          continue;
+        }
+        const CommandResult& copied = *copy_run.results[k];
+        if (copied.exit_code != 0) {
+          problems.push_back(hosts[to_copy[k]].host + ": copying primus-cli failed: " +
+                             (copied.exit_code == 255 ? DescribeSshFailure(copied.err) : copied.Tail(2)));
         }
       }
     }

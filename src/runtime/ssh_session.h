@@ -1,11 +1,6 @@
-// Running the ssh children of an `ssh` job (ssh_command.h builds their
-// command lines):
-//
-// RunParallel: short commands (the host checks, the binary copies), at most
-// `parallel` at a time, each with a timeout; their output is captured. A
-// SIGINT, SIGTERM or SIGHUP meanwhile ends every one still running (their
-// ssh clients are in process groups of their own, so a terminal's Ctrl-C
-// reaches only us) and starts no more: nothing is left behind.
+// Running the ssh sessions of an `ssh` job (ssh_command.h builds their
+// command lines; the host checks and copies before them run through
+// io/stoppable_commands.h):
 //
 // RunSessions: one ssh per host for the whole job. Each child gets the job
 // token as the first line of its standard input, which then stays open: it
@@ -36,20 +31,6 @@
 #include "util/subprocess.h"
 
 namespace primus::runtime {
-
-struct ParallelCommand {
-  std::vector<std::string> argv;
-  std::string stdin_data;
-  double timeout_s = 30;
-};
-struct ParallelRun {
-  // One result per command, in order; a command that could not be started
-  // has exit_code -1 and the reason in `err`; one ended or never started
-  // because of a signal has `stopped`.
-  std::vector<CommandResult> results;
-  int stop_signal = 0;  // the signal that stopped the run; 0: none
-};
-ParallelRun RunParallel(const std::vector<ParallelCommand>& commands, int parallel);
 
 struct SshSession {
   std::string host;               // the label on its stderr lines and in messages

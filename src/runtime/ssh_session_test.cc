@@ -3,12 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <signal.h>
-
 #include <chrono>
-#include <thread>
-
-#include "io/signal_channel.h"
 
 namespace primus::runtime {
 namespace {
@@ -19,43 +14,6 @@ TEST(SshSessionTest, JobExitCodeIsNodeZerosUnlessItsConnectionFailed) {
   EXPECT_EQ(JobExitCode({255, 129, 129}, 0), 129);
   EXPECT_EQ(JobExitCode({255, 255}, 0), 255);
   EXPECT_EQ(JobExitCode({0, 0}, SIGINT), 130);
-}
-
-TEST(SshSessionTest, RunParallelKeepsOrderAndBoundsTime) {
-  std::vector<ParallelCommand> commands;
-  for (int i = 0; i < 6; ++i) {
-    commands.push_back({{"sh", "-c", "cat; sleep 0.3; echo done " + std::to_string(i)}, "in" + std::to_string(i), 5});
-  }
-  commands.push_back({{"sleep", "10"}, "", 0.5});
-  auto start = std::chrono::steady_clock::now();
-  auto run = RunParallel(commands, 8);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::vector<CommandResult>& results = run.results;
-  ASSERT_EQ(results.size(), 7u);
-  for (int i = 0; i < 6; ++i) EXPECT_EQ(results[i].out, "in" + std::to_string(i) + "done " + std::to_string(i) + "\n");
-  EXPECT_TRUE(results[6].timed_out);
-  EXPECT_LT(seconds, 3.0);  // in parallel, not 6 x 0.3 s + 0.5 s... and never the sleep's 10 s
-}
-
-// Ctrl-C (here SIGTERM) during the host checks: the running commands end
-// at once, the queued one never starts, and the signal is reported.
-TEST(SshSessionTest, ASignalStopsEveryRunningCommandAndStartsNoMore) {
-  std::vector<ParallelCommand> commands(3, ParallelCommand{{"sleep", "30"}, "", 60});
-  std::thread sender([] {
-    io::BlockAllSignalsInThisThread();  // the signal is the process's, read by RunParallel
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    ::kill(::getpid(), SIGTERM);
-  });
-  auto start = std::chrono::steady_clock::now();
-  auto run = RunParallel(commands, 2);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  sender.join();
-  EXPECT_EQ(run.stop_signal, SIGTERM);
-  ASSERT_EQ(run.results.size(), 3u);
-  for (const CommandResult& result : run.results) EXPECT_TRUE(result.stopped);
-  EXPECT_EQ(run.results[0].exit_code, 128 + SIGTERM);
-  EXPECT_EQ(run.results[2].exit_code, -1) << "the third command never started";
-  EXPECT_LT(seconds, 5.0);
 }
 
 // "ssh" children stood in for by sh: the token arrives first on stdin, the

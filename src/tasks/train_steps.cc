@@ -465,7 +465,8 @@ int RecordOutcome(TrainLaunch* launch, const agent::RunResult& result) {
 
 Error RecordFailure(TrainLaunch* launch, const Error& error) {
   launch->metadata.root_cause = {{"launcher_error", error.message}};
-  Finish(launch, static_cast<int>(error.code), "failed");
+  int code = static_cast<int>(error.code);
+  Finish(launch, code, code > 128 ? "interrupted" : "failed");  // 128+N: our signal N (a hook's Ctrl-C)
   log::Info("experiment directory: {}", launch->dir.root);
   return error;
 }

@@ -20,5 +20,8 @@ Error EnvironmentError(std::string message, std::string hint) {
 Error TaskError(std::string message, std::string hint) {
   return Error{ExitCode::kTaskFailed, std::move(message), std::move(hint)};
 }
+Error StoppedBySignal(int signal, std::string message) {
+  return Error{static_cast<ExitCode>(128 + signal), std::move(message), ""};
+}
 
 }  // namespace primus

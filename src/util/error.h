@@ -22,6 +22,7 @@ enum class ExitCode : int {
   // The workers' work finished (a worker exited 0), but another worker did
   // not exit within the exit grace and was stopped (stuck in teardown).
   kStuckAtExit = 6,
+  // 128+N: stopped by signal N (StoppedBySignal; Ctrl-C is SIGINT, 130).
 };
 
 struct Error {
@@ -37,6 +38,9 @@ Error UsageError(std::string message, std::string hint = "");
 Error ConfigError(std::string message, std::string hint = "");
 Error EnvironmentError(std::string message, std::string hint = "");
 Error TaskError(std::string message, std::string hint = "");
+// Our own signal N stopped the work (Ctrl-C: SIGINT): exit code 128+N, as a
+// shell reports a command that a signal ended.
+Error StoppedBySignal(int signal, std::string message);
 
 // Status: success, or an Error.
 class [[nodiscard]] Status {

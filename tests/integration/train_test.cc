@@ -3,13 +3,18 @@
 // the middle of writing one, root causes, replay, hooks, and the promise that
 // no secret reaches any file we write. Slow: seconds per test.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "run_process.h"
+#include "start_process.h"
+#include "text.h"
 #include "util/strings.h"
 
 namespace primus::testing {
@@ -203,6 +208,47 @@ TEST_F(TrainHooksTest, AFailingHookStopsTheLaunchAndIsRecorded) {
   nlohmann::json metadata = nlohmann::json::parse(Slurp(experiment / "metadata.json"));
   EXPECT_EQ(metadata["status"], "failed");
   EXPECT_NE(metadata["root_cause"]["launcher_error"].get<std::string>().find("02_fail.sh"), std::string::npos);
+}
+
+// Ctrl-C while a hook runs: the hook's whole process group ends at once (not
+// at its 300 s limit), no worker starts, exit 130, and the experiment's
+// metadata says "interrupted" and names the hook.
+TEST_F(TrainHooksTest, CtrlCDuringAHookEndsItAndTheLaunch) {
+  dir_.Write(".primus/hooks/train/pretrain/02_slow.sh", "#!/bin/sh\nsleep 120 &\necho $! > sleeper.pid\nwait\n");
+  ProcessOptions options;
+  options.cwd = dir_.path();
+  options.env["NO_COLOR"] = "1";
+  std::string out = dir_.path() + "/primus.out", err = dir_.path() + "/primus.err";
+  pid_t pid = StartProcess({PRIMUS_BINARY, "direct", "--", "train", "pretrain", "--config", "exp.yaml"}, out, err,
+                           options);
+  ASSERT_GT(pid, 0);
+  std::string sleeper_file = dir_.path() + "/sleeper.pid";
+  for (int i = 0; i < 3000 && Trim(ReadOrEmpty(sleeper_file)).empty(); ++i) usleep(10000);
+  std::string sleeper_text(Trim(ReadOrEmpty(sleeper_file)));
+  ASSERT_FALSE(sleeper_text.empty()) << ReadOrEmpty(err);
+  pid_t sleeper = static_cast<pid_t>(std::stol(sleeper_text));
+  auto start = std::chrono::steady_clock::now();
+  ::kill(pid, SIGINT);
+  EXPECT_EQ(WaitForExit(pid, 30), 130) << ReadOrEmpty(err);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 10);
+  EXPECT_NE(ReadOrEmpty(err).find("hook .primus/hooks/train/pretrain/02_slow.sh: stopped by SIGINT; no worker was started"),
+            std::string::npos)
+      << ReadOrEmpty(err);
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {
+    std::string stat = ReadOrEmpty("/proc/" + std::to_string(sleeper) + "/stat");
+    gone = stat.empty() || stat.find(") Z ") != std::string::npos;
+    if (!gone) usleep(10000);
+  }
+  EXPECT_TRUE(gone) << "the hook's background sleep outlived the launch";
+  EXPECT_EQ(ReadOrEmpty(out).find("HOOK="), std::string::npos) << "no worker started";
+  fs::path experiment = fs::directory_iterator(dir_.path() + "/out")->path();
+  nlohmann::json metadata = nlohmann::json::parse(Slurp(experiment / "metadata.json"));
+  EXPECT_EQ(metadata["status"], "interrupted");
+  EXPECT_EQ(metadata["exit_code"], 130);
+  EXPECT_NE(metadata["root_cause"]["launcher_error"].get<std::string>().find("02_slow.sh"), std::string::npos);
+  fprintf(stderr, "Ctrl-C during a hook to the launcher's exit: %.2f s\n", seconds);
 }
 
 TEST_F(TrainHooksTest, ALayoutThatCannotWorkStopsBeforeAnythingStarts) {

@@ -33,7 +33,9 @@ struct StoppableRun {
 };
 
 // At most `parallel` commands at a time. Signals that were ignored when it
-// started (a background job's SIGINT) stay ignored.
+// started (a background job's SIGINT) stay ignored. While it runs it takes
+// every signal a SignalChannel handles, SIGCHLD included: call it before a
+// process supervises children of its own through another channel, not then.
 StoppableRun RunStoppable(const std::vector<StoppableCommand>& commands, int parallel = 1);
 
 }  // namespace primus::io

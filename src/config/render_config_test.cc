@@ -51,6 +51,18 @@ TEST(RenderConfigTest, EveryLeafIsFollowedByItsAlignedOrigin) {
             "    - /a:/a           # exp.yaml:6:12\n");
 }
 
+// A collection inside a list shows the item's origin once, on its first line.
+TEST(RenderConfigTest, ACollectionInAListShowsItsOriginOnItsFirstLine) {
+  Value tree = Yaml("stages:\n  - {name: a, steps: 2}\n  - [x, z]\n");
+  EXPECT_EQ(RenderConfig(tree, /*with_origin=*/true),
+            "stages:\n"
+            "  - name: a  # exp.yaml:2:5\n"
+            "    steps: 2\n"
+            "  - - x      # exp.yaml:3:5\n"
+            "    - z\n");
+  EXPECT_EQ(RenderConfig(tree, /*with_origin=*/false), tree.ToYaml());
+}
+
 TEST(RenderConfigTest, ShowsTheEffectiveLauncherConfiguration) {
   LauncherSources sources;
   sources.user_file = TestDataPath("launcher/home.yaml");

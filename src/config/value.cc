@@ -193,47 +193,48 @@ bool Value::IsNonEmptyCollection() const {
 
 namespace {
 
-void WriteYaml(const Value& value, int indent, bool escape_dollars, std::string* out);
-
-// A collection as a list item: "- " takes the place of the first line's indentation.
-void WriteListItem(const Value& item, int indent, bool escape_dollars, std::string* out) {
-  std::string nested;
-  WriteYaml(item, indent + 2, escape_dollars, &nested);
-  out->append(indent, ' ');
-  out->append("- ");
-  out->append(nested.substr(indent + 2));
-}
-
-void WriteYaml(const Value& value, int indent, bool escape_dollars, std::string* out) {
+void CollectYamlLines(const Value& value, int indent, bool escape_dollars, std::vector<Value::YamlLine>* lines) {
   std::string pad(indent, ' ');
   if (value.IsMap() && !value.AsMap().empty()) {
     for (const auto& [key, item] : value.AsMap()) {
-      *out += pad + QuoteForYaml(key) + ":";
+      std::string prefix = pad + QuoteForYaml(key) + ":";
       if (item.IsNonEmptyCollection()) {
-        *out += "\n";
-        WriteYaml(item, indent + 2, escape_dollars, out);
+        lines->push_back({prefix, nullptr});
+        CollectYamlLines(item, indent + 2, escape_dollars, lines);
       } else {
-        *out += " " + ScalarToYaml(item, escape_dollars) + "\n";
+        lines->push_back({prefix + " " + ScalarToYaml(item, escape_dollars), &item});
       }
     }
   } else if (value.IsList() && !value.AsList().empty()) {
     for (const Value& item : value.AsList()) {
-      if (item.IsNonEmptyCollection()) {
-        WriteListItem(item, indent, escape_dollars, out);
-      } else {
-        *out += pad + "- " + ScalarToYaml(item, escape_dollars) + "\n";
+      if (!item.IsNonEmptyCollection()) {
+        lines->push_back({pad + "- " + ScalarToYaml(item, escape_dollars), &item});
+        continue;
       }
+      // A collection as a list item: "- " takes the place of its first
+      // line's indentation, and that line shows the item's origin.
+      size_t first = lines->size();
+      CollectYamlLines(item, indent + 2, escape_dollars, lines);
+      for (size_t i = first; i < lines->size(); ++i) (*lines)[i].source = nullptr;
+      (*lines)[first].text = pad + "- " + (*lines)[first].text.substr(indent + 2);
+      (*lines)[first].source = &item;
     }
   } else {
-    *out += pad + ScalarToYaml(value, escape_dollars) + "\n";
+    lines->push_back({pad + ScalarToYaml(value, escape_dollars), &value});
   }
 }
 
 }  // namespace
 
+std::vector<Value::YamlLine> Value::ToYamlLines(bool escape_dollars_for_reload) const {
+  std::vector<YamlLine> lines;
+  CollectYamlLines(*this, 0, escape_dollars_for_reload, &lines);
+  return lines;
+}
+
 std::string Value::ToYaml(bool escape_dollars_for_reload) const {
   std::string out;
-  WriteYaml(*this, 0, escape_dollars_for_reload, &out);
+  for (const YamlLine& line : ToYamlLines(escape_dollars_for_reload)) out += line.text + "\n";
   return out;
 }
 

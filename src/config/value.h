@@ -96,6 +96,15 @@ class Value {
   // even in quoted strings; pass escape_dollars_for_reload to write every
   // '$' as '$$' so that such text survives a reload unchanged.
   std::string ToYaml(bool escape_dollars_for_reload = false) const;
+  // ToYaml's lines, each with the value whose origin it shows (`config show
+  // --origin`): a scalar's line, or the first line of a collection inside a
+  // list; nullptr for a key that opens a collection and for a list item's
+  // further lines.
+  struct YamlLine {
+    std::string text;  // without its line break
+    const Value* source = nullptr;
+  };
+  std::vector<YamlLine> ToYamlLines(bool escape_dollars_for_reload = false) const;
   // Maps become objects in insertion order.
   nlohmann::ordered_json ToJson() const;
 

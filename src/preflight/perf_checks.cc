@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/signal_channel.h"
+#include "io/stoppable_commands.h"
 #include "util/progress_line.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
@@ -105,7 +107,20 @@ CheckResult GemmVerdict(const std::string& name, double tflops, double peak_tflo
 }
 
 std::vector<CheckResult> CheckPerf(const platform::HostInfo& host, const std::string& self_binary, double timeout_s,
-                                   const PerfTests& tests) {
+                                   const PerfTests& tests, int* stop_signal) {
+  int ignored_signal = 0;
+  if (stop_signal == nullptr) stop_signal = &ignored_signal;
+  *stop_signal = 0;
+  // One benchmark run, ended early by our own signal.
+  auto run_benchmark = [&](const std::vector<std::string>& argv) {
+    io::StoppableRun run = io::RunStoppable({{argv, {.timeout_s = timeout_s}}});
+    *stop_signal = run.stop_signal;
+    return run.results.front();
+  };
+  auto stopped = [&](const std::string& name) {
+    return Fail(kPerf, name, "stopped by " + io::SignalName(*stop_signal) + " before it finished", "runs",
+                "run preflight --perf again");
+  };
   std::vector<CheckResult> results;
   std::vector<Collective> collectives;
   if (tests.all_reduce) collectives.push_back({"allreduce", "all-reduce"});
@@ -124,10 +139,13 @@ std::vector<CheckResult> CheckPerf(const platform::HostInfo& host, const std::st
   long done = 0;
   if (tests.gemm) {
     progress.Update(done++, total, "(gemm)");
-    auto gemm = RunCommand({self_binary, "--quiet", "direct", "--nproc-per-node", gpus, "--", "benchmark", "gemm", "--device",
-                            "gpu", "--dtype", "bf16", "-M", "8192", "--iters", std::to_string(GemmIterations(tests)),
-                            "--json"},
-                           {.timeout_s = timeout_s});
+    auto gemm = run_benchmark({self_binary, "--quiet", "direct", "--nproc-per-node", gpus, "--", "benchmark", "gemm",
+                               "--device", "gpu", "--dtype", "bf16", "-M", "8192", "--iters",
+                               std::to_string(GemmIterations(tests)), "--json"});
+    if (*stop_signal != 0) {
+      results.push_back(stopped("gemm"));
+      return results;
+    }
     auto report = gemm.ok() && gemm->exit_code == 0 ? nlohmann::json::parse(gemm->out, nullptr, false) : nlohmann::json();
     if (!report.is_object() || !report.contains("results")) {
       results.push_back(Fail(kPerf, "gemm", gemm.ok() ? std::string(Trim(gemm->Tail(2))) : gemm.error().message, "runs",
@@ -151,7 +169,11 @@ std::vector<CheckResult> CheckPerf(const platform::HostInfo& host, const std::st
     std::vector<std::string> argv = {self_binary, "--quiet", "direct", "--nproc-per-node", gpus, "--"};
     argv.insert(argv.end(), args.begin(), args.end());
     argv.push_back("--json");
-    auto comm = RunCommand(argv, {.timeout_s = timeout_s});
+    auto comm = run_benchmark(argv);
+    if (*stop_signal != 0) {
+      results.push_back(stopped(c.name));
+      return results;
+    }
     auto report = comm.ok() && comm->exit_code == 0 ? nlohmann::json::parse(comm->out, nullptr, false) : nlohmann::json();
     if (!report.is_object() || !report.contains("collectives") || report["collectives"].empty()) {
       results.push_back(Fail(kPerf, c.name, comm.ok() ? std::string(Trim(comm->Tail(2))) : comm.error().message,

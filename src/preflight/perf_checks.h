@@ -38,8 +38,11 @@ PerfTests QuickPerfTests();
 // "gemm (20 iterations), all-reduce at 64, 1024 MiB": for --dry-run.
 std::string DescribePerfTests(const PerfTests& tests);
 
+// A SIGINT, SIGTERM or SIGHUP during a benchmark run ends that run (its
+// whole process group) and the tests: the stopped test is a FAIL naming the
+// signal, and the signal is returned in `stop_signal` for the caller to end with.
 std::vector<CheckResult> CheckPerf(const platform::HostInfo& host, const std::string& self_binary, double timeout_s,
-                                   const PerfTests& tests = {});
+                                   const PerfTests& tests = {}, int* stop_signal = nullptr);
 
 // The GEMM verdict for one measurement (separate so that it is testable
 // without a GPU).

@@ -1,6 +1,17 @@
 #include "preflight/perf_checks.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "io/signal_channel.h"
+#include "util/files.h"
+#include "util/strings.h"
 
 namespace primus::preflight {
 namespace {
@@ -55,6 +66,47 @@ TEST(PerfChecksTest, WithoutGpusEachSelectedTestIsSkipped) {
   for (const CheckResult& r : results) EXPECT_EQ(r.status, CheckStatus::kSkip) << r.name;
   tests.gemm = tests.all_reduce = false;
   EXPECT_EQ(Names(CheckPerf(cpu_only, "/nonexistent/primus-cli", 5, tests)), std::vector<std::string>{"all-to-all"});
+}
+
+// Ctrl-C (here SIGTERM) during a benchmark run: the run ends at once (not at
+// its timeout), the tests after it do not run, and the signal comes back.
+// The benchmark is a stand-in for this binary that sleeps in a child of its own.
+TEST(PerfChecksTest, ASignalEndsTheBenchmarkRunAndTheTests) {
+  char dir[] = "/tmp/primus-perf-stop-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string binary = std::string(dir) + "/primus-cli";
+  std::string sleeper_file = std::string(dir) + "/sleeper.pid";
+  ASSERT_TRUE(WriteFileAtomic(binary, "#!/bin/sh\nsleep 60 &\necho $! > " + sleeper_file + "\nwait\n").ok());
+  ASSERT_EQ(::chmod(binary.c_str(), 0755), 0);
+  platform::HostInfo host;
+  host.gpus.resize(2);
+  PerfTests tests;  // gemm, then all-reduce
+  std::thread sender([&] {
+    io::BlockAllSignalsInThisThread();  // the signal is the process's, read by CheckPerf
+    for (int i = 0; i < 500 && !PathExists(sleeper_file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ::kill(::getpid(), SIGTERM);
+  });
+  int stop_signal = 0;
+  auto start = std::chrono::steady_clock::now();
+  std::vector<CheckResult> results = CheckPerf(host, binary, 120, tests, &stop_signal);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  sender.join();
+  EXPECT_EQ(stop_signal, SIGTERM);
+  EXPECT_LT(seconds, 10);
+  ASSERT_EQ(Names(results), std::vector<std::string>{"gemm"}) << "all-reduce ran after the stop";
+  EXPECT_EQ(results[0].status, CheckStatus::kFail);
+  EXPECT_EQ(results[0].value, "stopped by SIGTERM before it finished");
+  Result<std::string> sleeper = ReadFile(sleeper_file);
+  ASSERT_TRUE(sleeper.ok());
+  std::string stat;
+  for (int i = 0; i < 500; ++i) {
+    Result<std::string> text = ReadFile("/proc/" + std::string(Trim(*sleeper)) + "/stat");
+    stat = text.ok() ? *text : "";
+    if (stat.empty() || stat.find(") Z ") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(stat.empty() || stat.find(") Z ") != std::string::npos) << "the benchmark's child outlived the stop";
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PerfChecksTest, GemmVerdictAgainstThePeak) {

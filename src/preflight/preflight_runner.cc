@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "io/signal_channel.h"
 #include "platform/host_detect.h"
 #include "platform/vendor_runtime.h"
 #include "preflight/cross_node_checks.h"
@@ -88,7 +89,17 @@ Result<int> RunPreflight(const PreflightOptions& options, const JobPlacement& pl
     }
     Append(&own.results, CheckSoftware(host, settings, &software));
   }
-  if (options.perf) Append(&own.results, CheckPerf(host, self_binary, std::max(60.0, options.timeout_s), options.perf_tests));
+  if (options.perf) {
+    int stop_signal = 0;
+    Append(&own.results,
+           CheckPerf(host, self_binary, std::max(60.0, options.timeout_s), options.perf_tests, &stop_signal));
+    if (stop_signal != 0) {
+      // What was checked is shown; nothing is judged or written for a run cut short.
+      if (!options.json) std::cout << FormatNodeChecks(own) << std::flush;
+      return StoppedBySignal(stop_signal, "preflight --perf: stopped by " + io::SignalName(stop_signal) +
+                                              " during a benchmark run, which was ended");
+    }
+  }
   // Facts every node must share.
   own.facts["gpu_count"] = std::to_string(host.gpus.size());
   if (!host.gpus.empty()) own.facts["gpu_model"] = GpuModel(host.gpus.front());

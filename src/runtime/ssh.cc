@@ -121,6 +121,11 @@ CommandOptions HelperOptions(double timeout_s) {
   return options;
 }
 
+Error StoppedBeforeTheLaunch(int signal) {
+  return StoppedBySignal(signal, io::SignalName(signal) +
+                                     ": stopped during the host checks and copies; nothing was started on any host");
+}
+
 Result<std::string> Sha256Of(const std::string& path) {
   CommandOptions options;
   options.timeout_s = 120;
@@ -274,14 +279,8 @@ class SshRuntime : public Runtime {
     Result<std::string> sha = Sha256Of(binary.path);
     if (!sha.ok()) return sha.error();
     binary.sha256 = *sha;
-    int stop_signal = 0;
     Result<std::vector<RemoteBinary>> placed = CheckHosts(*hosts, ssh_options, connect_timeout, binary, cwd,
-                                                          static_cast<int>(launcher.GetInt("ssh.parallel")), &stop_signal);
-    if (stop_signal != 0) {
-      log::Warn("{}: stopped during the host checks and copies; nothing was started on any host",
-                io::SignalName(stop_signal));
-      return 128 + stop_signal;
-    }
+                                                          static_cast<int>(launcher.GetInt("ssh.parallel")));
     if (!placed.ok()) return placed.error();
 
     std::map<std::string, std::string> environment = ProcessEnvironment();
@@ -305,19 +304,18 @@ class SshRuntime : public Runtime {
  private:
   // Every host at once: where primus-cli is (or copy it), glibc, and every
   // problem of every host in one error. A signal meanwhile ends the checks
-  // and copies still running and is returned in `stop_signal`.
+  // and copies still running: StoppedBySignal (exit 128+N).
   static Result<std::vector<RemoteBinary>> CheckHosts(const std::vector<HostEntry>& hosts,
                                                       const std::vector<std::string>& ssh_options,
                                                       int connect_timeout, const RemoteBinary& binary,
-                                                      const std::string& cwd, int parallel, int* stop_signal) {
+                                                      const std::string& cwd, int parallel) {
     std::vector<io::StoppableCommand> checks;
     for (const HostEntry& host : hosts) {
       checks.push_back({SshArgv(ssh_options, connect_timeout, host.host, CheckShellCommand(binary, cwd)),
                         HelperOptions(connect_timeout + 20.0)});
     }
     io::StoppableRun checked = io::RunStoppable(checks, parallel);
-    *stop_signal = checked.stop_signal;
-    if (*stop_signal != 0) return std::vector<RemoteBinary>{};
+    if (checked.stop_signal != 0) return StoppedBeforeTheLaunch(checked.stop_signal);
     Result<std::string> required = RequiredGlibc(binary.path);
     std::vector<std::string> problems;
     std::vector<RemoteBinary> placed(hosts.size(), binary);
@@ -370,8 +368,7 @@ class SshRuntime : public Runtime {
                           std::move(options)});
       }
       io::StoppableRun copy_run = io::RunStoppable(copies, parallel);
-      *stop_signal = copy_run.stop_signal;
-      if (*stop_signal != 0) return std::vector<RemoteBinary>{};
+      if (copy_run.stop_signal != 0) return StoppedBeforeTheLaunch(copy_run.stop_signal);
       for (size_t k = 0; k < to_copy.size(); ++k) {
         if (!copy_run.results[k].ok()) {
           problems.push_back(hosts[to_copy[k]].host + ": copying primus-cli failed: " +

@@ -8,13 +8,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <mutex>
 #include <optional>
-#include <thread>
 
 #include "io/signal_channel.h"
 #include "util/files.h"

@@ -28,7 +28,6 @@
 #include <vector>
 
 #include "util/error.h"
-#include "util/subprocess.h"
 
 namespace primus::runtime {
 

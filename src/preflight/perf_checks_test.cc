@@ -10,8 +10,10 @@
 #include <thread>
 
 #include "io/signal_channel.h"
+#include "processes.h"
 #include "util/files.h"
 #include "util/strings.h"
+#include "wait_for.h"
 
 namespace primus::preflight {
 namespace {
@@ -83,7 +85,7 @@ TEST(PerfChecksTest, ASignalEndsTheBenchmarkRunAndTheTests) {
   PerfTests tests;  // gemm, then all-reduce
   std::thread sender([&] {
     io::BlockAllSignalsInThisThread();  // the signal is the process's, read by CheckPerf
-    for (int i = 0; i < 500 && !PathExists(sleeper_file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    testing::WaitFor([&] { return PathExists(sleeper_file); }, 5);
     ::kill(::getpid(), SIGTERM);
   });
   int stop_signal = 0;
@@ -98,14 +100,9 @@ TEST(PerfChecksTest, ASignalEndsTheBenchmarkRunAndTheTests) {
   EXPECT_EQ(results[0].value, "stopped by SIGTERM before it finished");
   Result<std::string> sleeper = ReadFile(sleeper_file);
   ASSERT_TRUE(sleeper.ok());
-  std::string stat;
-  for (int i = 0; i < 500; ++i) {
-    Result<std::string> text = ReadFile("/proc/" + std::string(Trim(*sleeper)) + "/stat");
-    stat = text.ok() ? *text : "";
-    if (stat.empty() || stat.find(") Z ") != std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_TRUE(stat.empty() || stat.find(") Z ") != std::string::npos) << "the benchmark's child outlived the stop";
+  pid_t child = static_cast<pid_t>(std::stol(std::string(Trim(*sleeper))));
+  EXPECT_TRUE(testing::WaitFor([&] { return !testing::ProcessAlive(child); }, 5))
+      << "the benchmark's child outlived the stop";
   std::filesystem::remove_all(dir);
 }
 

@@ -12,9 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "processes.h"
 #include "run_process.h"
 #include "start_process.h"
 #include "text.h"
+#include "wait_for.h"
 #include "util/strings.h"
 
 namespace primus::testing {
@@ -223,25 +225,19 @@ TEST_F(TrainHooksTest, CtrlCDuringAHookEndsItAndTheLaunch) {
                            options);
   ASSERT_GT(pid, 0);
   std::string sleeper_file = dir_.path() + "/sleeper.pid";
-  for (int i = 0; i < 3000 && Trim(ReadOrEmpty(sleeper_file)).empty(); ++i) usleep(10000);
+  WaitFor([&] { return !Trim(ReadOrEmpty(sleeper_file)).empty(); }, 30);
   std::string sleeper_text(Trim(ReadOrEmpty(sleeper_file)));
   ASSERT_FALSE(sleeper_text.empty()) << ReadOrEmpty(err);
   pid_t sleeper = static_cast<pid_t>(std::stol(sleeper_text));
   auto start = std::chrono::steady_clock::now();
   ::kill(pid, SIGINT);
   EXPECT_EQ(WaitForExit(pid, 30), 130) << ReadOrEmpty(err);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = SecondsSince(start);
   EXPECT_LT(seconds, 10);
   EXPECT_NE(ReadOrEmpty(err).find("hook .primus/hooks/train/pretrain/02_slow.sh: stopped by SIGINT; no worker was started"),
             std::string::npos)
       << ReadOrEmpty(err);
-  bool gone = false;
-  for (int i = 0; i < 500 && !gone; ++i) {
-    std::string stat = ReadOrEmpty("/proc/" + std::to_string(sleeper) + "/stat");
-    gone = stat.empty() || stat.find(") Z ") != std::string::npos;
-    if (!gone) usleep(10000);
-  }
-  EXPECT_TRUE(gone) << "the hook's background sleep outlived the launch";
+  EXPECT_TRUE(WaitFor([&] { return !ProcessAlive(sleeper); }, 5)) << "the hook's background sleep outlived the launch";
   EXPECT_EQ(ReadOrEmpty(out).find("HOOK="), std::string::npos) << "no worker started";
   fs::path experiment = fs::directory_iterator(dir_.path() + "/out")->path();
   nlohmann::json metadata = nlohmann::json::parse(Slurp(experiment / "metadata.json"));

@@ -9,12 +9,15 @@ least the previous good checkpoint on disk.
 Reading: `find_latest_valid` walks step_*.pt from the newest down and takes
 the first one that torch.load can read and that has every required key;
 each rejected file gets a warning naming it and saying why. Leftover
-*.pt.tmp files (from a crash during a write) are never considered.
+*.pt.tmp files (from a crash during a write) are never considered, and
+neither is a file another user owns or may write to: torch.load runs the
+code a checkpoint holds, so on a shared node only our own files are loaded.
 """
 import io
 import os
 import re
 import signal
+import stat
 import sys
 
 import torch
@@ -78,6 +81,30 @@ def _fsync_dir(path):
         os.close(fd)
 
 
+def open_own_file(path):
+    """The file at path opened for reading, when it is a regular file of ours that no one else may write.
+
+    Opened first (never through a link), then checked, so what is checked is what is read.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise CheckpointError(f"cannot open it ({e.strerror or e})") from e
+    info = os.fstat(fd)
+    problem = None
+    if not stat.S_ISREG(info.st_mode):
+        problem = "it is not a regular file"
+    elif info.st_uid != os.geteuid():
+        problem = (f"it is owned by uid {info.st_uid}, not by you (uid {os.geteuid()}): a checkpoint another "
+                   f"user wrote is never loaded (torch.load runs the code it holds)")
+    elif info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        problem = f"other users may write to it (mode {stat.S_IMODE(info.st_mode):04o})"
+    if problem:
+        os.close(fd)
+        raise CheckpointError(problem)
+    return os.fdopen(fd, "rb")
+
+
 def torch_load(path_or_file):
     """torch.load on the CPU of a checkpoint this trainer wrote.
 
@@ -113,10 +140,15 @@ def _crash(f, tmp_path, final_path, data, mode):
 
 def save(state, ckpt_dir, step, keep_last, crash_mode=None):
     """Write state atomically as step_<step>.pt; then keep only the newest keep_last."""
-    os.makedirs(ckpt_dir, exist_ok=True)
+    os.makedirs(ckpt_dir, mode=0o700, exist_ok=True)
     final_path = checkpoint_path(ckpt_dir, step)
     tmp_path = final_path + ".tmp"
-    with open(tmp_path, "wb") as f:
+    try:
+        os.unlink(tmp_path)   # a leftover, or a link planted there: removed, never written through
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "wb") as f:
         if crash_mode:
             buf = io.BytesIO()
             torch.save(state, buf)
@@ -150,11 +182,12 @@ def prune(ckpt_dir, keep_last, current_step):
 
 def load(path):
     """Load and validate one checkpoint; CheckpointError says what is wrong with it."""
-    try:
-        state = torch_load(path)
-    except Exception as e:   # truncated zip, bad pickle, I/O error, ...
-        first_line = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        raise CheckpointError(f"unreadable by torch.load ({type(e).__name__}: {first_line})") from e
+    with open_own_file(path) as f:
+        try:
+            state = torch_load(f)
+        except Exception as e:   # truncated zip, bad pickle, I/O error, ...
+            first_line = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            raise CheckpointError(f"unreadable by torch.load ({type(e).__name__}: {first_line})") from e
     if not isinstance(state, dict):
         raise CheckpointError(f"holds a {type(state).__name__}, not a checkpoint dict")
     missing = [k for k in REQUIRED_KEYS if k not in state]

@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "util/console_writer.h"
 #include "util/log.h"
 #include "util/progress_line.h"
 
@@ -23,8 +24,19 @@ ConsoleSink::ConsoleSink(int fd) : fd_(fd) {
 }
 
 void ConsoleSink::Flush() {
+  if (active_ && console_writer::Broken(fd_)) {
+    active_ = false;  // the writer said so once
+  }
   if (!active_) {
     buffer_.Clear();
+    return;
+  }
+  if (console_writer::Started()) {
+    // A launch: the writer thread takes it, and a console that is not read
+    // drops lines instead of stopping the loop (util/console_writer.h).
+    console_writer::Write(fd_, std::string_view(buffer_.data(), buffer_.size()));
+    buffer_.Clear();
+    buffer_.ReleaseIfLarge(4 << 20);
     return;
   }
   LiftProgressLine lift(fd_);  // the workers' output goes above a progress line on the same terminal

@@ -3,7 +3,9 @@
 // buffer passes 1 MiB), always as whole lines, so ranks never interleave
 // mid-line. When stdout is /dev/null nothing is formatted at all; when it
 // breaks (EPIPE: `| head` exited) console output stops with one warning and
-// the log files carry on.
+// the log files carry on. During a launch the bytes go through the console
+// writer (util/console_writer.h), so a console nobody reads drops lines
+// instead of stopping the agent's loop.
 #pragma once
 
 #include "agent/byte_buffer.h"

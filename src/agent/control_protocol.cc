@@ -1,59 +1,65 @@
 #include "agent/control_protocol.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <climits>
 #include <cmath>
 
+#include "util/random.h"
+#include "util/sha256.h"
+#include "util/strings.h"
+
 namespace primus::agent {
 
-int IntField(const Json& json, const char* key, int fallback) {
-  if (!json.is_object()) return fallback;
-  auto it = json.find(key);
-  if (it == json.end()) return fallback;
-  if (it->is_number_unsigned()) {
-    uint64_t value = it->get<uint64_t>();
-    return value <= static_cast<uint64_t>(INT_MAX) ? static_cast<int>(value) : fallback;
-  }
-  if (it->is_number_integer()) {
-    int64_t value = it->get<int64_t>();
-    return value >= INT_MIN && value <= INT_MAX ? static_cast<int>(value) : fallback;
-  }
-  return fallback;
+namespace {
+
+using json_fields::Bool;
+using json_fields::IntegerIn;
+using json_fields::Number;
+using json_fields::SmallInteger;
+using json_fields::Text;
+
+constexpr std::string_view kCoordinatorProofLabel = "primus-cli control channel: coordinator";
+constexpr std::string_view kMemberProofLabel = "primus-cli control channel: member";
+
+// A peer's text on its way into our log lines: one line, no terminal codes.
+std::string OneLine(const Json& json, const char* key, const std::string& fallback = "") {
+  return EscapeControlCharacters(Text(json, key, fallback));
 }
 
-double DoubleField(const Json& json, const char* key, double fallback) {
-  if (!json.is_object()) return fallback;
-  auto it = json.find(key);
-  if (it == json.end() || !it->is_number()) return fallback;
-  double value = it->get<double>();
-  return std::isfinite(value) ? value : fallback;
+bool IsNonce(const std::string& text) {
+  return text.size() == 32 && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
 }
 
-bool BoolField(const Json& json, const char* key, bool fallback) {
-  if (!json.is_object()) return fallback;
-  auto it = json.find(key);
-  return it != json.end() && it->is_boolean() ? it->get<bool>() : fallback;
+std::string Proof(std::string_view label, const std::string& token, const std::string& first,
+                  const std::string& second, const std::string& bound = "") {
+  std::string message = std::string(label) + "\n" + first + "\n" + second;
+  if (!bound.empty()) message += "\n" + bound;
+  return DigestHex(HmacSha256(token, message));
 }
 
-std::string StringField(const Json& json, const char* key, const std::string& fallback) {
-  if (!json.is_object()) return fallback;
-  auto it = json.find(key);
-  return it != json.end() && it->is_string() ? it->get<std::string>() : fallback;
+}  // namespace
+
+bool IsHostAddress(std::string_view text) {
+  return !text.empty() && text.size() <= 253 && std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+           c == '_' || c == ':' || c == '%' || c == '[' || c == ']';
+  });
 }
 
-Json ObjectField(const Json& json, const char* key) {
-  if (!json.is_object()) return Json::object();
-  auto it = json.find(key);
-  return it != json.end() && it->is_object() ? *it : Json::object();
-}
+std::string NewNonce() { return RandomHex(16); }
 
 std::string NodeIdentity::Describe() const {
   if (node_rank < 0) return "the node on " + (host.empty() ? std::string("?") : host);
   return "node " + std::to_string(node_rank) + " (" + (host.empty() ? "?" : host) + ")";
 }
 
-Json HelloMessage(const NodeIdentity& node, const std::string& token) {
+Json HelloMessage(const NodeIdentity& node, const std::string& nonce) {
   return Json{{"type", "hello"},
-              {"token", token},
+              {"nonce", nonce},
               {"node_rank", node.node_rank},
               {"nnodes", node.nnodes},
               {"min_nnodes", node.Minimum()},
@@ -74,43 +80,108 @@ Json StartMessage(int generation, const GenerationLayout& layout) {
               {"run_id", layout.run_id}};
 }
 
-void ReadStartMessage(const Json& message, GenerationLayout* layout) {
-  layout->node_rank = IntField(message, "node_rank", layout->node_rank);
-  layout->nnodes = IntField(message, "nnodes", layout->nnodes);
-  layout->master_addr = StringField(message, "master_addr", layout->master_addr);
-  layout->master_port = IntField(message, "master_port", layout->master_port);
-  layout->run_id = StringField(message, "run_id", layout->run_id);
+std::optional<std::string> ReadStartMessage(const Json& message, int max_nnodes, GenerationLayout* layout) {
+  // A field that is absent keeps this node's value; one that is present must fit.
+  GenerationLayout read = *layout;
+  auto has = [&](const char* key) { return message.is_object() && message.contains(key); };
+  if (MessageGeneration(message) < 0) return "its generation is not a number from 0 up";
+  if (has("nnodes")) {
+    std::optional<int> nnodes = IntegerIn(message, "nnodes", 1, max_nnodes);
+    if (!nnodes) return fmt::format("its nnodes is not from 1 to {}", max_nnodes);
+    read.nnodes = *nnodes;
+  }
+  if (has("node_rank")) {
+    std::optional<int> node_rank = IntegerIn(message, "node_rank", 0, read.nnodes - 1);
+    if (!node_rank) return fmt::format("its node_rank is not from 0 to {}", read.nnodes - 1);
+    read.node_rank = *node_rank;
+  }
+  if (has("master_addr")) {
+    std::string master_addr = Text(message, "master_addr");
+    if (!IsHostAddress(master_addr)) {
+      return "its master_addr \"" + EscapeControlCharacters(master_addr.substr(0, 64)) + "\" is not a host";
+    }
+    read.master_addr = master_addr;
+  }
+  if (has("master_port")) {
+    std::optional<int> master_port = IntegerIn(message, "master_port", 1, 65535);
+    if (!master_port) return "its master_port is not a TCP port (1-65535)";
+    read.master_port = *master_port;
+  }
+  if (has("run_id")) {
+    std::string run_id = Text(message, "run_id", "?");
+    if (!run_id.empty() && !IsSafePathComponent(run_id)) {
+      return "its run_id \"" + EscapeControlCharacters(run_id.substr(0, 128)) +
+             "\" is not a name of letters, digits, '-', '_' and '.'";
+    }
+    if (!run_id.empty()) read.run_id = run_id;
+  }
+  *layout = read;
+  return std::nullopt;
 }
 
-std::optional<std::string> ParseHello(const Json& message, NodeIdentity* node, std::string* token) {
+std::optional<std::string> ParseHello(const Json& message, NodeIdentity* node, std::string* nonce) {
   if (MessageType(message) != "hello") return "expected a hello message first";
-  for (const char* key : {"token", "version", "host"}) {
+  for (const char* key : {"nonce", "version", "host"}) {
     if (!message.contains(key) || !message[key].is_string()) {
       return std::string("malformed hello: '") + key + "' must be a string";
     }
   }
+  *nonce = Text(message, "nonce");
+  if (!IsNonce(*nonce)) return "malformed hello: 'nonce' must be 32 hex digits";
   for (const char* key : {"nnodes", "nproc_per_node"}) {
-    if (!message.contains(key) || !message[key].is_number_integer() || IntField(message, key, -1) < 1) {
+    if (!IntegerIn(message, key, 1, 1 << 20)) {
       return std::string("malformed hello: '") + key + "' must be a positive integer";
     }
   }
-  if (!message.contains("node_rank") || !message["node_rank"].is_number_integer() ||
-      IntField(message, "node_rank", -2) < -1) {
-    return "malformed hello: 'node_rank' must be an integer from -1 (to be assigned) up";
-  }
-  *token = message["token"].get<std::string>();
-  node->node_rank = IntField(message, "node_rank", 0);
-  node->nnodes = IntField(message, "nnodes", 0);
-  node->min_nnodes = IntField(message, "min_nnodes", node->nnodes);
+  std::optional<int> node_rank = IntegerIn(message, "node_rank", -1, 1 << 20);
+  if (!node_rank) return "malformed hello: 'node_rank' must be an integer from -1 (to be assigned) up";
+  node->node_rank = *node_rank;
+  node->nnodes = *SmallInteger(message, "nnodes");
+  node->min_nnodes = SmallInteger(message, "min_nnodes").value_or(node->nnodes);
   if (node->min_nnodes < 1 || node->min_nnodes > node->nnodes) {
     return "malformed hello: 'min_nnodes' must be from 1 to nnodes";
   }
-  node->rendezvous = StringField(message, "rendezvous", kStaticRendezvous);
-  node->nproc_per_node = IntField(message, "nproc_per_node", 0);
-  node->version = message["version"].get<std::string>();
-  node->host = message["host"].get<std::string>();
-  node->pid = IntField(message, "pid", 0);
+  node->rendezvous = Text(message, "rendezvous", kStaticRendezvous);
+  if (!IsRendezvous(node->rendezvous)) return "malformed hello: 'rendezvous' is not static, c10d or etcd-v2";
+  node->nproc_per_node = *SmallInteger(message, "nproc_per_node");
+  node->version = Text(message, "version");
+  if (node->version.size() > 64 || HasControlCharacter(node->version)) return "malformed hello: 'version' is not a version";
+  node->host = Text(message, "host");
+  if (!node->host.empty() && !IsHostAddress(node->host)) {
+    return "malformed hello: 'host' \"" + EscapeControlCharacters(node->host.substr(0, 64)) + "\" is not a host name";
+  }
+  node->pid = SmallInteger(message, "pid").value_or(0);
   return std::nullopt;
+}
+
+Json ChallengeMessage(const std::string& token, const std::string& member_nonce, const std::string& own_nonce) {
+  return Json{{"type", "challenge"},
+              {"nonce", own_nonce},
+              {"proof", Proof(kCoordinatorProofLabel, token, member_nonce, own_nonce)}};
+}
+
+std::optional<std::string> CheckChallenge(const Json& challenge, const std::string& token,
+                                          const std::string& own_nonce, std::string* coordinator_nonce) {
+  if (MessageType(challenge) != "challenge") return "it did not answer the hello with a challenge";
+  *coordinator_nonce = Text(challenge, "nonce");
+  if (!IsNonce(*coordinator_nonce)) return "its challenge is malformed";
+  if (!ConstantTimeEquals(Text(challenge, "proof"), Proof(kCoordinatorProofLabel, token, own_nonce, *coordinator_nonce))) {
+    return std::string("it could not prove that it holds this job's ") + kJobTokenVariable;
+  }
+  return std::nullopt;
+}
+
+Json AuthMessage(const std::string& token, const std::string& own_nonce, const std::string& coordinator_nonce,
+                 const Json& hello) {
+  return Json{{"type", "auth"},
+              {"proof", Proof(kMemberProofLabel, token, coordinator_nonce, own_nonce, DigestHex(Sha256(hello.dump())))}};
+}
+
+bool CheckAuth(const Json& auth, const std::string& token, const std::string& member_nonce,
+               const std::string& own_nonce, const Json& hello) {
+  return MessageType(auth) == "auth" &&
+         ConstantTimeEquals(Text(auth, "proof"),
+                            Proof(kMemberProofLabel, token, own_nonce, member_nonce, DigestHex(Sha256(hello.dump()))));
 }
 
 std::optional<std::string> Inconsistency(const NodeIdentity& reference, const NodeIdentity& joining) {
@@ -151,14 +222,6 @@ std::optional<std::string> Inconsistency(const NodeIdentity& reference, const No
   return text;
 }
 
-bool TokensEqual(const std::string& a, const std::string& b) {
-  unsigned char difference = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    difference |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
-  }
-  return difference == 0;
-}
-
 Json FailureToJson(const WorkerFailure& failure) {
   return Json{{"host", failure.host},
               {"rank", failure.rank},
@@ -180,25 +243,24 @@ Json FailureToJson(const WorkerFailure& failure) {
 
 WorkerFailure FailureFromJson(const Json& json) {
   WorkerFailure failure;
-  failure.host = StringField(json, "host");
-  failure.rank = IntField(json, "rank", 0);
-  failure.local_rank = IntField(json, "local_rank", 0);
-  failure.pid = IntField(json, "pid", 0);
-  failure.attempt = IntField(json, "attempt", 0);
-  failure.exit_code = IntField(json, "exit_code", 0);
-  failure.signal = IntField(json, "signal", 0);
-  failure.hung = BoolField(json, "hung", false);
-  failure.hang_timeout_s = DoubleField(json, "hang_timeout_s", 0.0);
-  failure.timestamp = DoubleField(json, "timestamp", 0.0);
-  failure.detected_at = DoubleField(json, "detected_at", 0.0);
-  failure.log_file = StringField(json, "log_file");
-  failure.error_file = StringField(json, "error_file");
-  failure.message = StringField(json, "message");
-  failure.traceback = StringField(json, "traceback");
-  if (json.is_object() && json.contains("log_tail") && json["log_tail"].is_array()) {
-    for (const Json& line : json["log_tail"]) {
-      if (line.is_string()) failure.log_tail.push_back(line.get<std::string>());
-    }
+  failure.host = OneLine(json, "host");
+  failure.rank = IntegerIn(json, "rank", 0, INT_MAX).value_or(0);
+  failure.local_rank = IntegerIn(json, "local_rank", 0, INT_MAX).value_or(0);
+  failure.pid = SmallInteger(json, "pid").value_or(0);
+  failure.attempt = IntegerIn(json, "attempt", 0, INT_MAX).value_or(0);
+  failure.exit_code = IntegerIn(json, "exit_code", 0, 255).value_or(1);
+  failure.signal = IntegerIn(json, "signal", 0, 128).value_or(0);
+  failure.hung = Bool(json, "hung").value_or(false);
+  failure.hang_timeout_s = Number(json, "hang_timeout_s").value_or(0.0);
+  failure.timestamp = Number(json, "timestamp").value_or(0.0);
+  failure.detected_at = Number(json, "detected_at").value_or(0.0);
+  failure.log_file = OneLine(json, "log_file");
+  failure.error_file = OneLine(json, "error_file");
+  // A worker's message and traceback may span lines; no terminal codes.
+  failure.message = EscapeControlCharacters(Text(json, "message"), /*keep_line_breaks=*/true);
+  failure.traceback = EscapeControlCharacters(Text(json, "traceback"), /*keep_line_breaks=*/true);
+  for (const Json& line : json_fields::Array(json, "log_tail")) {
+    if (line.is_string()) failure.log_tail.push_back(EscapeControlCharacters(line.get<std::string>()));
   }
   return failure;
 }
@@ -213,17 +275,16 @@ Json FailureList(const std::vector<WorkerFailure>& failures) {
 
 std::vector<WorkerFailure> FailuresFrom(const Json& json, const char* key) {
   std::vector<WorkerFailure> failures;
-  if (json.is_object() && json.contains(key) && json[key].is_array()) {
-    for (const Json& item : json[key]) {
-      if (item.is_object()) failures.push_back(FailureFromJson(item));
-    }
+  for (const Json& item : json_fields::Array(json, key)) {
+    if (item.is_object()) failures.push_back(FailureFromJson(item));
   }
   return failures;
 }
 
 std::optional<WorkerFailure> OptionalFailure(const Json& json, const char* key) {
-  if (!json.is_object() || !json.contains(key) || !json[key].is_object()) return std::nullopt;
-  return FailureFromJson(json[key]);
+  const Json& failure = json_fields::Object(json, key);
+  if (failure.empty()) return std::nullopt;
+  return FailureFromJson(failure);
 }
 
 }  // namespace
@@ -240,13 +301,11 @@ Json OutcomeToJson(const NodeOutcome& outcome) {
 
 NodeOutcome OutcomeFromJson(const Json& json) {
   NodeOutcome outcome;
-  outcome.exit_code = IntField(json, "exit_code", 1);
-  outcome.agent_signal = IntField(json, "agent_signal", 0);
-  outcome.stopped_by_job = BoolField(json, "stopped_by_job", false);
-  if (json.is_object() && json.contains("stuck_at_exit") && json["stuck_at_exit"].is_array()) {
-    for (const Json& rank : json["stuck_at_exit"]) {
-      if (rank.is_number_integer()) outcome.stuck_at_exit.push_back(IntField(Json{{"r", rank}}, "r", 0));
-    }
+  outcome.exit_code = IntegerIn(json, "exit_code", 0, 255).value_or(1);
+  outcome.agent_signal = IntegerIn(json, "agent_signal", 0, 128).value_or(0);
+  outcome.stopped_by_job = Bool(json, "stopped_by_job").value_or(false);
+  for (const Json& rank : json_fields::Array(json, "stuck_at_exit")) {
+    if (std::optional<int> value = IntegerIn(Json{{"r", rank}}, "r", 0, INT_MAX)) outcome.stuck_at_exit.push_back(*value);
   }
   outcome.root_cause = OptionalFailure(json, "root_cause");
   outcome.other_failures = FailuresFrom(json, "other_failures");
@@ -269,24 +328,23 @@ Json DecisionToJson(const JobDecision& decision, int generation) {
 
 JobDecision DecisionFromJson(const Json& json) {
   JobDecision decision;
-  decision.restart = BoolField(json, "restart", false);
-  decision.exit_code = IntField(json, "exit_code", 1);
-  decision.restarts = IntField(json, "restarts", 0);
-  decision.membership_changed = BoolField(json, "membership_changed", false);
-  decision.next_nnodes = IntField(json, "next_nnodes", 0);
-  decision.reason = StringField(json, "reason");
+  decision.restart = Bool(json, "restart").value_or(false);
+  decision.exit_code = IntegerIn(json, "exit_code", 0, 255).value_or(1);
+  decision.restarts = IntegerIn(json, "restarts", 0, INT_MAX).value_or(0);
+  decision.membership_changed = Bool(json, "membership_changed").value_or(false);
+  decision.next_nnodes = IntegerIn(json, "next_nnodes", 0, 1 << 20).value_or(0);
+  decision.reason = OneLine(json, "reason");
   decision.root_cause = OptionalFailure(json, "root_cause");
   decision.other_failures = FailuresFrom(json, "other_failures");
   return decision;
 }
 
-std::string MessageType(const Json& message) {
-  if (!message.is_object() || !message.contains("type") || !message["type"].is_string()) return "";
-  return message["type"].get<std::string>();
-}
+std::string MessageType(const Json& message) { return Text(message, "type"); }
 
-int MessageGeneration(const Json& message) {
-  return IntField(message, "generation", -1);
+int MessageGeneration(const Json& message) { return IntegerIn(message, "generation", 0, INT_MAX).value_or(-1); }
+
+std::string MessageText(const Json& message, const char* key, const std::string& fallback) {
+  return OneLine(message, key, fallback);
 }
 
 }  // namespace primus::agent

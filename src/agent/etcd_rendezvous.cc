@@ -13,7 +13,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "agent/control_protocol.h"
 #include "agent/http_client.h"
+#include "io/message_socket.h"
+#include "util/json_fields.h"
 #include "util/seconds_left.h"
 #include "util/strings.h"
 
@@ -44,6 +47,13 @@ struct EtcdKey {
   HttpEndpoint endpoint;
   std::string path;  // "/v2/keys/primus/rdzv/<run_id>/coordinator"
   std::string run_id;
+
+  // The same job's fence: "/v2/keys/primus/rdzv/<run_id>/fence".
+  EtcdKey Fence() const {
+    EtcdKey fence = *this;
+    fence.path = path.substr(0, path.rfind('/')) + "/fence";
+    return fence;
+  }
 };
 
 Result<EtcdKey> Locate(const EtcdSettings& etcd, const std::string& run_id) {
@@ -89,10 +99,8 @@ std::variant<Reply, CallError> Call(const EtcdKey& key, const std::string& metho
   }
   Reply reply;
   reply.status = response->status;
-  reply.body = Json::parse(response->body, nullptr, false);
-  if (reply.body.is_object() && reply.body.contains("errorCode") && reply.body["errorCode"].is_number_integer()) {
-    reply.error_code = reply.body["errorCode"].get<int>();
-  }
+  reply.body = json_fields::Parse(response->body).value_or(Json());
+  reply.error_code = json_fields::SmallInteger(reply.body, "errorCode").value_or(0);
   if (reply.status == 404 && reply.error_code == 0) {
     // A v2 "key not found" carries errorCode 100; a bare 404 is the router's.
     return CallError{EnvironmentError("rendezvous \"" + key.run_id + "\": the etcd server at " +
@@ -113,9 +121,7 @@ std::variant<Reply, CallError> Call(const EtcdKey& key, const std::string& metho
 }
 
 Error Unexpected(const EtcdKey& key, const std::string& what, const Reply& reply) {
-  std::string detail = reply.body.is_object() && reply.body.contains("message") && reply.body["message"].is_string()
-                           ? reply.body["message"].get<std::string>()
-                           : "no etcd error message";
+  std::string detail = EscapeControlCharacters(json_fields::Text(reply.body, "message", "no etcd error message"));
   return EnvironmentError("rendezvous \"" + key.run_id + "\": etcd at " + key.endpoint.Describe() + " refused to " +
                               what + " " + key.path + " (HTTP " + std::to_string(reply.status) + ": " + detail + ")",
                           "check the server's authentication and that the key prefix is not in use otherwise");
@@ -140,12 +146,63 @@ bool ParseValue(const std::string& value, RendezvousPoint* point) {
   auto port = ParseInt(std::string_view(value).substr(port_colon + 1, nonce_colon - port_colon - 1));
   if (!port || *port < 1 || *port > 65535) return false;
   point->host = value.substr(0, port_colon);
+  if (!IsHostAddress(point->host)) return false;
   point->port = static_cast<int>(*port);
   point->value = value;
   return true;
 }
 
+// The winner of an election reads the fence before it coordinates: a fence
+// naming another coordinator that still answers means that one's key expired
+// while it runs the job (an etcd outage): the winner withdraws and joins it.
+// Otherwise the fence names the winner from now on.
+Result<RendezvousPoint> TakeOffice(const EtcdKey& key, const RendezvousPoint& self, double timeout_s) {
+  EtcdKey fence = key.Fence();
+  auto read = Call(fence, "GET", "", "", timeout_s);
+  if (auto* failure = std::get_if<CallError>(&read)) return failure->error;
+  const Reply& current = std::get<Reply>(read);
+  RendezvousPoint previous;
+  if (current.status == 200) {
+    std::string value = json_fields::Text(json_fields::Object(current.body, "node"), "value");
+    if (value != self.value && ParseValue(value, &previous) && CoordinatorAccepts(previous.host, previous.port)) {
+      // Withdraw this claim, so that the running coordinator re-claims its key.
+      auto withdrawn = Call(key, "DELETE", FormEncode({{"prevValue", self.value}}), "", timeout_s);
+      if (auto* failure = std::get_if<CallError>(&withdrawn)) return failure->error;
+      previous.coordinator = false;
+      previous.fenced = true;
+      return previous;
+    }
+  } else if (current.error_code != kKeyNotFound) {
+    return Unexpected(fence, "read", current);
+  }
+  auto written = Call(fence, "PUT", "", FormEncode({{"value", self.value}}), timeout_s);
+  if (auto* failure = std::get_if<CallError>(&written)) return failure->error;
+  const Reply& reply = std::get<Reply>(written);
+  if (reply.status != 200 && reply.status != 201) return Unexpected(fence, "write", reply);
+  return self;
+}
+
 }  // namespace
+
+bool CoordinatorAnswers(const std::string& host, int port, double patience_s) {
+  auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(patience_s));
+  while (true) {
+    auto fd = io::ConnectToNode(host, port, 1);
+    if (fd || fd.error().message.find("refused") == std::string::npos) return true;
+    if (Clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+bool CoordinatorAccepts(const std::string& host, int port, double patience_s) {
+  auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(patience_s));
+  while (true) {
+    auto fd = io::ConnectToNode(host, port, 1);
+    if (fd) return true;
+    if (fd.error().message.find("refused") != std::string::npos || Clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
 
 Status ValidateRunId(const std::string& run_id) {
   if (IsKeySegment(run_id)) return Status::Ok();
@@ -183,16 +240,14 @@ Result<RendezvousPoint> ElectCoordinator(const EtcdSettings& etcd, const std::st
     }
     auto created = Call(*key, "PUT", "prevExist=false", create_form, left);
     if (auto* reply = std::get_if<Reply>(&created)) {
-      if (reply->status == 201 || reply->status == 200) return self;
+      if (reply->status == 201 || reply->status == 200) return TakeOffice(*key, self, std::max(SecondsLeft(deadline), 1.0));
       if (reply->status != 412 || reply->error_code != kNodeExist) return Unexpected(*key, "create", *reply);
       auto read = Call(*key, "GET", "", "", std::max(SecondsLeft(deadline), 0.001));
       if (auto* current = std::get_if<Reply>(&read)) {
         if (current->status == 404 && current->error_code == kKeyNotFound) continue;  // expired meanwhile
         if (current->status != 200) return Unexpected(*key, "read", *current);
-        const Json& node = current->body["node"];
         RendezvousPoint point;
-        if (!node.is_object() || !node.contains("value") || !node["value"].is_string() ||
-            !ParseValue(node["value"].get<std::string>(), &point)) {
+        if (!ParseValue(json_fields::Text(json_fields::Object(current->body, "node"), "value"), &point)) {
           return EnvironmentError("rendezvous \"" + run_id + "\": the key " + key->path + " on etcd at " +
                                       key->endpoint.Describe() + " does not hold a coordinator's host:port:nonce",
                                   "another program uses this key: choose another --rdzv-id, or delete the key");
@@ -209,37 +264,46 @@ Result<RendezvousPoint> ElectCoordinator(const EtcdSettings& etcd, const std::st
   }
 }
 
-Status RefreshCoordinator(const EtcdSettings& etcd, const std::string& run_id, const RendezvousPoint& self,
-                          double timeout_s) {
+Result<Refreshed> RefreshCoordinator(const EtcdSettings& etcd, const std::string& run_id, const RendezvousPoint& self,
+                                     double timeout_s) {
   auto key = Locate(etcd, run_id);
   if (!key.ok()) return key.error();
   std::string query = "prevExist=true&refresh=true&" + FormEncode({{"prevValue", self.value}});
   auto refreshed = Call(*key, "PUT", query, FormEncode({{"ttl", TtlField(etcd)}}), timeout_s);
   if (auto* failure = std::get_if<CallError>(&refreshed)) return failure->error;
   const Reply& reply = std::get<Reply>(refreshed);
-  if (reply.status == 200) return Status::Ok();
-  if (reply.error_code == kKeyNotFound || reply.error_code == kCompareFailed) {
-    return EnvironmentError("rendezvous \"" + run_id + "\": the coordinator key " + key->path + " on etcd at " +
-                                key->endpoint.Describe() +
-                                (reply.error_code == kKeyNotFound ? " expired" : " now names another coordinator"),
-                            fmt::format("it is refreshed every {:g} s and lives {} s: nodes joining later will not "
-                                        "find this coordinator",
-                                        etcd.RefreshInterval(), TtlField(etcd)));
+  if (reply.status == 200) return Refreshed::kRefreshed;
+  if (reply.error_code == kKeyNotFound) {
+    // It expired while etcd could not be reached: claim it again, as it was.
+    std::string form = FormEncode({{"value", self.value}, {"ttl", TtlField(etcd)}});
+    auto created = Call(*key, "PUT", "prevExist=false", form, timeout_s);
+    if (auto* failure = std::get_if<CallError>(&created)) return failure->error;
+    const Reply& again = std::get<Reply>(created);
+    if (again.status == 200 || again.status == 201) return Refreshed::kReclaimed;
+    if (again.error_code != kNodeExist) return Unexpected(*key, "re-create", again);
+  } else if (reply.error_code != kCompareFailed) {
+    return Unexpected(*key, "refresh", reply);
   }
-  return Unexpected(*key, "refresh", reply);
+  return EnvironmentError("rendezvous \"" + run_id + "\": the coordinator key " + key->path + " on etcd at " +
+                              key->endpoint.Describe() + " now names another agent",
+                          "a late agent with this run id won the key while it had expired; it finds this "
+                          "coordinator through the fence, withdraws and joins, and the key is re-claimed at the next "
+                          "refresh");
 }
 
 Status ReleaseCoordinator(const EtcdSettings& etcd, const std::string& run_id, const RendezvousPoint& point,
                           double timeout_s) {
   auto key = Locate(etcd, run_id);
   if (!key.ok()) return key.error();
-  auto deleted = Call(*key, "DELETE", FormEncode({{"prevValue", point.value}}), "", timeout_s);
-  if (auto* failure = std::get_if<CallError>(&deleted)) return failure->error;
-  const Reply& reply = std::get<Reply>(deleted);
-  if (reply.status == 200 || reply.error_code == kKeyNotFound || reply.error_code == kCompareFailed) {
-    return Status::Ok();
+  for (const EtcdKey& target : {*key, key->Fence()}) {
+    auto deleted = Call(target, "DELETE", FormEncode({{"prevValue", point.value}}), "", timeout_s);
+    if (auto* failure = std::get_if<CallError>(&deleted)) return failure->error;
+    const Reply& reply = std::get<Reply>(deleted);
+    if (reply.status != 200 && reply.error_code != kKeyNotFound && reply.error_code != kCompareFailed) {
+      return Unexpected(target, "delete", reply);
+    }
   }
-  return Unexpected(*key, "delete", reply);
+  return Status::Ok();
 }
 
 }  // namespace primus::agent

@@ -25,6 +25,21 @@
 //     counts: a timeout may be this node's own network, and a member with a
 //     bad route must not depose a healthy coordinator.
 //
+// An etcd outage longer than the TTL must not give one job two coordinators.
+// The key expires while the coordinator cannot refresh it; a late agent with
+// the same run id would then win the election and run rank 0's workers a
+// second time. Two things prevent that:
+//   - the fence, <prefix>/<run_id>/fence, without a TTL: the value of the
+//     last agent that took office. An agent that wins the election first
+//     reads it; when it names another coordinator that still accepts
+//     connections on its control port, the winner withdraws its claim and
+//     joins that one as a member (a late joiner, which is what it is). A
+//     coordinator that refuses connections, or cannot be reached at all, is
+//     replaced, and the fence then names the new one;
+//   - the coordinator re-claims its key at its next refresh once etcd is
+//     back (RefreshCoordinator re-creates an expired key), so late joiners
+//     find it again without any fencing at all.
+//
 // How the agent uses it (run_workers, before opening the job link):
 //   1. ElectCoordinator(etcd, run_id, this host's reachable address, the
 //      control port), with the join timeout.
@@ -59,6 +74,7 @@ struct RendezvousPoint {
   std::string host;          // the coordinator's address, as it published it
   int port = 0;              // its control port
   std::string value;         // the key's value ("host:port:nonce"), for compare-and-delete
+  bool fenced = false;       // this agent won the key but the fence named a live coordinator: it joins that one
 };
 
 // A run id becomes part of an etcd key: letters, digits, '-', '_' and '.'
@@ -74,14 +90,28 @@ Result<RendezvousPoint> ElectCoordinator(const EtcdSettings& etcd, const std::st
                                          const std::string& self_host, int self_port, double timeout_s);
 
 // The coordinator's keep-alive: restarts the key's TTL if it still holds
-// `self.value`. An error when etcd cannot be reached or the key is gone or
-// taken over (then late joiners cannot find this coordinator).
-Status RefreshCoordinator(const EtcdSettings& etcd, const std::string& run_id, const RendezvousPoint& self,
-                          double timeout_s);
+// `self.value`, and re-creates it with that value when it expired (an etcd
+// outage longer than the TTL; the result is then kReclaimed). An error when
+// etcd cannot be reached or another agent holds the key (then late joiners
+// cannot find this coordinator until that one withdraws, see the fence).
+enum class Refreshed { kRefreshed, kReclaimed };
+Result<Refreshed> RefreshCoordinator(const EtcdSettings& etcd, const std::string& run_id, const RendezvousPoint& self,
+                                     double timeout_s);
 
-// Removes the key if it still holds `point.value`: the coordinator when its
-// job ends, or a member whose connection to `point` was refused. A key that
-// is already gone or holds another value is left alone (success).
+// A member's view of a coordinator's published address: false only when
+// connections are refused for `patience_s` in a row (nothing listens there
+// any more). A timeout or no route counts as alive: it may be this node's own
+// network, and a node with a bad route must not depose a healthy coordinator.
+bool CoordinatorAnswers(const std::string& host, int port, double patience_s = 3);
+// The fence's view (it has no TTL, so it needs evidence of life): true only
+// when a connection is accepted within `patience_s`; a refusal is an answer
+// at once (false).
+bool CoordinatorAccepts(const std::string& host, int port, double patience_s = 3);
+
+// Removes the key, and the fence, where they still hold `point.value`: the
+// coordinator when its job ends, or a member whose connection to `point` was
+// refused. A key that is already gone or holds another value is left alone
+// (success).
 Status ReleaseCoordinator(const EtcdSettings& etcd, const std::string& run_id, const RendezvousPoint& point,
                           double timeout_s);
 

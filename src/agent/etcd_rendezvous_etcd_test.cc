@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <latch>
+#include <nlohmann/json.hpp>
 #include <memory>
 #include <string>
 #include <thread>
@@ -48,12 +50,36 @@ class EtcdServer {
 
   std::string endpoint() const { return "127.0.0.1:" + std::to_string(client_port_); }
 
+  // An outage: SIGKILL, as a crash or a lost host would be.
+  void Kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  // Back on the same ports with the same data.
+  bool Restart(std::string* error) { return Launch(enable_v2_, error, /*same_ports=*/true); }
+
+  // The value of `key` ("" when absent), read with the v2 API.
+  std::string Value(const std::string& key) const {
+    auto response = SendHttpRequest({"127.0.0.1", client_port_}, {"GET", "/v2/keys" + key, ""}, 2);
+    if (!response.ok() || response->status != 200) return "";
+    auto json = nlohmann::json::parse(response->body, nullptr, false);
+    return json.is_object() && json["node"].is_object() && json["node"]["value"].is_string()
+               ? json["node"]["value"].get<std::string>()
+               : "";
+  }
+
  private:
   EtcdServer() = default;
 
-  bool Launch(bool enable_v2, std::string* error) {
-    client_port_ = FreePort();
-    int peer_port = FreePort();
+  bool Launch(bool enable_v2, std::string* error, bool same_ports = false) {
+    enable_v2_ = enable_v2;
+    if (!same_ports) {
+      client_port_ = FreePort();
+      peer_port_ = FreePort();
+    }
+    int peer_port = peer_port_;
     std::string client = "http://127.0.0.1:" + std::to_string(client_port_);
     std::string peer = "http://127.0.0.1:" + std::to_string(peer_port);
     std::vector<std::string> args = {kEtcd, "--name", "t", "--data-dir", dir_.path() + "/data",
@@ -102,6 +128,8 @@ class EtcdServer {
 
   ScopedTempDir dir_{"etcd"};
   int client_port_ = 0;
+  int peer_port_ = 0;
+  bool enable_v2_ = true;
   pid_t pid_ = -1;
 };
 
@@ -192,7 +220,8 @@ TEST_F(EtcdRendezvousRealTest, ReleasedKeyLetsTheNextJobElectAtOnceButNeverRemov
 
 TEST_F(EtcdRendezvousRealTest, AKeyNobodyRefreshesExpiresWithinItsTtl) {
   EtcdSettings etcd = Etcd(2);
-  auto crashed = ElectCoordinator(etcd, "job-ttl", "10.0.0.1", 29400, 5);
+  // Crashed: nothing listens on its port any more (the fence then lets a new one take over).
+  auto crashed = ElectCoordinator(etcd, "job-ttl", "127.0.0.1", FreePort(), 5);
   ASSERT_TRUE(crashed.ok()) << crashed.error().message;
   ASSERT_TRUE(crashed->coordinator);
   Stopwatch watch;
@@ -207,9 +236,9 @@ TEST_F(EtcdRendezvousRealTest, AKeyNobodyRefreshesExpiresWithinItsTtl) {
   EXPECT_GE(watch.Seconds(), 1.0);  // not before the TTL ran out
   EXPECT_LT(watch.Seconds(), 4.5);
   // The crashed coordinator cannot refresh a key that is no longer its own.
-  Status late = RefreshCoordinator(etcd, "job-ttl", *crashed, 5);
+  auto late = RefreshCoordinator(etcd, "job-ttl", *crashed, 5);
   ASSERT_FALSE(late.ok());
-  EXPECT_TRUE(Contains(late.error().message, "now names another coordinator")) << late.error().message;
+  EXPECT_TRUE(Contains(late.error().message, "now names another agent")) << late.error().message;
 }
 
 TEST_F(EtcdRendezvousRealTest, ARefreshedKeyOutlivesItsTtl) {
@@ -218,8 +247,9 @@ TEST_F(EtcdRendezvousRealTest, ARefreshedKeyOutlivesItsTtl) {
   ASSERT_TRUE(live.ok()) << live.error().message;
   Stopwatch watch;
   while (watch.Seconds() < 2.8) {  // longer than the TTL
-    Status refreshed = RefreshCoordinator(etcd, "job-live", *live, 5);
+    auto refreshed = RefreshCoordinator(etcd, "job-live", *live, 5);
     ASSERT_TRUE(refreshed.ok()) << refreshed.error().message;
+    EXPECT_EQ(*refreshed, Refreshed::kRefreshed);
     std::this_thread::sleep_for(std::chrono::duration<double>(etcd.RefreshInterval()));
   }
   auto member = ElectCoordinator(etcd, "job-live", "10.0.0.2", 29400, 5);
@@ -248,6 +278,82 @@ TEST_F(EtcdRendezvousRealTest, AMemberRefusedByTheCoordinatorTakesOverAtOnce) {
   EXPECT_TRUE(again->coordinator);
   EXPECT_LT(watch.Seconds(), 2);
   EXPECT_TRUE(ReleaseCoordinator(Etcd(60), "job-dead", *again, 5).ok());
+}
+
+// etcd away for longer than the coordinator key's TTL (issue 27): the key
+// expires while the job runs. Whoever comes first when etcd is back, the
+// running coordinator stays the only one.
+class EtcdOutageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::access(kEtcd, X_OK) != 0) GTEST_SKIP() << kEtcd << " is missing: scripts/setup.sh installs etcd-server";
+    std::string error;
+    server_ = EtcdServer::Start(true, &error);
+    ASSERT_NE(server_, nullptr) << error;
+    auto listener = io::ListenForNodes(0);
+    ASSERT_TRUE(listener.ok());
+    control_port_ = io::BoundPort(listener->get());
+    control_ = std::move(*listener);  // the running coordinator's control port: it accepts
+    auto elected = ElectCoordinator(Etcd(), "job-out", "127.0.0.1", control_port_, 5);
+    ASSERT_TRUE(elected.ok()) << elected.error().message;
+    ASSERT_TRUE(elected->coordinator);
+    coordinator_ = *elected;
+  }
+  EtcdSettings Etcd() const { return {server_->endpoint(), "/primus/rdzv", 1}; }
+  // etcd gone for three TTLs, then back; the coordinator's key has expired.
+  void Outage() {
+    server_->Kill();
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    std::string error;
+    ASSERT_TRUE(server_->Restart(&error)) << error;
+    ASSERT_TRUE(WaitFor([&] { return server_->Value(kKey).empty(); }, 10)) << "the key outlived its TTL";
+  }
+  static constexpr char kKey[] = "/primus/rdzv/job-out/coordinator";
+
+  std::unique_ptr<EtcdServer> server_;
+  io::UniqueFd control_;
+  int control_port_ = 0;
+  RendezvousPoint coordinator_;
+};
+
+TEST_F(EtcdOutageTest, TheCoordinatorReclaimsItsExpiredKeyAndALateAgentJoinsIt) {
+  Outage();
+  auto refreshed = RefreshCoordinator(Etcd(), "job-out", coordinator_, 5);
+  ASSERT_TRUE(refreshed.ok()) << refreshed.error().message;
+  EXPECT_EQ(*refreshed, Refreshed::kReclaimed);
+  EXPECT_EQ(server_->Value(kKey), coordinator_.value);
+  auto late = ElectCoordinator(Etcd(), "job-out", "127.0.0.1", FreePort(), 5);
+  ASSERT_TRUE(late.ok()) << late.error().message;
+  EXPECT_FALSE(late->coordinator) << "a second coordinator of one job";
+  EXPECT_EQ(late->port, control_port_);
+}
+
+TEST_F(EtcdOutageTest, ALateAgentThatWinsTheExpiredKeyFindsTheRunningCoordinatorByTheFence) {
+  Outage();
+  // The late agent asks first: it wins the key, but the fence names a
+  // coordinator that still accepts connections.
+  auto late = ElectCoordinator(Etcd(), "job-out", "127.0.0.1", FreePort(), 5);
+  ASSERT_TRUE(late.ok()) << late.error().message;
+  EXPECT_FALSE(late->coordinator) << "a second coordinator of one job";
+  EXPECT_TRUE(late->fenced);
+  EXPECT_EQ(late->port, control_port_);
+  EXPECT_EQ(server_->Value(kKey), "") << "the late agent withdrew its claim";
+  // The running coordinator's next refresh claims its key again.
+  auto refreshed = RefreshCoordinator(Etcd(), "job-out", coordinator_, 5);
+  ASSERT_TRUE(refreshed.ok()) << refreshed.error().message;
+  EXPECT_EQ(server_->Value(kKey), coordinator_.value);
+}
+
+TEST_F(EtcdOutageTest, AFenceNamingACoordinatorThatIsGoneIsReplaced) {
+  control_.Reset();  // the coordinator died with etcd: its port refuses
+  Outage();
+  auto next = ElectCoordinator(Etcd(), "job-out", "127.0.0.1", 31700, 5);
+  ASSERT_TRUE(next.ok()) << next.error().message;
+  EXPECT_TRUE(next->coordinator);
+  EXPECT_FALSE(next->fenced);
+  EXPECT_EQ(server_->Value("/primus/rdzv/job-out/fence"), next->value);
+  EXPECT_TRUE(ReleaseCoordinator(Etcd(), "job-out", *next, 5).ok());
+  EXPECT_EQ(server_->Value("/primus/rdzv/job-out/fence"), "") << "released with the key";
 }
 
 TEST(EtcdRendezvousDownTest, NoEtcdIsAnEnvironmentErrorWithinTheTimeout) {

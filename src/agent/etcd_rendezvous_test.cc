@@ -12,6 +12,7 @@ namespace {
 
 // The fake etcd answers each request with a canned response.
 using testing::HttpTestServer;
+using testing::CannedReply;
 using testing::Respond;
 using testing::Contains;
 
@@ -43,8 +44,17 @@ TEST(EtcdRendezvousTest, RefusesBadSettingsBeforeTalkingToEtcd) {
   EXPECT_TRUE(server.requests().empty());
 }
 
+// A fake etcd with no fence yet: the key is created, the fence read (absent) and written.
+CannedReply NoFenceYet(const std::string& request) {
+  if (request.starts_with("GET") && Contains(request, "/fence ")) {
+    return Respond(404, R"({"errorCode":100,"message":"Key not found"})");
+  }
+  if (request.starts_with("PUT") && Contains(request, "/fence ")) return Respond(200, R"({"action":"set"})");
+  return Respond(201, R"({"action":"create"})");
+}
+
 TEST(EtcdRendezvousTest, TheFirstToCreateTheKeyCoordinates) {
-  HttpTestServer server([](const std::string&) { return Respond(201, R"({"action":"create"})"); });
+  HttpTestServer server(NoFenceYet);
   auto point = ElectCoordinator({server.endpoint(), "/jobs/"}, "job-7", "10.0.0.1", 29400, 5);
   ASSERT_TRUE(point.ok()) << point.error().message;
   EXPECT_TRUE(point->coordinator);
@@ -52,11 +62,16 @@ TEST(EtcdRendezvousTest, TheFirstToCreateTheKeyCoordinates) {
   EXPECT_EQ(point->port, 29400);
   EXPECT_TRUE(point->value.starts_with("10.0.0.1:29400:")) << point->value;
   EXPECT_EQ(point->value.size(), std::string("10.0.0.1:29400:").size() + 16);
-  ASSERT_EQ(server.requests().size(), 1u);
+  ASSERT_EQ(server.requests().size(), 3u);
   std::string request = server.requests()[0];
   EXPECT_TRUE(request.starts_with("PUT /v2/keys/jobs/job-7/coordinator?prevExist=false HTTP/1.1\r\n")) << request;
   EXPECT_TRUE(Contains(request, "\r\n\r\nvalue=10.0.0.1%3A29400%3A")) << request;
   EXPECT_TRUE(request.ends_with("&ttl=10")) << request;
+  // Then the fence: read, and written with the same value, no TTL.
+  EXPECT_TRUE(server.requests()[1].starts_with("GET /v2/keys/jobs/job-7/fence HTTP/1.1\r\n")) << server.requests()[1];
+  EXPECT_TRUE(server.requests()[2].starts_with("PUT /v2/keys/jobs/job-7/fence HTTP/1.1\r\n")) << server.requests()[2];
+  EXPECT_TRUE(Contains(server.requests()[2], "\r\n\r\nvalue=10.0.0.1%3A29400%3A")) << server.requests()[2];
+  EXPECT_FALSE(Contains(server.requests()[2], "ttl=")) << server.requests()[2];
 }
 
 TEST(EtcdRendezvousTest, TheOthersReadTheCoordinatorsAddress) {
@@ -115,13 +130,13 @@ TEST(EtcdRendezvousTest, AnUnreachableServerIsAnEnvironmentErrorAtTheDeadline) {
 
 TEST(EtcdRendezvousTest, AServerErrorIsRetriedUntilItAnswers) {
   int calls = 0;
-  HttpTestServer server([&](const std::string&) {
-    return ++calls < 3 ? Respond(503, "busy") : Respond(201, "{}");
+  HttpTestServer server([&](const std::string& request) {
+    return ++calls < 3 ? Respond(503, "busy") : NoFenceYet(request);
   });
   auto point = ElectCoordinator({server.endpoint()}, "j", "node1", 29400, 10);
   ASSERT_TRUE(point.ok()) << point.error().message;
   EXPECT_TRUE(point->coordinator);
-  EXPECT_EQ(server.requests().size(), 3u);
+  EXPECT_EQ(server.requests().size(), 5u) << "two refused, the create, the fence read and written";
 }
 
 TEST(EtcdRendezvousTest, RefreshAndReleaseCompareTheValue) {
@@ -134,25 +149,42 @@ TEST(EtcdRendezvousTest, RefreshAndReleaseCompareTheValue) {
   ASSERT_TRUE(RefreshCoordinator(etcd, "j", self, 5).ok());
   // Another coordinator's key is left alone, and that is no error.
   ASSERT_TRUE(ReleaseCoordinator(etcd, "j", self, 5).ok());
-  ASSERT_EQ(server.requests().size(), 2u);
+  ASSERT_EQ(server.requests().size(), 3u);
   EXPECT_TRUE(server.requests()[0].starts_with(
       "PUT /v2/keys/primus/rdzv/j/coordinator?prevExist=true&refresh=true&prevValue=h%3A1%3Aab HTTP/1.1\r\n"))
       << server.requests()[0];
   EXPECT_TRUE(server.requests()[0].ends_with("\r\n\r\nttl=5")) << server.requests()[0];
   EXPECT_TRUE(server.requests()[1].starts_with("DELETE /v2/keys/primus/rdzv/j/coordinator?prevValue=h%3A1%3Aab "))
       << server.requests()[1];
+  EXPECT_TRUE(server.requests()[2].starts_with("DELETE /v2/keys/primus/rdzv/j/fence?prevValue=h%3A1%3Aab "))
+      << server.requests()[2];
   EXPECT_DOUBLE_EQ(etcd.RefreshInterval(), 1.5);
 }
 
-TEST(EtcdRendezvousTest, RefreshingAnExpiredKeyIsAnError) {
-  HttpTestServer server([](const std::string&) {
-    return Respond(404, R"({"errorCode":100,"message":"Key not found"})");
+TEST(EtcdRendezvousTest, AnExpiredKeyIsClaimedAgainWithTheSameValue) {
+  int calls = 0;
+  HttpTestServer server([&calls](const std::string&) {
+    return ++calls == 1 ? Respond(404, R"({"errorCode":100,"message":"Key not found"})") : Respond(201, "{}");
   });
-  Status status = RefreshCoordinator({server.endpoint()}, "j", {true, "h", 1, "h:1:ab"}, 5);
-  ASSERT_FALSE(status.ok());
-  EXPECT_TRUE(Contains(status.error().message, "/v2/keys/primus/rdzv/j/coordinator on etcd at " + server.endpoint() +
-                                                   " expired"))
-      << status.error().message;
+  auto refreshed = RefreshCoordinator({server.endpoint()}, "j", {true, "h", 1, "h:1:ab"}, 5);
+  ASSERT_TRUE(refreshed.ok()) << refreshed.error().message;
+  EXPECT_EQ(*refreshed, Refreshed::kReclaimed);
+  ASSERT_EQ(server.requests().size(), 2u);
+  EXPECT_TRUE(server.requests()[1].starts_with("PUT /v2/keys/primus/rdzv/j/coordinator?prevExist=false "))
+      << server.requests()[1];
+  EXPECT_TRUE(Contains(server.requests()[1], "value=h%3A1%3Aab")) << server.requests()[1];
+}
+
+TEST(EtcdRendezvousTest, AKeyAnotherAgentHoldsIsNotTakenBack) {
+  HttpTestServer server([](const std::string&) {
+    return Respond(412, R"({"errorCode":101,"message":"Compare failed"})");
+  });
+  auto refreshed = RefreshCoordinator({server.endpoint()}, "j", {true, "h", 1, "h:1:ab"}, 5);
+  ASSERT_FALSE(refreshed.ok());
+  EXPECT_TRUE(Contains(refreshed.error().message, "/v2/keys/primus/rdzv/j/coordinator on etcd at " +
+                                                      server.endpoint() + " now names another agent"))
+      << refreshed.error().message;
+  EXPECT_EQ(server.requests().size(), 1u) << "no attempt to overwrite it";
 }
 
 }  // namespace

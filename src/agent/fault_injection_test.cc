@@ -25,8 +25,10 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/mount.h>
 #include <stdlib.h>
 
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -267,20 +269,50 @@ TEST_F(FaultInjectionTest, SighupStopsTheWorkersAndTheExitIs129) {
 TEST_F(FaultInjectionTest, FullDiskForTheLogsIsSaidOnceAndTheWorkersOwnCodeComesBack) {
   RemoveStackTools();
   LaunchSpec spec = Spec(1, "i=0; while [ $i -lt 2000 ]; do echo line $i of output that goes nowhere; i=$((i+1)); done; exit 3");
-  std::string attempt_dir = dir_ + "/logs/attempt_0";
-  ASSERT_TRUE(MakeDirs(attempt_dir).ok());
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  std::string short_host = Split(host, '.')[0];
-  ASSERT_EQ(::symlink("/dev/full", (attempt_dir + "/" + short_host + ".rank0.log").c_str()), 0);
+  // A real full disk: a 16 KiB file system under the log directory.
+  std::string logs = dir_ + "/logs";
+  ASSERT_TRUE(MakeDirs(logs).ok());
+  if (::mount("tmpfs", logs.c_str(), "tmpfs", 0, "size=16k,mode=0700") != 0) {
+    GTEST_SKIP() << "mounting a small tmpfs (a full disk) needs root: " << std::strerror(errno);
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{logs};
   Stopwatch watch;
   RunResult result = Run(spec);
   EXPECT_LT(watch.Seconds(), 5) << log_;
   EXPECT_EQ(result.exit_code, 3) << log_;
-  size_t said = 0;
+  // Said once for the rank's log (not once per line), and once for each
+  // other file the agent could not write (the endings log, the job view).
+  size_t said = 0, for_the_log = 0;
   for (size_t at = 0; (at = log_.find("No space left on device", at)) != std::string::npos; ++at) ++said;
+  for (size_t at = 0; (at = log_.find("cannot write log file", at)) != std::string::npos; ++at) ++for_the_log;
+  EXPECT_EQ(for_the_log, 1u) << log_;
   EXPECT_GE(said, 1u) << log_;
-  EXPECT_LE(said, 2u) << "a full disk is said once, not once per line\n" << log_;
+  EXPECT_LE(said, 3u) << "a full disk is said once per file, not once per line\n" << log_;
+}
+
+// A link planted where an earlier run's log was is neither followed nor
+// truncated: the run goes to a fresh directory of its own.
+TEST_F(FaultInjectionTest, ALinkPlantedInAReusedLogDirectoryIsNeverWrittenThrough) {
+  std::string victim = dir_ + "/victim";
+  ASSERT_TRUE(WriteFileAtomic(victim, "precious\n", 0644).ok());
+  std::string attempt_dir = dir_ + "/logs/attempt_0";
+  ASSERT_TRUE(MakeDirs(attempt_dir, 0700).ok());
+  ASSERT_EQ(::chmod((dir_ + "/logs").c_str(), 0700), 0);
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::string short_host = Split(host, '.')[0];
+  ASSERT_EQ(::symlink(victim.c_str(), (attempt_dir + "/" + short_host + ".rank0.log").c_str()), 0);
+  RunResult result = Run(Spec(1, "echo overwritten; exit 3"));
+  EXPECT_EQ(result.exit_code, 3) << log_;
+  EXPECT_EQ(*ReadFile(victim), "precious\n");
+  EXPECT_NE(result.log_dir, dir_ + "/logs") << "a fresh directory, not the one with the link";
+  EXPECT_TRUE(result.log_dir.starts_with(dir_ + "/logs/")) << result.log_dir;
+  auto log = ReadFile(result.log_dir + "/attempt_0/" + short_host + ".rank0.log");
+  ASSERT_TRUE(log.ok()) << log.error().message;
+  EXPECT_TRUE(Contains(*log, "overwritten"));
 }
 
 TEST_F(FaultInjectionTest, UnwritableLogDirectoryIsExit4NamingItWithNothingLeftRunning) {

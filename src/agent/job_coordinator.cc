@@ -17,10 +17,11 @@ namespace {
 constexpr uint64_t kListenerTag = kFirstLinkTag;
 constexpr uint64_t kFirstPeerTag = kFirstLinkTag + 1;
 constexpr uint64_t kFirstPendingTag = kFirstLinkTag + (uint64_t{1} << 24);
-constexpr double kHelloTimeoutS = 10;  // a connection that says nothing is dropped
-// Connections waiting to say hello, at most; past it the oldest is dropped
-// (a node says hello at once, so it is never the oldest for long). With
-// io::kMaxHelloBytes each, strangers can make node 0 hold about 1 MiB.
+constexpr double kHelloTimeoutS = 10;  // a connection that does not prove itself by then is dropped
+// Connections waiting to prove themselves, at most; past it the oldest is
+// dropped (a node says hello and answers the challenge at once, so it is
+// never the oldest for long). With io::kMaxHelloBytes each, strangers can
+// make node 0 hold about 1 MiB.
 constexpr size_t kMaxPendingConnections = 64;
 
 std::string RankNames(const std::vector<int>& ranks) {
@@ -219,7 +220,9 @@ void JobCoordinator::AcceptAll() {
                   false);
     }
     uint64_t id = next_pending_id_++;
-    Pending pending{std::make_unique<io::MessageConnection>(std::move(fd), address, io::kMaxHelloBytes), SteadyClock::now()};
+    Pending pending;
+    pending.connection = std::make_unique<io::MessageConnection>(std::move(fd), address, io::kMaxHelloBytes);
+    pending.since = SteadyClock::now();
     if (!handles_.poller().Add(pending.connection->fd(), kFirstPendingTag + id)) continue;
     pending_.emplace(id, std::move(pending));
   }
@@ -243,43 +246,64 @@ void JobCoordinator::HandlePending(uint64_t id) {
   std::vector<Json> messages;
   bool closed = it->second.connection->Receive(&messages) == io::MessageConnection::ReadResult::kClosed;
   if (!messages.empty()) {
-    Admit(id, messages);
-    return;
+    Introduce(id, messages);
+    if (!pending_.count(id)) return;  // it joined, or was refused
   }
   if (closed) {
     // A probe that connects and closes is not worth a warning; garbage and
     // oversized lines are.
+    it = pending_.find(id);
     const std::string& error = it->second.connection->error();
-    DropPending(it, error, error == "connection closed");
+    DropPending(it, error, error == "connection closed" && !it->second.hello);
   }
 }
 
-void JobCoordinator::Admit(uint64_t id, std::vector<Json>& messages) {
-  Pending pending = std::move(pending_.at(id));
-  pending_.erase(id);
-  handles_.poller().Remove(pending.connection->fd());
+void JobCoordinator::Introduce(uint64_t id, std::vector<Json>& messages) {
+  Pending& pending = pending_.at(id);
   io::MessageConnection& connection = *pending.connection;
-  auto refuse = [&](const std::string& reason) { connection.Send(Json{{"type", "refuse"}, {"reason", reason}}); };
-
-  NodeIdentity node;
-  std::string token;
-  if (auto problem = ParseHello(messages.front(), &node, &token)) {
-    if (auto suffix = stranger_log_.Admit(SteadyClock::now())) {
-      log::Warn("control channel: dropped a connection from {}: {}{}", connection.peer(), *problem, *suffix);
+  auto refuse = [&](const std::string& reason) {
+    connection.Send(Json{{"type", "refuse"}, {"reason", reason}});
+    handles_.poller().Remove(connection.fd());
+    pending_.erase(id);
+  };
+  size_t next = 0;
+  if (!pending.hello) {
+    const Json& hello = messages[next++];
+    if (auto problem = ParseHello(hello, &pending.node, &pending.member_nonce)) {
+      if (auto suffix = stranger_log_.Admit(SteadyClock::now())) {
+        log::Warn("control channel: dropped a connection from {}: {}{}", connection.peer(), *problem, *suffix);
+      }
+      refuse(*problem);
+      return;
     }
-    refuse(*problem);
-    return;
+    pending.hello = hello;
+    pending.own_nonce = NewNonce();
+    if (pending.node.host.empty()) pending.node.host = connection.peer();
+    if (!connection.Send(ChallengeMessage(settings_.token, pending.member_nonce, pending.own_nonce))) {
+      DropPending(pending_.find(id), "cannot send the challenge: " + connection.error(), false);
+      return;
+    }
   }
-  node.host = node.host.empty() ? connection.peer() : node.host;
-  if (!TokensEqual(token, settings_.token)) {
+  if (next >= messages.size()) return;  // the auth is still to come
+  if (!CheckAuth(messages[next], settings_.token, pending.member_nonce, pending.own_nonce, *pending.hello)) {
     if (auto suffix = stranger_log_.Admit(SteadyClock::now())) {
       log::Warn("control channel: refused {} from {}: wrong job token ({} differs; every node needs the same "
                 "value){}",
-                node.Describe(), connection.peer(), kJobTokenVariable, *suffix);
+                pending.node.Describe(), connection.peer(), kJobTokenVariable, *suffix);
     }
     refuse(std::string("wrong job token: ") + kJobTokenVariable + " differs from node 0's");
     return;
   }
+  Pending proven = std::move(pending);
+  pending_.erase(id);
+  handles_.poller().Remove(proven.connection->fd());
+  Admit(std::move(proven), std::vector<Json>(messages.begin() + static_cast<long>(next) + 1, messages.end()));
+}
+
+void JobCoordinator::Admit(Pending pending, const std::vector<Json>& after_auth) {
+  io::MessageConnection& connection = *pending.connection;
+  auto refuse = [&](const std::string& reason) { connection.Send(Json{{"type", "refuse"}, {"reason", reason}}); };
+  const NodeIdentity& node = pending.node;
   if (started_ && !AssignsRanks()) {
     log::Warn("control channel: refused {} from {}: the job already started", node.Describe(), connection.peer());
     refuse("the job already started without this node");
@@ -339,8 +363,8 @@ void JobCoordinator::Admit(uint64_t id, std::vector<Json>& messages) {
               peer.connection->peer(), active + 1);
     StopEveryone(node.Describe() + " joined: scaling up to " + std::to_string(active + 1) + " nodes");
   }
-  // Messages that came right behind the hello.
-  for (size_t i = 1; i < messages.size(); ++i) OnPeerMessage(peer, messages[i]);
+  // Messages that came right behind the auth.
+  for (const Json& message : after_auth) OnPeerMessage(peer, message);
 }
 
 void JobCoordinator::HandlePeer(int slot) {
@@ -364,23 +388,23 @@ void JobCoordinator::OnPeerMessage(Peer& peer, const Json& message) {
     return;
   }
   if (type == "telemetry") {
-    if (settings_.on_telemetry) settings_.on_telemetry(ObjectField(message, "sample"));
+    if (settings_.on_telemetry) settings_.on_telemetry(json_fields::Object(message, "sample"));
   } else if (type == "failure") {
     if (message.contains("signal")) {
-      int signal = IntField(message, "signal", 0);
+      int signal = json_fields::IntegerIn(message, "signal", 1, 64).value_or(SIGTERM);
       if (agent_signal_ == 0) agent_signal_ = signal;
       StopEveryone(peer.node.Describe() + "'s agent received " + io::SignalName(signal));
       return;
     }
-    if (BoolField(message, "fatal", false)) fatal_ = true;
-    WorkerFailure failure = FailureFromJson(ObjectField(message, "failure"));
+    if (json_fields::Bool(message, "fatal").value_or(false)) fatal_ = true;
+    WorkerFailure failure = FailureFromJson(json_fields::Object(message, "failure"));
     reported_failures_.push_back(failure);
     StopEveryone(fmt::format("rank {} on {} failed with {}", failure.rank, peer.node.Describe(),
                              failure.hung ? "a hang" : DescribeEnding(failure.exit_code, failure.signal)));
   } else if (type == "done") {
-    peer.outcome = OutcomeFromJson(ObjectField(message, "outcome"));
+    peer.outcome = OutcomeFromJson(json_fields::Object(message, "outcome"));
     if (peer.outcome->agent_signal != 0 && agent_signal_ == 0) agent_signal_ = peer.outcome->agent_signal;
-    if (BoolField(message, "fatal", false)) fatal_ = true;
+    if (json_fields::Bool(message, "fatal").value_or(false)) fatal_ = true;
   }
 }
 

@@ -50,9 +50,15 @@ class JobCoordinator : public JobLink {
     SteadyTime last_seen{}, last_sent{};
     std::optional<NodeOutcome> outcome;  // of the current generation
   };
+  // A connection that has not proved itself yet: it said nothing, or said
+  // hello and was sent a challenge.
   struct Pending {
     std::unique_ptr<io::MessageConnection> connection;
     SteadyTime since{};
+    std::optional<Json> hello;  // once received
+    NodeIdentity node;
+    std::string member_nonce;
+    std::string own_nonce;
   };
 
   JobCoordinator(const JobLinkSettings& settings, LaunchHandles& handles, io::UniqueFd listener);
@@ -69,7 +75,9 @@ class JobCoordinator : public JobLink {
   void AcceptAll();
   void HandlePending(uint64_t id);
   void DropPending(std::map<uint64_t, Pending>::iterator it, const std::string& why, bool quiet);
-  void Admit(uint64_t id, std::vector<Json>& messages);
+  // The hello (a challenge goes back) and then the auth (the node joins).
+  void Introduce(uint64_t id, std::vector<Json>& messages);
+  void Admit(Pending pending, const std::vector<Json>& after_auth);
   void HandlePeer(int slot);
   void OnPeerMessage(Peer& peer, const Json& message);
   void LosePeer(Peer& peer, std::string why);
@@ -90,7 +98,7 @@ class JobCoordinator : public JobLink {
   LaunchHandles& handles_;
   io::UniqueFd listener_;
   std::vector<Peer> peers_;  // index = node rank; [0] is this node and has no connection
-  std::map<uint64_t, Pending> pending_;  // connections that have not said hello yet (bounded)
+  std::map<uint64_t, Pending> pending_;  // connections that have not proved themselves yet (bounded)
   SteadyTime next_keep_alive_{};
   LogLimiter stranger_log_{5, 10};       // refused and dropped connections
   uint64_t next_pending_id_ = 0;

@@ -16,8 +16,11 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include "io/message_socket.h"
 
@@ -29,7 +32,9 @@ namespace {
 
 using testing::FreePort;
 
-// One of the other nodes, played by the test.
+// One of the other nodes, played by the test. After its hello a thread of
+// its own answers node 0's challenge, as a real member does (node 0's Join()
+// blocks the test's thread meanwhile); everything else is read by the test.
 class FakeNode {
  public:
   FakeNode(int port, int node_rank) : node_rank_(node_rank) {
@@ -37,21 +42,39 @@ class FakeNode {
     EXPECT_TRUE(fd.ok()) << fd.error().message;
     if (fd.ok()) connection_ = std::make_unique<io::MessageConnection>(std::move(*fd), "node 0");
   }
+  ~FakeNode() {
+    if (handshake_.joinable()) handshake_.join();
+  }
   void Hello(const std::string& token, int nnodes = 2, int nproc = 1, const std::string& version = "test") {
     NodeIdentity self{node_rank_, nnodes, nproc, version, "fakehost" + std::to_string(node_rank_), 4242};
-    Send(HelloMessage(self, token));
+    SendHello(self, token);
   }
   // A c10d node: no rank of its own, the job's MIN:MAX.
   void HelloElastic(const std::string& token, int min_nnodes, int max_nnodes, const std::string& host) {
     NodeIdentity self{-1, max_nnodes, 1, "test", host, 4242, min_nnodes, "c10d"};
-    Send(HelloMessage(self, token));
+    SendHello(self, token);
   }
-  void Send(const Json& message) { ASSERT_TRUE(connection_->Send(message)); }
+  void Send(const Json& message) {
+    FinishHandshake();
+    ASSERT_TRUE(connection_->Send(message));
+  }
   // Every message that arrived so far (waits up to `timeout_ms` for the first).
+  // Nothing while the challenge has not come (node 0 has not read the hello).
   std::vector<Json> Read(int timeout_ms = 0) {
-    std::vector<Json> got;
+    if (handshake_.joinable() && !handshake_done_) {
+      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+      while (!handshake_done_ && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      if (!handshake_done_) return {};
+    }
+    FinishHandshake();
+    std::vector<Json> got = std::move(early_);
+    early_.clear();
     pollfd waiter{connection_->fd(), POLLIN, 0};
-    if (::poll(&waiter, 1, timeout_ms) == 1) closed_ |= connection_->Receive(&got) == io::MessageConnection::ReadResult::kClosed;
+    if (::poll(&waiter, 1, got.empty() ? timeout_ms : 0) == 1) {
+      closed_ |= connection_->Receive(&got) == io::MessageConnection::ReadResult::kClosed;
+    }
     for (const Json& message : got) inbox_.push_back(message);
     return got;
   }
@@ -69,8 +92,43 @@ class FakeNode {
   }
 
  private:
+  void SendHello(const NodeIdentity& self, const std::string& token) {
+    std::string nonce = NewNonce();
+    Json hello = HelloMessage(self, nonce);
+    ASSERT_TRUE(connection_->Send(hello));
+    handshake_ = std::thread([this, token, nonce, hello] {
+      auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (std::chrono::steady_clock::now() < until) {
+        pollfd waiter{connection_->fd(), POLLIN, 0};
+        if (::poll(&waiter, 1, 20) != 1) continue;
+        std::vector<Json> got;
+        bool closed = connection_->Receive(&got) == io::MessageConnection::ReadResult::kClosed;
+        bool answered = false;
+        for (const Json& message : got) {
+          if (MessageType(message) == "challenge") {
+            std::string coordinator_nonce;
+            (void)CheckChallenge(message, token, nonce, &coordinator_nonce);
+            connection_->Send(AuthMessage(token, nonce, coordinator_nonce, hello));
+            answered = true;
+          }
+          early_.push_back(message);
+        }
+        if (closed) closed_ = true;
+        if (answered || closed) break;
+      }
+      handshake_done_ = true;
+    });
+  }
+  // The test reads only once the challenge is answered.
+  void FinishHandshake() {
+    if (handshake_.joinable()) handshake_.join();
+  }
+
   int node_rank_;
   std::unique_ptr<io::MessageConnection> connection_;
+  std::thread handshake_;
+  std::atomic<bool> handshake_done_{false};
+  std::vector<Json> early_;  // read by the handshake thread
   std::vector<Json> inbox_;
   bool closed_ = false;
 };

@@ -7,6 +7,7 @@
 #include "agent/failure_report.h"
 #include "io/signal_channel.h"
 #include "util/log.h"
+#include "util/strings.h"
 
 namespace primus::agent {
 namespace {
@@ -79,18 +80,27 @@ Result<int> JobMember::Join() {
   }
   if (Status status = Connect(deadline, &signal); !status) return status.error();
   if (signal != 0) return signal;
-  Send(HelloMessage(settings_.self, settings_.token));
+  own_nonce_ = NewNonce();
+  hello_ = HelloMessage(settings_.self, own_nonce_);
+  Send(hello_);
   // Once welcomed, a node waits for its start as long as the coordinator is
   // alive (a standby, or a node waiting for the others): the coordinator
   // owns the join timeout, and its heartbeats say it is alive.
   bool said_standby = false;
-  while (!refused_ && !lost_ && !start_generation_ && (welcomed_ || SteadyClock::now() < deadline)) {
+  while (!refused_ && !lost_ && !impostor_ && !start_generation_ && (welcomed_ || SteadyClock::now() < deadline)) {
     if (standby_ && !said_standby) {
       log::Info("the job runs at its maximum node count: waiting as a standby until a node leaves");
       said_standby = true;
     }
     signal = PumpLinkEvents(handles_, *this, welcomed_ ? std::nullopt : std::optional<SteadyTime>(deadline));
     if (signal != 0) return signal;
+  }
+  if (impostor_) {
+    return EnvironmentError(
+        "what answers at " + Coordinator() + " is not this job's node 0: " + *impostor_,
+        std::string("give every node the same ") + kJobTokenVariable +
+            "; if they have it, another program (or another user's) holds that port: choose another "
+            "--control-port");
   }
   if (refused_) {
     bool token = refused_->find("token") != std::string::npos;
@@ -101,7 +111,7 @@ Result<int> JobMember::Join() {
                                     "and its own --node-rank");
   }
   if (lost_) {
-    return EnvironmentError(Coordinator() + " closed the control channel before the job started: " + *lost_,
+    return EnvironmentError("the control channel to " + Coordinator() + " ended before the job started: " + *lost_,
                             "node 0's log says why (another node may have been refused, or it timed out)");
   }
   if (!start_generation_) {
@@ -130,20 +140,48 @@ void JobMember::HandleMessages() {
 
 void JobMember::OnMessage(const Json& message) {
   std::string type = MessageType(message);
+  if (!coordinator_proven_) {
+    // Nothing counts before node 0 proved it holds the job token.
+    if (type != "challenge") {
+      log::Debug("control channel: ignored a {} from {} before its challenge", EscapeControlCharacters(type),
+                 Coordinator());
+      return;
+    }
+    std::string coordinator_nonce;
+    std::optional<std::string> problem = CheckChallenge(message, settings_.token, own_nonce_, &coordinator_nonce);
+    // Our proof goes back either way: it reveals nothing of the token, and
+    // lets a real node 0 with another token say so in its log.
+    Send(AuthMessage(settings_.token, own_nonce_, coordinator_nonce, hello_));
+    if (problem) {
+      impostor_ = *problem;
+      if (connection_) {
+        handles_.poller().Remove(connection_->fd());
+        connection_.reset();
+      }
+      return;
+    }
+    coordinator_proven_ = true;
+    return;
+  }
   if (type == "heartbeat") return;
   if (type == "welcome") {
     welcomed_ = true;
-    standby_ = BoolField(message, "standby", false);
+    standby_ = json_fields::Bool(message, "standby").value_or(false);
   } else if (type == "refuse") {
-    refused_ = StringField(message, "reason", "no reason given");
+    refused_ = MessageText(message, "reason", "no reason given");
     if (!stop_reason_) stop_reason_ = "node 0 ended the job: " + *refused_;
   } else if (type == "start") {
+    GenerationLayout layout = next_layout_;
+    if (auto problem = ReadStartMessage(message, settings_.self.nnodes, &layout)) {
+      LoseCoordinator("its start message does not fit this job: " + *problem);
+      return;
+    }
+    next_layout_ = layout;
     start_generation_ = MessageGeneration(message);
-    ReadStartMessage(message, &next_layout_);
   } else if (type == "stop") {
     // Only for a generation this node runs (not one that ran while it waited as a standby).
     if (start_generation_ && MessageGeneration(message) == *start_generation_ && !stop_reason_) {
-      stop_reason_ = StringField(message, "reason", "node 0 stopped the job");
+      stop_reason_ = MessageText(message, "reason", "node 0 stopped the job");
     }
   } else if (type == "decision") {
     if (MessageGeneration(message) != generation_) return;

@@ -46,6 +46,10 @@ class JobMember : public JobLink {
   JobLinkSettings settings_;
   LaunchHandles& handles_;
   std::unique_ptr<io::MessageConnection> connection_;
+  Json hello_;                           // as sent: the auth is bound to it
+  std::string own_nonce_;
+  bool coordinator_proven_ = false;      // node 0 answered with a valid challenge
+  std::optional<std::string> impostor_;  // what listens there could not prove it is node 0: why
   SteadyTime last_seen_{}, last_sent_{};
   int generation_ = 0;
   GenerationLayout layout_;              // from the last start order

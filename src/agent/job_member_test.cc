@@ -69,12 +69,23 @@ class FakeCoordinator {
   }
   void Send(const Json& message) { connection_->Send(message); }
   void Close() { connection_.reset(); }
+  // The challenge a real node 0 answers a hello with, under `token`; then
+  // the member's auth. Returns the auth (null json when none came).
+  Json Challenge(const Json& hello, const std::string& token) {
+    std::string own = NewNonce();
+    Send(ChallengeMessage(token, hello.value("nonce", ""), own));
+    Json auth = Expect("auth");
+    last_auth_ok_ = CheckAuth(auth, token, hello.value("nonce", ""), own, hello);
+    return auth;
+  }
+  bool last_auth_ok() const { return last_auth_ok_; }
 
  private:
   io::UniqueFd listener_;
   std::unique_ptr<io::MessageConnection> connection_;
   std::vector<Json> inbox_;
   std::thread thread_;
+  bool last_auth_ok_ = false;
 };
 
 class JobMemberTest : public ::testing::Test {
@@ -95,9 +106,10 @@ class JobMemberTest : public ::testing::Test {
     SteadyTime until = SteadyClock::now() + Seconds(seconds);
     while (!done() && SteadyClock::now() < until) PumpLinkEvents(*handles_, member, until);
   }
-  // Node 0's side of a normal join: welcome, start generation 0.
+  // Node 0's side of a normal join: challenge, welcome, start generation 0.
   static void Welcome(FakeCoordinator& node0, Json* hello) {
     *hello = node0.Expect("hello");
+    node0.Challenge(*hello, "secret-token");
     node0.Send(Json{{"type", "welcome"}});
     node0.Send(Json{{"type", "start"}, {"generation", 0}});
   }
@@ -114,7 +126,9 @@ TEST_F(JobMemberTest, JoinsWithItsTokenAndIdentityAndStartsWhenTold) {
   ASSERT_TRUE(joined.ok()) << joined.error().Format();
   EXPECT_EQ(*joined, 0);
   node0.Join();
-  EXPECT_EQ(hello.value("token", ""), "secret-token");
+  EXPECT_TRUE(node0.last_auth_ok()) << "the member proved it holds the token";
+  EXPECT_FALSE(hello.contains("token")) << "the token never crosses the wire";
+  EXPECT_EQ(hello.dump().find("secret-token"), std::string::npos);
   EXPECT_EQ(hello.value("node_rank", -1), 1);
   EXPECT_EQ(hello.value("nnodes", -1), 2);
   EXPECT_EQ(member.generation(), 0);
@@ -123,7 +137,8 @@ TEST_F(JobMemberTest, JoinsWithItsTokenAndIdentityAndStartsWhenTold) {
 
 TEST_F(JobMemberTest, ARefusalIsAnEnvironmentErrorWithAHint) {
   FakeCoordinator node0(settings_.control_port, [](FakeCoordinator& c) {
-    c.Expect("hello");
+    Json hello = c.Expect("hello");
+    c.Challenge(hello, "secret-token");
     c.Send(Json{{"type", "refuse"}, {"reason", "wrong job token: PRIMUS_JOB_TOKEN differs from node 0's"}});
   });
   JobMember member(settings_, *handles_);
@@ -132,6 +147,55 @@ TEST_F(JobMemberTest, ARefusalIsAnEnvironmentErrorWithAHint) {
   EXPECT_EQ(joined.error().code, ExitCode::kEnvironment);
   EXPECT_NE(joined.error().message.find("refused this node: wrong job token"), std::string::npos);
   EXPECT_NE(joined.error().hint.find("PRIMUS_JOB_TOKEN"), std::string::npos) << joined.error().hint;
+}
+
+// Whoever binds the control port first is not node 0 unless it proves it:
+// it learns nothing of the token, and nothing it sends is taken.
+TEST_F(JobMemberTest, AProgramSquattingTheControlPortCannotProveItselfAndIsRefused) {
+  settings_.join_timeout_s = 3;
+  std::string seen;
+  FakeCoordinator squatter(settings_.control_port, [&](FakeCoordinator& c) {
+    Json hello = c.Expect("hello");
+    seen = hello.dump();
+    // Orders before any challenge, then a challenge it cannot prove.
+    c.Send(Json{{"type", "refuse"}, {"reason", "forged"}});
+    c.Send(Json{{"type", "start"}, {"generation", 0}, {"run_id", "../../../tmp/x"}, {"master_addr", "10.6.6.6"}});
+    c.Send(Json{{"type", "decision"}, {"generation", 0}, {"restart", false}, {"exit_code", 0}});
+    Json auth = c.Challenge(hello, "a-guessed-token");
+    seen += auth.dump();
+    c.Expect("never");
+  });
+  JobMember member(settings_, *handles_);
+  auto joined = member.Join();
+  ASSERT_FALSE(joined.ok()) << "the member must not start for a coordinator that cannot prove itself";
+  EXPECT_EQ(joined.error().code, ExitCode::kEnvironment);
+  EXPECT_NE(joined.error().message.find("is not this job's node 0"), std::string::npos) << joined.error().message;
+  EXPECT_NE(joined.error().message.find("could not prove"), std::string::npos) << joined.error().message;
+  EXPECT_EQ(member.layout().master_addr, "127.0.0.1") << "nothing of the forged start was taken";
+  EXPECT_NE(member.layout().run_id, "../../../tmp/x");
+  squatter.Join();
+  EXPECT_EQ(seen.find("secret-token"), std::string::npos) << "the token never reached the squatter: " << seen;
+}
+
+TEST_F(JobMemberTest, AStartMessageThatDoesNotFitIsRefusedEvenFromNode0) {
+  for (const Json& bad : {Json{{"type", "start"}, {"generation", 0}, {"run_id", "../../../tmp/x"}},
+                          Json{{"type", "start"}, {"generation", 0}, {"master_addr", "host\n[ERROR] forged"}},
+                          Json{{"type", "start"}, {"generation", 0}, {"node_rank", 5}},
+                          Json{{"type", "start"}, {"generation", 0}, {"master_port", 70000}}}) {
+    settings_.control_port = FreePort();
+    FakeCoordinator node0(settings_.control_port, [&](FakeCoordinator& c) {
+      Json hello = c.Expect("hello");
+      c.Challenge(hello, "secret-token");
+      c.Send(Json{{"type", "welcome"}});
+      c.Send(bad);
+      c.Expect("never");
+    });
+    JobMember member(settings_, *handles_);
+    auto joined = member.Join();
+    ASSERT_FALSE(joined.ok()) << bad.dump();
+    EXPECT_NE(joined.error().message.find("does not fit this job"), std::string::npos) << joined.error().message;
+    EXPECT_EQ(joined.error().message.find('\n'), std::string::npos) << "a peer's text stays on one line";
+  }
 }
 
 TEST_F(JobMemberTest, Node0sStopOrderIsTheStopReason) {

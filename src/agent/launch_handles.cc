@@ -7,9 +7,15 @@
 
 #include "agent/metrics_server.h"
 #include "agent/process_tree.h"
+#include "util/console_writer.h"
 #include "util/log.h"
 
 namespace primus::agent {
+namespace {
+
+constexpr double kConsoleDrainS = 2;
+
+}  // namespace
 
 Result<std::unique_ptr<LaunchHandles>> LaunchHandles::Start(std::string_view token_entry) {
   auto poller = EventPoller::Create();
@@ -34,11 +40,17 @@ Result<std::unique_ptr<LaunchHandles>> LaunchHandles::Start(std::string_view tok
   handles->guard_ = std::move(*guard);
   if (Status status = BecomeSubreaper(); !status) return status.error();
   handles->subreaper_ = true;
+  // A console nobody reads must not stop the loop (heartbeats, the other
+  // nodes): console output goes through the writer threads from here on.
+  console_writer::Start();
   return handles;
 }
 
 LaunchHandles::~LaunchHandles() {
   FlushConsoles();
+  // What the workers printed reaches the console before whoever comes next
+  // writes; a console that stays paused is waited for at the end of main.
+  console_writer::Drain(kConsoleDrainS);
   guard_.reset();  // disarm first: the workers are gone
   if (subreaper_) RestoreSubreaper();
 }

@@ -1,7 +1,7 @@
 #include "agent/launch_plan.h"
 
+#include <dirent.h>
 #include <sched.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,41 +14,13 @@
 #include "agent/process_spawner.h"
 #include "agent/worker_env.h"
 #include "util/files.h"
+#include "util/private_files.h"
+#include "util/random.h"
 #include "util/log.h"
 #include "util/strings.h"
 
 namespace primus::agent {
 namespace {
-
-std::string RandomHex(size_t bytes) {
-  unsigned char buffer[32] = {};
-  bytes = std::min(bytes, sizeof(buffer));
-  if (::getrandom(buffer, bytes, 0) != static_cast<ssize_t>(bytes)) {
-    // No entropy source: time and pid still make it unique enough per host.
-    timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    uint64_t mix = static_cast<uint64_t>(now.tv_nsec) ^ (static_cast<uint64_t>(getpid()) << 32) ^
-                   static_cast<uint64_t>(now.tv_sec);
-    for (size_t i = 0; i < bytes; ++i) buffer[i] = static_cast<unsigned char>(mix >> ((i % 8) * 8));
-  }
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < bytes; ++i) {
-    out.push_back(kDigits[buffer[i] >> 4]);
-    out.push_back(kDigits[buffer[i] & 15]);
-  }
-  return out;
-}
-
-bool IsSafePathComponent(const std::string& text) {
-  if (text.empty() || text == "." || text == "..") return false;
-  for (char c : text) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_' || c == '.';
-    if (!ok) return false;
-  }
-  return true;
-}
 
 Status ValidateNumbers(const LaunchSpec& spec) {
   if (spec.argv.empty() || spec.argv[0].empty()) {
@@ -181,6 +153,52 @@ Status ValidateNumbers(const LaunchSpec& spec) {
 
 }  // namespace
 
+
+namespace {
+
+// Whether `dir` holds logs that `host` wrote in an earlier run: an attempt
+// directory with a file of that host's.
+bool HoldsLogsOfHost(const std::string& dir, const std::string& host) {
+  DIR* stream = ::opendir(dir.c_str());
+  if (stream == nullptr) return false;
+  bool found = false;
+  while (dirent* entry = ::readdir(stream)) {
+    std::string name = entry->d_name;
+    if (!name.starts_with("attempt_")) continue;
+    DIR* attempt = ::opendir(JoinPath(dir, name).c_str());
+    if (attempt == nullptr) continue;
+    while (dirent* file = ::readdir(attempt)) {
+      if (std::string_view(file->d_name).starts_with(host + ".")) found = true;
+    }
+    ::closedir(attempt);
+    if (found) break;
+  }
+  ::closedir(stream);
+  return found;
+}
+
+}  // namespace
+
+Result<std::string> MakeRunLogDir(const std::string& given, const std::string& run_id, const std::string& host) {
+  if (given.empty()) {
+    std::string runs = DefaultRunsDir();
+    if (Status made = MakePrivateDir(runs); !made) return made.error();
+    return MakeFreshDir(runs, run_id);
+  }
+  if (!PathExists(given)) {
+    if (std::string parent = DirName(given); !PathExists(parent)) {
+      if (Status made = MakeDirs(parent, PrivateDirMode()); !made) return made.error();
+    }
+    if (Status made = MakePrivateDir(given); !made) return made.error();
+    return given;
+  }
+  if (Status checked = CheckPrivateDir(given, LinkPolicy::kOwnLinkOnly); !checked) return checked.error();
+  if (!HoldsLogsOfHost(given, host)) return given;
+  auto fresh = MakeFreshDir(given, run_id);
+  if (fresh) log::Info("{} holds the logs of an earlier run on this host; this run's go to {}", given, *fresh);
+  return fresh;
+}
+
 std::string GenerateRunId() {
   time_t now = time(nullptr);
   tm local;
@@ -245,16 +263,13 @@ Result<LaunchPlan> PlanLaunch(const LaunchSpec& spec) {
     if (Status status = io::CheckPortFree(plan.spec.master_port); !status) return status.error();
   }
 
-  if (plan.spec.log_dir.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string base = (tmp != nullptr && *tmp != '\0') ? tmp : "/tmp";
-    plan.spec.log_dir = JoinPath(base, "primus-" + std::to_string(getuid()) + "/" + plan.spec.run_id);
-  }
-  if (Status status = MakeDirs(plan.spec.log_dir); !status) {
-    Error error = status.error();
+  auto log_dir = MakeRunLogDir(plan.spec.log_dir, plan.spec.run_id, log::HostName());
+  if (!log_dir) {
+    Error error = log_dir.error();
     error.message = "cannot create the log directory: " + error.message;
     return error;
   }
+  plan.spec.log_dir = std::move(*log_dir);
 
   plan.host = log::HostName();
   plan.token = GenerateToken();

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -61,6 +62,68 @@ TEST(LaunchPlanTest, FillsDefaults) {
   EXPECT_NE(plan->token, GenerateToken());
   EXPECT_GE(plan->cpu_count, 1);
   EXPECT_EQ(plan->world_size(), 2);
+}
+
+mode_t ModeOf(const std::string& path) {
+  struct stat info {};
+  ::lstat(path.c_str(), &info);
+  return info.st_mode & 07777;
+}
+
+TEST(RunLogDirTest, AReusedRunIdGetsAFreshDirectoryNeverTheOldOne) {
+  std::string tmpdir = scratch.Make("runs");
+  setenv("TMPDIR", tmpdir.c_str(), 1);
+  auto first = MakeRunLogDir("", "job-1", "hostA");
+  auto second = MakeRunLogDir("", "job-1", "hostA");
+  unsetenv("TMPDIR");
+  ASSERT_TRUE(first.ok()) << first.error().Format();
+  ASSERT_TRUE(second.ok()) << second.error().Format();
+  std::string runs = tmpdir + "/primus-" + std::to_string(getuid());
+  EXPECT_EQ(*first, runs + "/job-1");
+  EXPECT_TRUE(std::regex_match(*second, std::regex(runs + "/job-1_[0-9a-f]{8}"))) << *second;
+  EXPECT_EQ(ModeOf(runs), 0700u);
+  EXPECT_EQ(ModeOf(*first), 0700u);
+}
+
+TEST(RunLogDirTest, ADefaultRootAnotherUserMadeOrLinkedIsRefusedNamingTheOwner) {
+  std::string tmpdir = scratch.Make("runs");
+  std::string runs = tmpdir + "/primus-" + std::to_string(getuid());
+  ASSERT_EQ(::symlink("/etc", runs.c_str()), 0);
+  setenv("TMPDIR", tmpdir.c_str(), 1);
+  auto linked = MakeRunLogDir("", "job-1", "hostA");
+  ASSERT_FALSE(linked.ok());
+  EXPECT_EQ(linked.error().code, ExitCode::kEnvironment);
+  EXPECT_NE(linked.error().message.find(runs + ": it is a symbolic link"), std::string::npos) << linked.error().message;
+  ::unlink(runs.c_str());
+  if (::geteuid() != 0) {
+    unsetenv("TMPDIR");
+    GTEST_SKIP() << "needs root to give the directory to another user";
+  }
+  ASSERT_EQ(::mkdir(runs.c_str(), 0777), 0);
+  ASSERT_EQ(::chown(runs.c_str(), 65534, 65534), 0);
+  auto foreign = MakeRunLogDir("", "job-1", "hostA");
+  unsetenv("TMPDIR");
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_NE(foreign.error().message.find("owned by nobody (uid 65534)"), std::string::npos) << foreign.error().message;
+  EXPECT_FALSE(PathExists(runs + "/job-1")) << "nothing was created in it";
+}
+
+TEST(RunLogDirTest, AGivenDirectoryIsSharedByHostsButNeverReusedByOne) {
+  std::string base = scratch.Make("given");
+  std::string given = base + "/logs";
+  auto fresh = MakeRunLogDir(given, "job-1", "hostA");
+  ASSERT_TRUE(fresh.ok()) << fresh.error().Format();
+  EXPECT_EQ(*fresh, given);
+  EXPECT_EQ(ModeOf(given), 0700u);
+  ASSERT_TRUE(MakeDirs(given + "/attempt_0").ok());
+  ASSERT_TRUE(WriteFileAtomic(given + "/attempt_0/hostA.rank0.log", "earlier run\n").ok());
+  auto other_host = MakeRunLogDir(given, "job-2", "hostB");
+  ASSERT_TRUE(other_host.ok());
+  EXPECT_EQ(*other_host, given) << "another host of the job writes its own files beside";
+  auto same_host = MakeRunLogDir(given, "job-2", "hostA");
+  ASSERT_TRUE(same_host.ok());
+  EXPECT_EQ(*same_host, given + "/job-2");
+  EXPECT_EQ(*ReadFile(given + "/attempt_0/hostA.rank0.log"), "earlier run\n");
 }
 
 TEST(LaunchPlanTest, StaticMultiNodeRanks) {

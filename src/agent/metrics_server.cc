@@ -133,7 +133,15 @@ void MetricsServer::AcceptAll() {
       return;  // EAGAIN: none left; EMFILE and the like: try again at the next event
     }
     io::UniqueFd accepted(fd);
-    if (connections_.size() >= limits_.max_connections) continue;  // closed at once: the client sees a reset
+    if (connections_.size() >= limits_.max_connections) {
+      // Full: the oldest connection still waiting for its request makes
+      // room (slow or idle clients must not lock scrapers out); when every
+      // one is being answered, the new one is closed (the client sees a reset).
+      auto idle = std::find_if(connections_.begin(), connections_.end(),
+                               [](const auto& open) { return !open->responding; });
+      if (idle == connections_.end()) continue;
+      Close((*idle)->id);
+    }
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     auto connection = std::make_unique<Connection>();

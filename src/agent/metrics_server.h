@@ -10,7 +10,9 @@
 // rest when it is writable again, and each client is bounded: the request may
 // be at most max_request_bytes and must arrive within request_timeout_s, the
 // response must be taken within response_timeout_s, and at most
-// max_connections are open at once (more are closed at once). Every response
+// max_connections are open at once: a new one then takes the place of the
+// oldest that has not sent its request yet (so idle or slow clients cannot
+// lock Prometheus out), or is closed when every one is being answered. Every response
 // closes its connection (Connection: close), which Prometheus handles.
 //
 // The server's fds carry tags kFirstMetricsTag and up (launch_handles.h): its

@@ -9,17 +9,16 @@
 #include <cstring>
 
 #include "util/log.h"
+#include "util/private_files.h"
 
 namespace primus::agent {
 
 Result<RankLog> RankLog::Open(const std::string& path) {
   RankLog log;
   log.path_ = path;
-  log.fd_.Reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!log.fd_.valid()) {
-    return EnvironmentError("cannot create log file " + path + ": " + std::strerror(errno),
-                            "check that the log directory is writable and not full");
-  }
+  auto fd = CreatePrivateFile(path);
+  if (!fd) return fd.error();
+  log.fd_.Reset(*fd);
   return log;
 }
 

@@ -22,7 +22,8 @@ namespace primus::agent {
 
 class RankLog {
  public:
-  // Creates (truncates) the file.
+  // Creates the file, which must not exist (util/private_files.h: an earlier
+  // run's log is never truncated, a planted link never followed).
   static Result<RankLog> Open(const std::string& path);
   RankLog(RankLog&&) = default;
   RankLog& operator=(RankLog&&) = default;

@@ -195,7 +195,7 @@ class EtcdRendezvous {
       double left = std::chrono::duration<double>(deadline - SteadyClock::now()).count();
       auto point = ElectCoordinator(etcd_, plan_.spec.run_id, self_host, port, std::max(left, 1.0));
       if (!point) return point.error();
-      if (point->coordinator || PublishedCoordinatorAnswers(*point)) {
+      if (point->coordinator || CoordinatorAnswers(point->host, point->port)) {
         point_ = *point;
         break;
       }
@@ -207,6 +207,11 @@ class EtcdRendezvous {
                                 "timeout", "check the other nodes' logs");
       }
     }
+    if (point_.fenced) {
+      log::Warn("etcd: {}'s coordinator key had expired (an etcd outage?), but its coordinator at {}:{} still runs the "
+                "job: joining it instead of coordinating a second time",
+                plan_.spec.run_id, point_.host, point_.port);
+    }
     log::Info("etcd rendezvous at {} for {}: {}", etcd_.endpoint, plan_.spec.run_id,
               point_.coordinator ? fmt::format("this node coordinates, on {}:{}", point_.host, point_.port)
                                  : fmt::format("the coordinator is {}:{}", point_.host, point_.port));
@@ -216,9 +221,13 @@ class EtcdRendezvous {
     if (point_.coordinator) {
       settings->keep_alive_interval_s = etcd_.RefreshInterval();
       settings->keep_alive = [this] {
-        if (Status refreshed = RefreshCoordinator(etcd_, plan_.spec.run_id, point_, 2); !refreshed) {
+        auto refreshed = RefreshCoordinator(etcd_, plan_.spec.run_id, point_, 2);
+        if (!refreshed) {
           log::Warn("etcd: could not refresh this node's claim to coordinate (late joiners may not find it): {}",
                     refreshed.error().message);
+        } else if (*refreshed == Refreshed::kReclaimed) {
+          log::Warn("etcd: this node's claim to coordinate {} had expired (etcd was out of reach longer than its "
+                    "TTL); claimed it again", plan_.spec.run_id);
         }
       };
     }
@@ -226,18 +235,6 @@ class EtcdRendezvous {
   }
 
  private:
-  // Refused for a few seconds in a row: nothing listens there any more.
-  // Anything else (it answers, a timeout, no route) counts as alive.
-  bool PublishedCoordinatorAnswers(const RendezvousPoint& point) {
-    SteadyTime until = SteadyClock::now() + Seconds(3);
-    while (true) {
-      auto fd = io::ConnectToNode(point.host, point.port, 1);
-      if (fd || fd.error().message.find("refused") == std::string::npos) return true;
-      if (SteadyClock::now() >= until) return false;
-      ::usleep(100 * 1000);
-    }
-  }
-
   const LaunchPlan& plan_;
   EtcdSettings etcd_;
   RendezvousPoint point_;

@@ -19,6 +19,7 @@
 #include "agent/process_tree.h"
 #include "agent/stack_dump.h"
 #include "util/files.h"
+#include "util/private_files.h"
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -44,11 +45,11 @@ std::string RankList(const std::vector<int>& ranks) {
   return Join(parts, ", ");
 }
 
-bool TouchFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return false;
-  ::close(fd);
-  return true;
+Status CreateEmptyFile(const std::string& path) {
+  auto fd = CreatePrivateFile(path);
+  if (!fd) return fd.error();
+  ::close(*fd);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -123,7 +124,7 @@ Result<AttemptResult> Supervisor::Run() {
 }
 
 Status Supervisor::StartWorkers() {
-  if (Status status = MakeDirs(attempt_dir_); !status) return status;
+  if (Status status = MakePrivateDir(attempt_dir_); !status) return status;
   const LaunchSpec& spec = plan_.spec;
   for (int local_rank = 0; local_rank < spec.nproc_per_node; ++local_rank) {
     auto worker = std::make_unique<Worker>();
@@ -138,12 +139,14 @@ Status Supervisor::StartWorkers() {
     // Stale files from an earlier run with this log directory would fake a
     // root cause, stacks or progress.
     ::unlink(worker->error_file.c_str());
-    if (!environment_.user_metrics_file()) ::unlink(worker->metrics_file.c_str());
-    ::unlink((base + ".stacks.txt").c_str());
-    if (!TouchFile(worker->heartbeat_file)) {
-      return EnvironmentError("cannot create heartbeat file " + worker->heartbeat_file + ": " +
-                              std::strerror(errno));
+    if (!environment_.user_metrics_file()) {
+      // Created here, empty, so that the worker's appends keep our mode.
+      ::unlink(worker->metrics_file.c_str());
+      if (Status created = CreateEmptyFile(worker->metrics_file); !created) return created;
     }
+    ::unlink((base + ".stacks.txt").c_str());
+    ::unlink(worker->heartbeat_file.c_str());
+    if (Status created = CreateEmptyFile(worker->heartbeat_file); !created) return created;
     auto log = RankLog::Open(worker->log_path);
     if (!log) return log.error();
     worker->log = std::make_unique<RankLog>(std::move(*log));
@@ -681,7 +684,7 @@ AttemptResult Supervisor::Summarize() {
   }
   std::string endings_path = JoinPath(attempt_dir_, plan_.host + ".endings.log");
   if (Status written = WriteEndingsLog(endings_path, endings); !written) {
-    log::Warn("cannot write {}: {}", endings_path, written.error().message);
+    log::Warn("{}", written.error().message);
   }
   if (!failures.empty()) {
     size_t root = ChooseRootCause(failures);

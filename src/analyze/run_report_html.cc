@@ -89,7 +89,7 @@ std::string SummarySection(const RunReport& report) {
   }
   const auto& git = report.metadata["git"];
   if (git.is_object() && git["commit"].is_string()) {
-    rows.emplace_back("git", EscapeXml(git["commit"].get<std::string>() + (git.value("dirty", false) ? " (dirty)" : "")));
+    rows.emplace_back("git", EscapeXml(git["commit"].get<std::string>() + (git["dirty"].is_boolean() && git["dirty"].get<bool>() ? " (dirty)" : "")));
   }
   if (!s.points.empty()) {
     rows.emplace_back("steps", EscapeXml(fmt::format("{} (last), {} steps/s, from {}", s.step_last,

@@ -10,7 +10,10 @@
 #include "analyze/log_line.h"
 #include "analyze/log_scan.h"
 #include "benchmark/svg_plot.h"
+#include "snapshot/metadata.h"
+#include "telemetry/node_sample.h"
 #include "util/files.h"
+#include "util/json_fields.h"
 
 namespace primus::analyze {
 namespace {
@@ -27,14 +30,14 @@ std::vector<RunPoint> ReadMetrics(const std::string& path) {
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
-    auto record = nlohmann::json::parse(line, nullptr, false);
-    if (record.is_discarded() || !record.is_object() || !record.contains("step") || !record.contains("loss")) continue;
+    std::optional<telemetry::TrainingMetrics> record = telemetry::ParseMetricsLine(line);
+    if (!record || !record->step || !record->loss) continue;  // not a step's line, or a damaged one
     RunPoint point;
-    point.step = record["step"].get<int64_t>();
-    point.loss = record["loss"].get<double>();
-    point.time = record.value("time", 0.0);
-    point.tokens_per_s = record.value("tokens_per_s", 0.0);
-    point.attempt = record.value("restart_count", 0);
+    point.step = *record->step;
+    point.loss = *record->loss;
+    point.time = record->time.value_or(0.0);
+    point.tokens_per_s = record->tokens_per_s.value_or(0.0);
+    point.attempt = record->restart_count.value_or(0);
     points.push_back(point);
   }
   return points;
@@ -84,28 +87,28 @@ void Derive(RunSummary* summary) {
 
 Result<RunSummary> LoadRunSummary(const std::string& dir) {
   std::string metadata_path = JoinPath(dir, "metadata.json");
-  auto text = ReadFile(metadata_path);
-  if (!text.ok()) {
-    return EnvironmentError(metadata_path + ": " + text.error().message,
+  if (!PathExists(metadata_path)) {
+    return EnvironmentError(metadata_path + ": no such file",
                             "name an experiment directory written by `train` (output/<exp>_<time>)");
   }
-  auto metadata = nlohmann::ordered_json::parse(*text, nullptr, false);
-  if (metadata.is_discarded() || !metadata.is_object()) {
-    return EnvironmentError(metadata_path + ": not valid JSON", "the file is damaged; the logs are still readable "
-                                                               "with `analyze logs " + dir + "`");
+  auto metadata = snapshot::ReadMetadata(metadata_path);
+  if (!metadata.ok()) {
+    return EnvironmentError(metadata.error().message, "the file is damaged; the logs are still readable with "
+                                                      "`analyze logs " + dir + "`");
   }
   RunSummary summary;
   summary.dir = dir;
-  summary.task = metadata.value("task", "");
-  summary.status = metadata.value("status", "");
-  summary.exit_code = metadata["exit_code"].is_number() ? metadata["exit_code"].get<int>() : 0;
-  summary.restarts = metadata.value("restarts", 0);
-  summary.start_time = metadata["start_time"].is_string() ? metadata["start_time"].get<std::string>() : "";
-  summary.end_time = metadata["end_time"].is_string() ? metadata["end_time"].get<std::string>() : "";
+  summary.task = metadata->task;
+  // "running" whose launcher is gone reads as ended without a record.
+  summary.status = snapshot::StatusNow(*metadata);
+  summary.exit_code = std::max(0, metadata->exit_code);
+  summary.restarts = metadata->restarts;
+  summary.start_time = metadata->start_time;
+  summary.end_time = metadata->end_time;
   double start = ParseUtc(summary.start_time), end = ParseUtc(summary.end_time);
   summary.start_s = start;
   if (start > 0 && end >= start) summary.duration_s = end - start;
-  summary.root_cause = metadata.contains("root_cause") ? metadata["root_cause"] : nlohmann::ordered_json(nullptr);
+  summary.root_cause = metadata->root_cause;
 
   std::string metrics = JoinPath(dir, "metrics.jsonl");
   if (PathExists(metrics)) {
@@ -129,13 +132,17 @@ Result<RunSummary> LoadRunSummary(const std::string& dir) {
 }
 
 std::string DescribeRootCause(const nlohmann::ordered_json& cause) {
-  if (!cause.is_object()) return "none";
-  if (cause.contains("launcher_error")) return cause["launcher_error"].get<std::string>();
-  std::string ending = cause.value("signal", 0) != 0 ? fmt::format("signal {}", cause.value("signal", 0))
-                                                     : fmt::format("exit code {}", cause.value("exit_code", 0));
-  return fmt::format("rank {} on {} ({}{}){}", cause.value("rank", -1), cause.value("host", "?"),
-                     cause.value("hung", false) ? "hung, " : "", ending,
-                     cause.value("message", "").empty() ? "" : ": " + cause.value("message", ""));
+  // metadata.json as read from disk: any field may be missing or odd.
+  nlohmann::json json = cause;
+  if (!json.is_object()) return "none";
+  if (json.contains("launcher_error")) return json_fields::Text(json, "launcher_error", "?");
+  int signal = json_fields::SmallInteger(json, "signal").value_or(0);
+  std::string ending = signal != 0 ? fmt::format("signal {}", signal)
+                                   : fmt::format("exit code {}", json_fields::SmallInteger(json, "exit_code").value_or(0));
+  std::string message = json_fields::Text(json, "message");
+  return fmt::format("rank {} on {} ({}{}){}", json_fields::SmallInteger(json, "rank").value_or(-1),
+                     json_fields::Text(json, "host", "?"), json_fields::Bool(json, "hung").value_or(false) ? "hung, " : "",
+                     ending, message.empty() ? "" : ": " + message);
 }
 
 std::string FormatMeasure(double value) { return fmt::format("{:.4g}", value); }

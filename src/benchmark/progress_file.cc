@@ -5,9 +5,9 @@
 #include <chrono>
 #include <sstream>
 
-#include "io/signal_channel.h"
 #include "util/files.h"
 #include "util/progress_line.h"
+#include "util/thread_signals.h"
 
 namespace primus::benchmark {
 
@@ -38,7 +38,7 @@ ProgressFileWatch::~ProgressFileWatch() {
 
 void ProgressFileWatch::Loop() {
   // The node agent takes its signals through a signalfd on the main thread.
-  io::BlockAllSignalsInThisThread();
+  BlockAllSignalsInThisThread();
   ProgressLine line(what_, true);
   ProgressState state;
   while (!stop_) {

@@ -88,7 +88,7 @@ Status WriteReportFile(const std::string& path, const ReportDocument& document, 
   if (!dir.empty() && dir != "." && !IsDirectory(dir)) {
     if (Status made = MakeDirs(dir); !made.ok()) return made;
   }
-  if (!append) return WriteFileAtomic(path, FormatReportDocument(document, format, false));
+  if (!append) return WriteFileAtomic(path, FormatReportDocument(document, format, false), kUserOutputMode);
   auto existing = ReadFile(path);
   bool continuing = existing.ok() && !existing->empty();
   std::string text = FormatReportDocument(document, format, continuing);

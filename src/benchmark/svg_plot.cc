@@ -115,7 +115,7 @@ std::string RenderSvgPlot(const PlotSpec& spec) {
   return svg + "</svg>\n";
 }
 
-Status WriteSvgPlot(const std::string& path, const PlotSpec& spec) { return WriteFileAtomic(path, RenderSvgPlot(spec)); }
+Status WriteSvgPlot(const std::string& path, const PlotSpec& spec) { return WriteFileAtomic(path, RenderSvgPlot(spec), kUserOutputMode); }
 
 std::string RenderSvgPanels(const std::vector<PlotSpec>& panels) {
   std::string svg = fmt::format(

@@ -10,6 +10,8 @@
 #include "cli/help.h"
 #include "cli/man_page.h"
 #include "cli/plan.h"
+#include "util/abnormal_end.h"
+#include "util/console_writer.h"
 #include "util/environment.h"
 #include "config/launcher_config.h"
 #include "config/render_config.h"
@@ -21,6 +23,7 @@
 #include "train/launch_settings.h"
 #include "util/log.h"
 #include "util/output_tee.h"
+#include "util/private_files.h"
 #include "util/strings.h"
 
 namespace primus::cli {
@@ -45,7 +48,8 @@ void ApplyLoggingFlags(const GlobalSettings& globals) {
   }
 }
 
-// main.* keys from files and the environment, once the configuration is known.
+// main.* keys from files and the environment, once the configuration is known:
+// the log level and the modes of what we create.
 Status ApplyLoggingConfig(const config::LauncherConfig& config) {
   const config::Value& launcher = config.effective();
   const config::Value* debug = launcher.Find("main.debug");
@@ -60,6 +64,9 @@ Status ApplyLoggingConfig(const config::LauncherConfig& config) {
   if (quiet && quiet->IsBool() && quiet->AsBool()) level = log::Level::kWarn;
   if (debug && debug->IsBool() && debug->AsBool()) level = log::Level::kDebug;
   log::SetLevel(level);
+  // What we create under run and experiment directories (util/private_files.h).
+  const config::Value* group_readable = launcher.Find("main.group_readable");
+  ShareWithGroup(group_readable && group_readable->IsBool() && group_readable->AsBool());
   return Status::Ok();
 }
 
@@ -234,9 +241,13 @@ int RunHidden(const std::vector<std::string>& args) {
   return 0;
 }
 
-}  // namespace
+int LastResort(const std::string& why) {
+  log::Error("{} (please report it, with the command line)", why);
+  FinishRecordsAbnormally(why);
+  return static_cast<int>(ExitCode::kTaskFailed);
+}
 
-int Main(std::string_view program, const std::vector<std::string>& args) {
+int RunMain(std::string_view program, const std::vector<std::string>& args) {
   // An agent started by `primus-cli ssh` takes its job token from stdin
   // before anything reads the environment (agent/stdin_session.h).
   if (Status session = agent::SetUpStdinSession(); !session.ok()) return Fail(session.error());
@@ -274,6 +285,24 @@ int Main(std::string_view program, const std::vector<std::string>& args) {
       return RunLaunch(*command, args);
   }
   return 0;
+}
+
+}  // namespace
+
+int Main(std::string_view program, const std::vector<std::string>& args) {
+  InstallTerminateHandler();
+  int code;
+  // The last resort: whatever escaped is exit 1 with a message, and a task's
+  // record (metadata.json) is finished, never left "running".
+  try {
+    code = RunMain(program, args);
+  } catch (const std::exception& error) {
+    code = LastResort(std::string("an internal error ended primus-cli: ") + error.what());
+  } catch (...) {
+    code = LastResort("an internal error ended primus-cli: an unknown exception");
+  }
+  console_writer::Stop();  // what a launch queued for the console gets there
+  return code;
 }
 
 }  // namespace primus::cli

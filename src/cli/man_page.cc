@@ -214,7 +214,7 @@ Result<int> WriteManPages(const std::string& dir) {
   for (const std::string& name : ManPageNames()) {
     auto page = ManPage(name);
     if (!page.ok()) return page.error();
-    if (Status status = WriteFileAtomic(dir + "/" + name + ".1", *page); !status.ok()) return status.error();
+    if (Status status = WriteFileAtomic(dir + "/" + name + ".1", *page, kUserOutputMode); !status.ok()) return status.error();
     ++written;
   }
   return written;

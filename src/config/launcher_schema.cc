@@ -20,6 +20,8 @@ std::vector<SchemaKey> LauncherKeys() {
       {"main.log_level", kString, "info", "log level: debug, info, warn or error"},
       {"main.debug", kBool, "false", "log every resolved command and environment change"},
       {"main.quiet", kBool, "false", "only warnings and errors"},
+      {"main.group_readable", kBool, "false",
+       "run and experiment directories readable by your group (0750/0640) instead of yours alone (0700/0600)"},
 
       {"train.preflight", kBool, "true", "run the fast preflight checks before every train launch (train --no-preflight)"},
       {"train.primus_path", kString, "", "the Primus installation that runs Primus-format experiments (default: $PRIMUS_PATH, the current directory, /workspace/Primus)"},

@@ -11,6 +11,11 @@ namespace {
 
 constexpr int kHandledSignals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
 
+// Channels open in this thread, and the mask the outermost found: what
+// children get, whichever channel they are started under.
+thread_local int g_open_channels = 0;
+thread_local sigset_t g_outermost_mask;
+
 }  // namespace
 
 Result<std::unique_ptr<SignalChannel>> SignalChannel::Open() {
@@ -46,6 +51,8 @@ Result<std::unique_ptr<SignalChannel>> SignalChannel::Open() {
     return EnvironmentError(std::string("cannot create a signalfd: ") + std::strerror(saved));
   }
   channel->fd_.Reset(fd);
+  if (g_open_channels++ == 0) g_outermost_mask = channel->original_mask_;
+  channel->child_mask_ = g_outermost_mask;
   return channel;
 }
 
@@ -63,6 +70,7 @@ SignalChannel::~SignalChannel() {
   fd_.Reset();
   pthread_sigmask(SIG_SETMASK, &original_mask_, nullptr);
   sigaction(SIGCHLD, &original_sigchld_, nullptr);
+  --g_open_channels;
 }
 
 std::optional<signalfd_siginfo> SignalChannel::Read() {
@@ -83,12 +91,6 @@ std::string SignalName(int signal) {
   const char* abbreviation = sigabbrev_np(signal);
   if (abbreviation == nullptr) return "signal " + std::to_string(signal);
   return std::string("SIG") + abbreviation;
-}
-
-void BlockAllSignalsInThisThread() {
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, nullptr);
 }
 
 }  // namespace primus::io

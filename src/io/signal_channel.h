@@ -6,7 +6,9 @@
 // Open() blocks SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 (and
 // SIGPIPE, so a closed console becomes EPIPE instead of killing the agent) in
 // the calling thread; the destructor restores the mask and dispositions it
-// found. Signals that were ignored at start (nohup's SIGHUP, a background
+// found. Channels nest (a task holds one while the agent opens its own): a
+// signal goes to whichever channel is read first, the inner one while it
+// runs. Signals that were ignored at start (nohup's SIGHUP, a background
 // job's SIGINT) stay ignored: the user asked for that. Call from the thread
 // that runs the agent, in a process whose other threads block these signals.
 #pragma once
@@ -34,8 +36,9 @@ class SignalChannel {
   // The next queued signal, or nullopt when none is pending.
   std::optional<signalfd_siginfo> Read();
 
-  // The mask the caller had: children get it back before exec.
-  const sigset_t& original_mask() const { return original_mask_; }
+  // The mask the thread had before any channel was open (channels nest: a
+  // task's channel may hold the agent's): children get it back before exec.
+  const sigset_t& original_mask() const { return child_mask_; }
   // True when `signal` was SIG_IGN at start and is therefore left alone.
   bool WasIgnored(int signal) const;
 
@@ -43,7 +46,8 @@ class SignalChannel {
   SignalChannel() = default;
 
   UniqueFd fd_;
-  sigset_t original_mask_{};
+  sigset_t original_mask_{};  // what this channel found, restored when it closes
+  sigset_t child_mask_{};
   sigset_t handled_{};
   struct sigaction original_sigchld_ {};
   bool ignored_[NSIG] = {};
@@ -52,9 +56,6 @@ class SignalChannel {
 // "SIGTERM", "SIGSEGV", ... ("signal 42" for unnamed ones).
 std::string SignalName(int signal);
 
-// A helper thread of a process whose signals are read through a SignalChannel
-// calls this first: every signal stays blocked in it, so none is delivered to
-// it instead of to the channel's thread.
-void BlockAllSignalsInThisThread();
-
+// A helper thread calls primus::BlockAllSignalsInThisThread() first
+// (util/thread_signals.h), so that the channel's thread gets every signal.
 }  // namespace primus::io

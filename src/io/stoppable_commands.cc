@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "io/signal_channel.h"
+#include "util/thread_signals.h"
 
 namespace primus::io {
 namespace {

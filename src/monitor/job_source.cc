@@ -4,12 +4,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "util/files.h"
+#include "util/json_fields.h"
+#include "util/process_stamp.h"
+#include "util/private_files.h"
 #include "util/strings.h"
 
 namespace primus::monitor {
@@ -108,10 +112,8 @@ JobSource FileSource(const std::string& path) {
 std::string JobSource::Describe() const { return http ? "http://" + endpoint.Describe() + "/job.json" : file; }
 
 SearchPlaces SearchPlaces::FromEnvironment() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string base = (tmp != nullptr && *tmp != '\0') ? tmp : "/tmp";
   SearchPlaces places;
-  places.runs_dir = JoinPath(base, "primus-" + std::to_string(getuid()));
+  places.runs_dir = DefaultRunsDir();
   places.output_dir = JoinPath(CurrentDir(), "output");
   return places;
 }
@@ -145,8 +147,23 @@ Result<JobSource> ResolveTarget(const std::string& target, const SearchPlaces& p
                             "name an experiment directory, a log directory or a job.json file");
   }
   // A run id: the agent's default log directory, then experiments whose view names the run.
+  // A reused run id got <id>_<8 hex digits> (agent/launch_plan.h): the newest view wins.
   std::vector<std::string> tried = {ViewIn(JoinPath(places.runs_dir, target))};
-  if (IsFile(tried.front())) return FileSource(tried.front());
+  std::string newest;
+  int64_t newest_time = INT64_MIN;
+  std::vector<std::string> candidates = {JoinPath(places.runs_dir, target)};
+  for (const std::string& dir : SubDirs(places.runs_dir)) {
+    std::string name = dir.substr(dir.rfind('/') + 1);
+    if (name.size() == target.size() + 9 && name.starts_with(target + "_")) candidates.push_back(dir);
+  }
+  for (const std::string& dir : candidates) {
+    struct stat info {};
+    if (::stat(ViewIn(dir).c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
+    int64_t time = static_cast<int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec;
+    if (time > newest_time) newest = ViewIn(dir), newest_time = time;
+  }
+  if (!newest.empty()) return FileSource(newest);
+  if (candidates.size() > 1) tried.push_back(ViewIn(JoinPath(places.runs_dir, target + "_*")));
   for (const std::string& path : ViewsUnderOutput(places.output_dir)) {
     auto view = ReadViewFile(path);
     if (view.ok() && RunIdOf(*view) == target) return FileSource(path);
@@ -176,8 +193,8 @@ Result<JobSource> FindRunningJob(const SearchPlaces& places, double now) {
     auto view = ReadViewFile(path);
     if (!view.ok()) continue;
     const json& job = (*view)["job"];
-    std::string state = job.is_object() && job.contains("state") && job["state"].is_string() ? job["state"].get<std::string>() : "";
-    if (state == "succeeded" || state == "failed") {
+    std::string state = json_fields::Text(job, "state");
+    if (state == "succeeded" || state == "failed" || state == kEndedWithoutRecord) {
       ++ended;
       continue;
     }
@@ -229,15 +246,25 @@ Result<std::string> ReadJobViewText(const JobSource& source, double timeout_s) {
 }
 
 Result<json> ParseJobView(const std::string& text, const std::string& where) {
-  json view = json::parse(text, nullptr, false);
-  if (view.is_discarded() || !view.is_object()) {
+  std::optional<json> parsed = json_fields::ParseObject(text, kMaxViewBytes);
+  if (!parsed) {
     return EnvironmentError(where + " is not JSON", "a job view is written whole (replaced atomically); is this a job.json?");
   }
+  json& view = *parsed;
   auto format = view.find("format");
   if (format == view.end() || !format->is_string() || *format != kFormat) {
     std::string found = format == view.end() ? "no \"format\"" : "format " + format->dump();
     return EnvironmentError(where + " is not a job view (" + found + ", expected \"" + kFormat + "\")",
                             "this primus-cli reads the view of docs/monitor.md; is the agent of another version?");
+  }
+  // A view that says the job runs, written by an agent of this host that is
+  // gone: it ended without writing its end.
+  if (view["job"].is_object()) {
+    std::string state = json_fields::Text(view["job"], "state");
+    std::optional<ProcessStamp> agent = StampFromJson(json_fields::Object(view["job"], "agent"));
+    if (state != "succeeded" && state != "failed" && agent && CheckAlive(*agent) == Liveness::kGone) {
+      view["job"]["state"] = kEndedWithoutRecord;
+    }
   }
   return view;
 }

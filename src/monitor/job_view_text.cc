@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "util/process_stamp.h"
 #include "util/strings.h"
 
 namespace primus::monitor {
@@ -351,7 +352,7 @@ std::string FormatDuration(double seconds) {
 
 std::string EndedState(const json& view) {
   std::string state = Text(Object(view, "job"), "state");
-  return (state == "succeeded" || state == "failed") ? state : "";
+  return (state == "succeeded" || state == "failed" || state == kEndedWithoutRecord) ? state : "";
 }
 
 std::vector<ViewLine> LayoutJobView(const json& view, const ViewOptions& options) {

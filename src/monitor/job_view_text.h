@@ -44,8 +44,8 @@ std::string DrawLines(const std::vector<ViewLine>& lines, bool color);
 // previous one in place and never scrolls (the last row has no line break).
 std::string DrawScreen(const std::vector<ViewLine>& lines, bool color);
 
-// Whether the job view says the job ended, and how: "succeeded" or "failed";
-// "" while it runs.
+// Whether the job view says the job ended, and how: "succeeded", "failed" or
+// "ended without a record" (its agent is gone: monitor/job_source.h); "" while it runs.
 std::string EndedState(const nlohmann::json& view);
 
 // Counts, sizes and durations as the view prints them: 19752 -> "19.8k",

@@ -1,5 +1,8 @@
 #include "preflight/check_result.h"
 
+#include "util/json_fields.h"
+#include "util/strings.h"
+
 #include <fmt/format.h>
 
 namespace primus::preflight {
@@ -33,12 +36,13 @@ nlohmann::ordered_json CheckToJson(const CheckResult& r) {
 }
 
 CheckResult CheckFromJson(const nlohmann::json& json) {
+  // Another node's report: every field read safely, its text on one line.
+  auto text = [&](const char* key) { return EscapeControlCharacters(json_fields::Text(json, key)); };
   CheckStatus status = CheckStatus::kFail;
   for (CheckStatus known : {CheckStatus::kPass, CheckStatus::kWarn, CheckStatus::kSkip}) {
-    if (json.value("status", "") == StatusName(known)) status = known;
+    if (json_fields::Text(json, "status") == StatusName(known)) status = known;
   }
-  return {json.value("category", ""), json.value("name", ""), status, json.value("value", ""),
-          json.value("expected", ""), json.value("fix", "")};
+  return {text("category"), text("name"), status, text("value"), text("expected"), text("fix")};
 }
 
 CheckStatus Worst(const std::vector<CheckResult>& results) {

@@ -10,18 +10,41 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "io/message_socket.h"
+#include "util/json_fields.h"
+#include "util/log.h"
+#include "util/random.h"
+#include "util/sha256.h"
 #include "util/strings.h"
 
 namespace primus::preflight {
 namespace {
 
-const char* const kGreeting = "PRIMUS-PREFLIGHT 1";
+// Version 2: "PRIMUS-PREFLIGHT 2 <node 0's nonce>", then each side proves
+// that it holds the job token (HMAC-SHA256 over both nonces), which never
+// crosses the wire.
+const char* const kGreeting = "PRIMUS-PREFLIGHT 2 ";
 constexpr size_t kBandwidthChunk = 4 << 20;
+constexpr size_t kMaxBandwidthChunk = 64 << 20;
+constexpr size_t kMaxLineBytes = 1 << 20;    // a report is a few KiB
+constexpr double kHandshakeTimeoutS = 5;     // a peer that says nothing holds node 0 this long at most
+constexpr std::string_view kNodeProofLabel = "primus-cli preflight: node";
+constexpr std::string_view kNode0ProofLabel = "primus-cli preflight: node 0";
+
+bool IsNonce(std::string_view text) {
+  return text.size() == 32 && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+std::string Proof(std::string_view label, const std::string& token, const std::string& first, const std::string& second) {
+  return DigestHex(HmacSha256(token, std::string(label) + "\n" + first + "\n" + second));
+}
 
 double Now() {
   timeval tv{};
@@ -58,16 +81,18 @@ class PeerStream {
     std::string text = line + "\n";
     return WriteAll(text.data(), text.size(), timeout_s);
   }
+  // The next line, or nullopt at the timeout, the end, or past kMaxLineBytes.
   std::optional<std::string> ReadLine(double timeout_s) {
     double deadline = Monotonic() + timeout_s;
     while (true) {
       size_t newline = buffer_.find('\n');
       if (newline != std::string::npos) {
+        if (newline > kMaxLineBytes) return std::nullopt;
         std::string line = buffer_.substr(0, newline);
         buffer_.erase(0, newline + 1);
         return line;
       }
-      if (buffer_.size() > (64 << 20) || !Fill(deadline)) return std::nullopt;
+      if (buffer_.size() > kMaxLineBytes || !Fill(deadline)) return std::nullopt;
     }
   }
   bool Skip(size_t bytes, double timeout_s) {
@@ -113,21 +138,29 @@ std::string ReportToJson(const NodeReport& report) {
 }
 
 Result<NodeReport> ReportFromJson(const std::string& line) {
-  auto json = nlohmann::json::parse(line, nullptr, false);
-  if (json.is_discarded() || !json.is_object() || !json.contains("node_rank") || !json.contains("results")) {
+  std::optional<nlohmann::json> json = json_fields::ParseObject(line, kMaxLineBytes);
+  if (!json) {
     return TaskError("a node sent a report that is not preflight's JSON", "are all nodes running the same primus-cli?");
   }
+  std::optional<int> node_rank = json_fields::IntegerIn(*json, "node_rank", 0, 1 << 20);
+  if (!node_rank || !json->contains("results")) {
+    return TaskError("a node sent a report without a node rank or results",
+                     "are all nodes running the same primus-cli?");
+  }
   NodeReport report;
-  report.node_rank = json["node_rank"].get<int>();
-  report.host = json.value("host", "");
-  for (const auto& r : json["results"]) report.results.push_back(CheckFromJson(r));
-  if (json.contains("facts") && json["facts"].is_object()) {
-    for (const auto& [key, value] : json["facts"].items()) report.facts[key] = value.get<std::string>();
+  report.node_rank = *node_rank;
+  report.host = EscapeControlCharacters(json_fields::Text(*json, "host"));
+  for (const auto& r : json_fields::Array(*json, "results")) {
+    if (r.is_object()) report.results.push_back(CheckFromJson(r));
+  }
+  for (const auto& [key, value] : json_fields::Object(*json, "facts").items()) {
+    if (value.is_string()) report.facts[EscapeControlCharacters(key)] = EscapeControlCharacters(value.get<std::string>());
   }
   return report;
 }
 
-Result<Gathered> GatherReports(int port, int nnodes, const NodeReport& own, double timeout_s, double bandwidth_seconds) {
+Result<Gathered> GatherReports(int port, int nnodes, const NodeReport& own, const std::string& token, double timeout_s,
+                               double bandwidth_seconds) {
   io::UniqueFd listener;
   int served = 0;
   std::string first_error;
@@ -160,8 +193,23 @@ Result<Gathered> GatherReports(int port, int nnodes, const NodeReport& own, doub
     io::UniqueFd fd = io::AcceptNode(listener.get(), &address);
     if (!fd.valid()) continue;
     auto stream = std::make_unique<PeerStream>(std::move(fd));
-    if (!stream->WriteLine(kGreeting, 2)) continue;
-    auto line = stream->ReadLine(std::max(1.0, deadline - Monotonic()));
+    std::string own_nonce = RandomHex(16);
+    if (!stream->WriteLine(kGreeting + own_nonce, 2)) continue;
+    // The peer proves it holds the job token before anything it says counts.
+    auto auth = stream->ReadLine(kHandshakeTimeoutS);
+    std::vector<std::string> words = auth ? Split(*auth, ' ') : std::vector<std::string>{};
+    if (words.size() != 3 || words[0] != "auth" || !IsNonce(words[1]) ||
+        !ConstantTimeEquals(words[2], Proof(kNodeProofLabel, token, own_nonce, words[1]))) {
+      if (auth) {
+        log::Warn("preflight: refused a connection from {}: it did not prove that it holds this job's "
+                  "PRIMUS_JOB_TOKEN",
+                  address);
+        stream->WriteLine("verdict REFUSED: wrong job token (PRIMUS_JOB_TOKEN differs from node 0's)", 1);
+      }
+      continue;
+    }
+    if (!stream->WriteLine("proof " + Proof(kNode0ProofLabel, token, words[1], own_nonce), 2)) continue;
+    auto line = stream->ReadLine(kHandshakeTimeoutS);
     if (!line) continue;
     auto report = ReportFromJson(*line);
     if (!report.ok() || report->node_rank <= 0 || report->node_rank >= nnodes ||
@@ -222,9 +270,11 @@ void SendVerdicts(Gathered& gathered, const std::string& verdict) {
   gathered.peers.reset();
 }
 
-Result<std::string> SendReport(const std::string& master_addr, int port, const NodeReport& report, double timeout_s) {
+Result<std::string> SendReport(const std::string& master_addr, int port, const NodeReport& report,
+                               const std::string& token, double timeout_s) {
   double deadline = Monotonic() + timeout_s;
   std::string last_error = "no answer";
+  std::string impostor;  // said over any later, vaguer error
   while (Monotonic() < deadline) {
     for (int i = 0; i < kPortFallbacks && Monotonic() < deadline; ++i) {
       int candidate = port + (i == 0 ? 0 : i + 1);
@@ -236,8 +286,29 @@ Result<std::string> SendReport(const std::string& master_addr, int port, const N
       }
       PeerStream stream(std::move(*fd));
       auto greeting = stream.ReadLine(1);
-      if (!greeting || *greeting != kGreeting) {
-        last_error = fmt::format("port {} answers, but not as preflight (another service holds it)", candidate);
+      if (!greeting || !greeting->starts_with(kGreeting) || !IsNonce(greeting->substr(std::strlen(kGreeting)))) {
+        last_error = fmt::format("port {} answers, but not as this version's preflight (another service holds it)",
+                                 candidate);
+        continue;
+      }
+      std::string node0_nonce = greeting->substr(std::strlen(kGreeting));
+      std::string own_nonce = RandomHex(16);
+      if (!stream.WriteLine("auth " + own_nonce + " " + Proof(kNodeProofLabel, token, node0_nonce, own_nonce), 5)) {
+        last_error = "the connection dropped during the handshake";
+        continue;
+      }
+      auto proof = stream.ReadLine(5);
+      if (proof && proof->starts_with("verdict REFUSED: ")) {
+        return EnvironmentError(fmt::format("node 0's preflight at {}:{} refused this node: {}", master_addr,
+                                            candidate, EscapeControlCharacters(proof->substr(17))),
+                                "give every node the same PRIMUS_JOB_TOKEN (the launcher sets it for Slurm, ssh "
+                                "and Kubernetes jobs)");
+      }
+      if (!proof || !proof->starts_with("proof ") ||
+          !ConstantTimeEquals(proof->substr(6), Proof(kNode0ProofLabel, token, own_nonce, node0_nonce))) {
+        impostor = fmt::format("what answers at port {} could not prove that it holds this job's PRIMUS_JOB_TOKEN "
+                               "(another job's preflight, or another program)",
+                               candidate);
         continue;
       }
       if (!stream.WriteLine(ReportToJson(report), 5)) {
@@ -251,18 +322,19 @@ Result<std::string> SendReport(const std::string& master_addr, int port, const N
         if (*line == "ping") {
           stream.WriteLine(fmt::format("pong {:.6f}", Now()), 2);
         } else if (line->starts_with("bw ")) {
-          size_t bytes = static_cast<size_t>(ParseInt(line->substr(3)).value_or(0));
+          size_t bytes = static_cast<size_t>(std::clamp<int64_t>(ParseInt(line->substr(3)).value_or(0), 0,
+                                                                  static_cast<int64_t>(kMaxBandwidthChunk)));
           if (!stream.Skip(bytes, 10)) return TaskError("the bandwidth test from node 0 broke off", "");
           stream.WriteLine("ok", 2);
         } else if (line->starts_with("verdict ")) {
-          return line->substr(8);
+          return EscapeControlCharacters(line->substr(8));
         }
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return EnvironmentError(fmt::format("cannot reach node 0's preflight at {}:{} within {:g} s: {}", master_addr, port,
-                                      timeout_s, last_error),
+                                      timeout_s, impostor.empty() ? last_error : impostor),
                           "check that node 0 runs preflight for this job, that MASTER_ADDR is node 0's address as this "
                           "node sees it, and that the port is open between the nodes");
 }

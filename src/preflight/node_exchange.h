@@ -3,8 +3,13 @@
 // use, so reaching it proves the path the job needs; when something holds
 // it, the next ports MASTER_PORT+2..+9 are tried, and a greeting line tells
 // a peer it reached preflight and not a stranger). Every other node connects
-// with retries until the timeout and sends its report (its checks and the
-// facts that must agree across nodes). Node 0 then measures each peer in
+// with retries until the timeout; both sides prove that they hold the job
+// token (PRIMUS_JOB_TOKEN; HMAC-SHA256 over a nonce from each, the token
+// never on the wire), and then the node sends its report (its checks and the
+// facts that must agree across nodes). A peer that cannot prove itself, says
+// nothing for 5 s or sends a line over 1 MiB is dropped; a report is read
+// with the safe JSON reader (util/json_fields.h), so nothing a peer sends
+// can end node 0. Node 0 then measures each peer in
 // turn: round-trip latency, clock offset, and TCP bandwidth for about a
 // quarter of a second, and finally sends each peer the job's verdict.
 // Newline-delimited JSON and plain lines over one TCP connection per peer.
@@ -48,15 +53,16 @@ constexpr int kPortFallbacks = 8;  // MASTER_PORT, then +2 .. +9
 // Node 0: serves on `port` (or a fallback), waits up to `timeout_s` for
 // nnodes-1 peers, measures them, and sends each the verdict chosen by
 // `decide` once every report is in.
-Result<Gathered> GatherReports(int port, int nnodes, const NodeReport& own, double timeout_s,
-                               double bandwidth_seconds = 0.25);
+Result<Gathered> GatherReports(int port, int nnodes, const NodeReport& own, const std::string& token,
+                               double timeout_s, double bandwidth_seconds = 0.25);
 // Sends every peer the job's verdict and closes the connections.
 void SendVerdicts(Gathered& gathered, const std::string& verdict);
 
 // Any other node: sends `report`, answers node 0's measurements and returns
 // the verdict line node 0 sends ("PASS", "WARN" or "FAIL"). Errors name the
 // address and what to check.
-Result<std::string> SendReport(const std::string& master_addr, int port, const NodeReport& report, double timeout_s);
+Result<std::string> SendReport(const std::string& master_addr, int port, const NodeReport& report,
+                               const std::string& token, double timeout_s);
 
 std::string ReportToJson(const NodeReport& report);
 Result<NodeReport> ReportFromJson(const std::string& line);

@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <thread>
 
-#include "io/signal_channel.h"
 #include "processes.h"
 #include "util/files.h"
 #include "util/strings.h"
 #include "wait_for.h"
+#include "util/thread_signals.h"
 
 namespace primus::preflight {
 namespace {
@@ -84,7 +84,7 @@ TEST(PerfChecksTest, ASignalEndsTheBenchmarkRunAndTheTests) {
   host.gpus.resize(2);
   PerfTests tests;  // gemm, then all-reduce
   std::thread sender([&] {
-    io::BlockAllSignalsInThisThread();  // the signal is the process's, read by CheckPerf
+    BlockAllSignalsInThisThread();  // the signal is the process's, read by CheckPerf
     testing::WaitFor([&] { return PathExists(sleeper_file); }, 5);
     ::kill(::getpid(), SIGTERM);
   });

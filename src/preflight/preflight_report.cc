@@ -106,7 +106,7 @@ Status WriteNodeLists(const std::string& dir, const std::vector<std::optional<No
   }
   for (const auto& [name, text] : {std::pair{"passing_nodes.txt", passing}, std::pair{"failing_nodes.txt", failing}}) {
     std::string path = JoinPath(dir, name);
-    if (Status status = WriteFileAtomic(path, text); !status) return status;
+    if (Status status = WriteFileAtomic(path, text, kUserOutputMode); !status) return status;
     written->push_back(path);
   }
   return Status::Ok();

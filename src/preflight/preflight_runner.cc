@@ -20,6 +20,13 @@
 namespace primus::preflight {
 namespace {
 
+// The secret every node of the job shares (the launcher sets it for Slurm,
+// ssh and Kubernetes jobs); "" when unset, on every node alike.
+std::string JobToken(const std::map<std::string, std::string>& env) {
+  auto it = env.find("PRIMUS_JOB_TOKEN");
+  return it == env.end() ? "" : it->second;
+}
+
 NetworkSettings NetworkFrom(const std::map<std::string, std::string>& env, const JobPlacement& placement) {
   NetworkSettings settings;
   for (const char* name : {"NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "NCCL_IB_HCA"}) {
@@ -113,7 +120,7 @@ Result<int> RunPreflight(const PreflightOptions& options, const JobPlacement& pl
   std::vector<std::optional<NodeReport>> nodes = {own};
 
   if (placement.nnodes > 1 && placement.node_rank != 0) {
-    auto verdict = SendReport(placement.master_addr, placement.master_port, own, options.timeout_s);
+    auto verdict = SendReport(placement.master_addr, placement.master_port, own, JobToken(env), options.timeout_s);
     if (!verdict.ok()) return verdict.error();
     if (options.json) std::cout << ReportJson(nodes) << std::flush;
     else std::cout << fmt::format("node 0 judged the job: {}\n", *verdict) << std::flush;
@@ -124,7 +131,7 @@ Result<int> RunPreflight(const PreflightOptions& options, const JobPlacement& pl
       return UsageError("a multi-node preflight needs MASTER_PORT (--master-port, or a Slurm/Kubernetes job's)",
                         "give --master-port P on every node");
     }
-    auto gathered = GatherReports(placement.master_port, placement.nnodes, own, options.timeout_s);
+    auto gathered = GatherReports(placement.master_port, placement.nnodes, own, JobToken(env), options.timeout_s);
     if (!gathered.ok()) return gathered.error();
     AddCrossNodeChecks(&*gathered, placement.hosts, options.timeout_s);
     nodes = gathered->nodes;
@@ -137,7 +144,7 @@ Result<int> RunPreflight(const PreflightOptions& options, const JobPlacement& pl
     if (Status lists = WriteNodeLists(dir, nodes, &written); !lists) return lists.error();
   }
   if (!options.output_file.empty()) {
-    if (Status json = WriteFileAtomic(options.output_file, ReportJson(nodes)); !json) return json.error();
+    if (Status json = WriteFileAtomic(options.output_file, ReportJson(nodes), kUserOutputMode); !json) return json.error();
     written.push_back(options.output_file);
   }
   if (options.json) std::cout << ReportJson(nodes) << std::flush;

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "util/environment.h"
+#include "util/private_files.h"
 #include "config/launcher_config.h"
 #include "config/slurm_settings.h"
 #include "config/value.h"
@@ -187,7 +188,7 @@ class ContainerLaunch {
       inputs.writable.push_back(log_dir);
     } else if (launcher_.GetString("container.user").empty() && (tmpdir.empty() || tmpdir == "/tmp")) {
       // The agent's default log directory, so that the paths it prints exist here.
-      inputs.writable.push_back("/tmp/primus-" + std::to_string(getuid()));
+      inputs.writable.push_back(DefaultRunsDir());
     }
     TaskPaths task_paths = FindTaskPaths(context_.launch->task, context_.launch->task_args, host_env_);
     inputs.read_only.insert(inputs.read_only.end(), task_paths.read.begin(), task_paths.read.end());
@@ -274,7 +275,9 @@ class ContainerLaunch {
 
   Result<int> Run() {
     for (const std::string& dir : mounts_.create) {
-      if (Status made = MakeDirs(dir); !made.ok()) return made.error();
+      // The agent's default log root is ours alone, as the agent would make it.
+      Status made = dir == DefaultRunsDir() ? MakePrivateDir(dir) : MakeDirs(dir, PrivateDirMode());
+      if (!made.ok()) return made.error();
     }
     for (const EngineOption& option : unknown_options_) log::Info("{}", DescribeEngineOption(option, engine_.name()));
     log::Debug("engine command: {}", ShowCommand(command_.argv, env_.values));

@@ -1,11 +1,7 @@
 #include "runtime/container_name.h"
 
-#include <sys/random.h>
 
-#include <chrono>
-#include <cstdint>
-
-#include <fmt/format.h>
+#include "util/random.h"
 
 namespace primus::runtime {
 namespace {
@@ -29,12 +25,6 @@ std::string ContainerName(std::string_view job_id, int node_rank, std::string_vi
   return name;
 }
 
-std::string RandomSuffix() {
-  uint32_t bits = 0;
-  if (getrandom(&bits, sizeof(bits), 0) != static_cast<ssize_t>(sizeof(bits))) {
-    bits = static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  }
-  return fmt::format("{:06x}", bits & 0xffffff);
-}
+std::string RandomSuffix() { return RandomHex(3); }
 
 }  // namespace primus::runtime

@@ -121,7 +121,7 @@ Result<Request> RequestFromConfig(const RuntimeContext& context) {
 }
 
 Status WriteManifestFile(const std::string& path, const std::string& text) {
-  Status status = WriteFileAtomic(path, text);
+  Status status = WriteFileAtomic(path, text, kUserOutputMode);
   if (!status.ok()) return status;
   log::Info("k8s: wrote the manifest to {}", path);
   return Status::Ok();

@@ -87,7 +87,7 @@ Result<std::string> WriteJobFiles(const JobDirPlan& plan, const std::string& job
                             plan.DirFor(job_id) + " (a primus-cli bug: the two namings differ)");
   }
   std::string path = JoinPath(dir->shared_root, "sbatch.sh");
-  if (Status written = WriteFileAtomic(path, script, 0755); !written.ok()) return written.error();
+  if (Status written = WriteFileAtomic(path, script, 0700); !written.ok()) return written.error();
   return path;
 }
 

@@ -1,12 +1,10 @@
 #include "snapshot/experiment_dir.h"
 
-#include <errno.h>
-#include <sys/stat.h>
 
 #include <cctype>
-#include <cstring>
 
 #include "util/files.h"
+#include "util/private_files.h"
 
 namespace primus::snapshot {
 
@@ -21,7 +19,7 @@ std::string SafeName(const std::string& text) {
 }
 
 Status MakeWorkspace(const std::string& workspace) {
-  if (Status made = MakeDirs(workspace); !made.ok()) {
+  if (Status made = MakeDirs(workspace, PrivateDirMode()); !made.ok()) {
     Error error = made.error();
     error.hint = "the workspace comes from the experiment's 'workspace:' key; choose a writable directory";
     return error;
@@ -38,8 +36,13 @@ Result<JobExperimentDir> OpenJobExperimentDir(const std::string& workspace, cons
   job.shared_root = JoinPath(workspace, SafeName(exp_name.empty() ? "exp" : exp_name) + "_" + SafeName(job_id));
   job.node.root = node_rank == 0 ? job.shared_root
                                  : JoinPath(job.shared_root, "nodes/node" + std::to_string(node_rank));
+  // The job's directory exists when another node, or an earlier run of the
+  // job, made it: it is joined only when it is ours (util/private_files.h).
+  std::string relative = JoinPath(SafeName(exp_name.empty() ? "exp" : exp_name) + "_" + SafeName(job_id),
+                                  node_rank == 0 ? "" : "nodes/node" + std::to_string(node_rank));
+  if (Status made = MakePrivateDirs(workspace, relative); !made.ok()) return made.error();
   for (const std::string& sub : {job.node.env_dir(), job.node.config_dir(), job.node.logs_dir()}) {
-    if (Status made = MakeDirs(sub); !made.ok()) return made.error();
+    if (Status made = MakePrivateDir(sub); !made.ok()) return made.error();
   }
   return job;
 }
@@ -51,22 +54,17 @@ Result<ExperimentDir> CreateExperimentDir(const std::string& workspace, const st
   localtime_r(&when, &local);
   char stamp[32];
   strftime(stamp, sizeof(stamp), "%Y%m%d_%H%M%S", &local);
-  std::string base = JoinPath(workspace, name + "_" + stamp);
-  for (int attempt = 1; attempt < 1000; ++attempt) {
-    std::string candidate = attempt == 1 ? base : base + "_" + std::to_string(attempt);
-    if (::mkdir(candidate.c_str(), 0755) == 0) {
-      ExperimentDir dir{candidate};
-      for (const std::string& sub : {dir.env_dir(), dir.config_dir(), dir.logs_dir()}) {
-        if (Status made = MakeDirs(sub); !made.ok()) return made.error();
-      }
-      return dir;
-    }
-    if (errno != EEXIST) {
-      return EnvironmentError("cannot create experiment directory " + candidate + ": " + std::strerror(errno),
-                              "check that the workspace is writable");
-    }
+  auto root = MakeFreshDir(workspace, name + "_" + stamp, FreshName::kCounter);
+  if (!root.ok()) {
+    Error error = root.error();
+    if (error.hint.empty()) error.hint = "check that the workspace is writable";
+    return error;
   }
-  return EnvironmentError("too many experiment directories named " + base + "_*");
+  ExperimentDir dir{*root};
+  for (const std::string& sub : {dir.env_dir(), dir.config_dir(), dir.logs_dir()}) {
+    if (Status made = MakePrivateDir(sub); !made.ok()) return made.error();
+  }
+  return dir;
 }
 
 }  // namespace primus::snapshot

@@ -2,7 +2,8 @@
 //   <workspace>/<exp_name>_<YYYYmmdd_HHMMSS>/{env,config,logs}/ + metadata.json
 // Created with mkdir, which fails on an existing directory, so two launches
 // in the same second (or on shared storage) never share or overwrite one:
-// the second gets a "_2" suffix.
+// the second gets a "_2" suffix. Every directory is ours alone
+// (util/private_files.h): mode 0700, and one that exists must be ours.
 #pragma once
 
 #include <ctime>

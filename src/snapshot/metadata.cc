@@ -3,6 +3,7 @@
 #include <sys/time.h>
 
 #include "util/files.h"
+#include "util/json_fields.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 
@@ -58,35 +59,48 @@ nlohmann::ordered_json MetadataToJson(const RunMetadata& metadata, const Redacto
   json["root_cause"] = metadata.root_cause;
   json["replay_of"] = metadata.replay_of.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(metadata.replay_of);
   json["log_dir"] = metadata.log_dir;
+  if (metadata.launcher) json["launcher"] = StampToJson(*metadata.launcher);
   // Every string (root-cause messages quote worker output), redacted as data:
   // the document stays valid JSON whatever a message holds.
   return redactor.Json(json);
 }
 
 Result<RunMetadata> MetadataFromJson(const nlohmann::json& json) {
-  try {
-    RunMetadata metadata;
-    metadata.primus_version = json.value("primus_version", "");
-    metadata.argv = json.value("argv", std::vector<std::string>{});
-    metadata.cwd = json.value("cwd", "");
-    if (json.contains("git") && json["git"].is_object()) {
-      metadata.git = GitState{json["git"].value("toplevel", ""), json["git"].value("commit", ""),
-                              json["git"].value("dirty", false)};
+  using json_fields::Text;
+  if (!json.is_object()) return ConfigError("metadata.json is not a JSON object");
+  auto strings = [&](const char* key) {
+    std::vector<std::string> out;
+    for (const auto& item : json_fields::Array(json, key)) {
+      if (item.is_string()) out.push_back(item.get<std::string>());
     }
-    metadata.task = json.value("task", "");
-    metadata.hosts = json.value("hosts", std::vector<std::string>{});
-    metadata.start_time = json.value("start_time", "");
-    if (json.contains("end_time") && json["end_time"].is_string()) metadata.end_time = json["end_time"];
-    metadata.status = json.value("status", "");
-    metadata.exit_code = json.value("exit_code", -1);
-    metadata.restarts = json.value("restarts", 0);
-    if (json.contains("root_cause")) metadata.root_cause = json["root_cause"];
-    if (json.contains("replay_of") && json["replay_of"].is_string()) metadata.replay_of = json["replay_of"];
-    metadata.log_dir = json.value("log_dir", "");
-    return metadata;
-  } catch (const nlohmann::json::exception& error) {
-    return ConfigError(std::string("metadata.json is not in the expected shape: ") + error.what());
+    return out;
+  };
+  RunMetadata metadata;
+  metadata.primus_version = Text(json, "primus_version");
+  metadata.argv = strings("argv");
+  metadata.cwd = Text(json, "cwd");
+  if (const auto& git = json_fields::Object(json, "git"); !git.empty()) {
+    metadata.git = GitState{Text(git, "toplevel"), Text(git, "commit"), json_fields::Bool(git, "dirty").value_or(false)};
   }
+  metadata.task = Text(json, "task");
+  metadata.hosts = strings("hosts");
+  metadata.start_time = Text(json, "start_time");
+  metadata.end_time = Text(json, "end_time");
+  metadata.status = Text(json, "status");
+  metadata.exit_code = json_fields::SmallInteger(json, "exit_code").value_or(-1);
+  metadata.restarts = json_fields::IntegerIn(json, "restarts", 0, INT32_MAX).value_or(0);
+  if (json.contains("root_cause") && (json["root_cause"].is_object() || json["root_cause"].is_null())) {
+    metadata.root_cause = json["root_cause"];
+  }
+  metadata.replay_of = Text(json, "replay_of");
+  metadata.log_dir = Text(json, "log_dir");
+  metadata.launcher = StampFromJson(json_fields::Object(json, "launcher"));
+  return metadata;
+}
+
+std::string StatusNow(const RunMetadata& metadata) {
+  if (metadata.status != "running" || !metadata.launcher) return metadata.status;
+  return CheckAlive(*metadata.launcher) == Liveness::kGone ? kEndedWithoutRecord : metadata.status;
 }
 
 Status WriteJsonFile(const std::string& path, const nlohmann::ordered_json& json) {
@@ -98,13 +112,13 @@ Status WriteMetadata(const std::string& path, const RunMetadata& metadata, const
 }
 
 Result<RunMetadata> ReadMetadata(const std::string& path) {
-  auto text = ReadFile(path);
+  auto text = ReadRegularFile(path, 16 << 20);
   if (!text.ok()) return text.error();
-  nlohmann::json json = nlohmann::json::parse(*text, nullptr, false);
-  if (json.is_discarded()) {
+  std::optional<nlohmann::json> json = json_fields::Parse(*text);
+  if (!json) {
     return ConfigError(path + ": not valid JSON", "is this an experiment directory written by primus-cli?");
   }
-  auto metadata = MetadataFromJson(json);
+  auto metadata = MetadataFromJson(*json);
   if (!metadata.ok()) return ConfigError(path + ": " + metadata.error().message);
   return metadata;
 }

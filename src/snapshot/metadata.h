@@ -2,7 +2,8 @@
 // working directory, git commit and dirty flag), where (hosts), when, and how
 // it ended (status, exit code, restarts, root cause). Written when the launch
 // starts (status "running") and rewritten when it ends, so a crash of the
-// launcher itself still leaves a record. Every string goes through the
+// launcher itself still leaves a record: one that says "running" names its
+// launcher, so a reader can tell it ended without finishing (StatusNow). Every string goes through the
 // Redactor before it reaches the file, as data (Redactor::Json), so the file
 // is valid JSON whatever a failure message quotes.
 #pragma once
@@ -14,6 +15,7 @@
 
 #include "snapshot/redaction.h"
 #include "util/error.h"
+#include "util/process_stamp.h"
 
 namespace primus::snapshot {
 
@@ -43,12 +45,20 @@ struct RunMetadata {
   nlohmann::ordered_json root_cause;  // null, or the failing worker as the agent reported it
   std::string replay_of;              // the experiment directory this run replays, if any
   std::string log_dir;
+  std::optional<ProcessStamp> launcher;  // who writes this record (util/process_stamp.h)
 };
+
+// The status as a reader should take it: "ended without a record" for a
+// record that says "running" when its launcher, on this host, is gone
+// (killed, or its disk filled before the end was written): kEndedWithoutRecord.
+std::string StatusNow(const RunMetadata& metadata);
 
 std::string IsoTimeUtc(double epoch_seconds);
 double NowEpochSeconds();
 
 nlohmann::ordered_json MetadataToJson(const RunMetadata& metadata, const Redactor& redactor);
+// Never throws: fields of the wrong type read as absent (the file may be
+// damaged or edited); a ConfigError only when it is not an object.
 Result<RunMetadata> MetadataFromJson(const nlohmann::json& json);
 
 Status WriteMetadata(const std::string& path, const RunMetadata& metadata, const Redactor& redactor);

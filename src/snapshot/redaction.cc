@@ -83,14 +83,29 @@ std::string_view View(const re2::StringPiece& piece) { return {piece.data(), pie
 }  // namespace
 
 bool IsSecretName(std::string_view name) {
+  // Long secret words, also fused with what they are for (HFTOKEN, OPENAI_APIKEY).
   static constexpr std::array<std::string_view, 11> kSecretEndings = {
       "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "CREDENTIALS",
       "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY"};
+  // Short ones, only as a whole word after what they are for (MY_PASS,
+  // DB_PWD, GH_PAT, SSH_PRIVATE; a lone `pass` or `session` is a setting).
+  static constexpr std::array<std::string_view, 8> kSecretWords = {"PASS",    "PWD",     "PAT",      "SESSION",
+                                                                   "PRIVATE", "COOKIE",  "COOKIES",  "SIGNATURE"};
   static constexpr std::array<std::string_view, 9> kKeyKinds = {"API",    "ACCESS",  "SECRET",     "PRIVATE", "AUTH",
                                                                 "CLIENT", "SIGNING", "ENCRYPTION", "SSH"};
+  // KEY after these names a field, not a secret (text_key: the dataset's
+  // column; num_nodes_env_key: a variable's name; sort_key): such settings
+  // must survive in resolved.yaml, or a replay breaks.
+  static constexpr std::array<std::string_view, 44> kSettingKeys = {
+      "ENV",     "SORT",     "TEXT",     "LABEL",   "INPUT",  "OUTPUT",   "DATA",     "DATASET",  "COLUMN",
+      "FIELD",   "JSON",     "DICT",     "MAP",     "HASH",   "CACHE",    "INDEX",    "PRIMARY",  "PARTITION",
+      "GROUP",   "METRIC",   "MONITOR",  "LOOKUP",  "QUERY",  "VALUE",    "IMAGE",    "CAPTION",  "PROMPT",
+      "RESPONSE", "MESSAGES", "CHOSEN",  "REJECTED", "AUDIO", "VIDEO",    "STATE",    "MODEL",    "LOSS",
+      "RANDOM",  "RNG",      "PRNG",     "SEED",    "NAME",   "LAYER",    "CONTEXT",  "TARGET"};
   // A tokenizer's special tokens: pad_token, eos_token_id.
   static constexpr std::array<std::string_view, 11> kSpecialTokens = {"PAD", "EOS",  "BOS",   "UNK",     "SEP", "CLS",
                                                                       "MASK", "START", "END", "SPECIAL", "STOP"};
+  if (name == "PWD") return false;  // the shell's working directory
   // The secret word names what the value is, so it ends the name (HF_TOKEN,
   // S3_SECRET_ACCESS_KEY, db_password, TOKEN_2); in the middle it describes
   // something else: moe_token_dispatcher_type, HF_TOKEN_PATH.
@@ -100,18 +115,36 @@ bool IsSecretName(std::string_view name) {
     words.pop_back();
   }
   if (words.empty()) return false;
-  // AWS_ACCESS_KEY_ID: the key's identifier, kept secret with it.
   size_t n = words.size();
+  // Wherever they stand: SLACK_WEBHOOK_URL is the secret itself.
+  if (std::find(words.begin(), words.end(), "WEBHOOK") != words.end()) return true;
+  // AZURE_STORAGE_CONNECTION_STRING: account keys and passwords inside.
+  if (n >= 2 && words[n - 2] == "CONNECTION" && (words[n - 1] == "STRING" || words[n - 1] == "STRINGS")) return true;
+  // AWS_ACCESS_KEY_ID: the key's identifier, kept secret with it.
   if (n >= 3 && words[n - 1] == "ID" && words[n - 2] == "KEY" && OneOf(kKeyKinds, words[n - 3])) return true;
   const std::string& word = words.back();
-  std::string_view before = words.size() > 1 ? std::string_view(words[words.size() - 2]) : std::string_view();
-  if (word == "KEY" && OneOf(kKeyKinds, before)) return true;
+  std::string_view before = n > 1 ? std::string_view(words[n - 2]) : std::string_view();
+  if (word == "KEY") return n > 1 && !OneOf(kSettingKeys, before);
+  if (word == "AUTH") return true;
+  if (word == "PWD") return true;  // pwd= in a connection string; the shell's PWD was let through above
+  if (n > 1 && OneOf(kSecretWords, word)) return true;
   for (std::string_view ending : kSecretEndings) {
     if (!word.ends_with(ending)) continue;
     if (word == "TOKEN" && OneOf(kSpecialTokens, before)) continue;
     return true;
   }
   return false;
+}
+
+std::string RedactTokenShapes(std::string_view text) {
+  // Hugging Face, GitHub (classic and fine-grained), Slack, AWS access key
+  // ids, OpenAI-style keys, JSON Web Tokens, Slack webhook URLs.
+  static const RE2 shapes(
+      R"(\b(hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|xox[abeoprs]-[A-Za-z0-9-]{10,})"
+      R"(|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
+      R"(|hooks\.slack\.com/services/[A-Za-z0-9/_-]+)\b)");
+  return ReplaceGroups(
+      text, shapes, 1, [](const auto&) { return true; }, [](std::string_view) { return std::string(kRedacted); });
 }
 
 std::string RedactUrlCredentials(std::string_view text) {
@@ -182,7 +215,7 @@ std::string Redactor::Text(std::string_view text) const {
   for (const std::string& secret : secret_values_) {
     if (out.find(secret) != std::string::npos) out = ReplaceAll(out, secret, kRedacted);
   }
-  return RedactUrlCredentials(RedactAssignments(out));
+  return RedactTokenShapes(RedactUrlCredentials(RedactAssignments(out)));
 }
 
 std::string Redactor::Yaml(std::string_view text) const { return RedactYamlKeys(Text(text)); }

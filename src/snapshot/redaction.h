@@ -1,16 +1,23 @@
 // Keeps secrets out of every file primus-cli writes and everything it
 // prints (the plan of --dry-run, the log of --debug).
 //
-// By name: a variable or configuration key is secret when one of its words
-// (split at '_', '-', '.' and where lower case turns upper: apiKey) is or
-// ends in TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, CREDENTIAL(S),
-// APIKEY, ACCESSKEY, SECRETKEY or PRIVATEKEY, in any case, or is KEY after
-// API, ACCESS, SECRET, PRIVATE, AUTH, CLIENT, SIGNING, ENCRYPTION or SSH
-// (WANDB_API_KEY, aws_secret_access_key, GITHUB_TOKEN, HFTOKEN). Not secret:
-// KEY alone (sort_key, key_dim), TOKENS and TOKENIZER (max_tokens,
-// TOKENIZERS_PARALLELISM), and a tokenizer's special tokens (pad_token,
-// eos_token_id), which are text. A secret name's value is written as
-// "<redacted>".
+// By name: a variable or configuration key is secret, in any case, when its
+// last word (words split at '_', '-', '.' and where lower case turns upper:
+// apiKey; trailing numbers dropped: TOKEN_2)
+//   - is or ends in TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE,
+//     CREDENTIAL(S), APIKEY, ACCESSKEY, SECRETKEY or PRIVATEKEY (GITHUB_TOKEN,
+//     HFTOKEN, aws_secret_access_key), or is AUTH;
+//   - is PASS, PWD, PAT, SESSION, PRIVATE, COOKIE(S) or SIGNATURE after
+//     another word (MY_PASS, DB_PWD, GH_PAT; the shell's PWD is not secret);
+//   - is KEY after another word (OPENAI_KEY, WANDB_API_KEY), unless that
+//     word says the value names a field (text_key, num_nodes_env_key,
+//     sort_key: settings a replay needs);
+// or when WEBHOOK is any of its words (SLACK_WEBHOOK_URL), it ends in
+// CONNECTION_STRING, or in KEY_ID after a kind of key (AWS_ACCESS_KEY_ID).
+// Not secret: words in the middle (HF_TOKEN_PATH, key_dim), TOKENS and
+// TOKENIZER (max_tokens, TOKENIZERS_PARALLELISM), and a tokenizer's special
+// tokens (pad_token, eos_token_id), which are text. A secret name's value is
+// written as "<redacted>".
 //
 // By value: a Redactor learns the values of secret names (the environment,
 // the experiment's env: and any secret-named key of the experiment,
@@ -19,7 +26,10 @@
 // "none", are not learnt: they would redact unrelated text.
 //
 // In any text besides: NAME=VALUE assignments to secret names (--env
-// HF_TOKEN=x, API_KEY="x"), and passwords in URLs (scheme://user:pw@host).
+// HF_TOKEN=x, API_KEY="x", and AccountKey=/Password=/pwd= inside connection
+// strings), passwords in URLs (scheme://user:pw@host), and well-known token
+// shapes (hf_, ghp_, github_pat_, xox?-, AKIA, sk-, JSON Web Tokens, Slack
+// webhook URLs).
 // In YAML text also `SECRET_NAME: value` lines. JSON is redacted as data
 // (each string), never as serialized text, so it stays valid.
 //
@@ -41,6 +51,9 @@ inline constexpr std::string_view kRedacted = "<redacted>";
 bool IsSecretName(std::string_view name);
 // "https://user:pw@host/x" -> "https://user:<redacted>@host/x"; other text unchanged.
 std::string RedactUrlCredentials(std::string_view text);
+
+// "token hf_abc...xyz" -> "token <redacted>": the shapes listed above.
+std::string RedactTokenShapes(std::string_view text);
 
 // "--env HF_TOKEN=hf_x" -> "--env HF_TOKEN=<redacted>": assignments to secret
 // names, the value bare or in quotes (API_KEY="x" -> API_KEY="<redacted>").

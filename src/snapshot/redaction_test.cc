@@ -28,6 +28,46 @@ TEST(RedactionTest, SecretNamesByWordNotBySubstring) {
   }
 }
 
+TEST(RedactionTest, WhatPeopleNameSecretsIsCaught) {
+  for (const char* name : {"MY_PASS", "DB_PWD", "db.pwd", "GH_PAT", "OPENAI_KEY", "SLACK_WEBHOOK_URL", "WEBHOOK",
+                           "AZURE_STORAGE_CONNECTION_STRING", "BASIC_AUTH", "auth", "FLASK_SESSION", "SSH_PRIVATE",
+                           "REQUEST_SIGNATURE", "browser_cookie", "AccountKey", "Password", "pwd"}) {
+    EXPECT_TRUE(IsSecretName(name)) << name;
+  }
+  // The shell's working directory, field names a replay needs, settings.
+  for (const char* name : {"PWD", "OLDPWD", "key", "text_key", "num_nodes_env_key", "image_key", "caption_key",
+                           "pass", "session", "SSH_ASKPASS", "COMPASS", "PATH", "patience", "PRIVATE_DIR_MODE",
+                           "max_tokens", "linear_num_key_heads", "apply_query_key_layer_scaling"}) {
+    EXPECT_FALSE(IsSecretName(name)) << name;
+  }
+}
+
+TEST(RedactionTest, SecretsInsideConnectionStringsAndWellKnownTokenShapes) {
+  Redactor redactor;
+  EXPECT_EQ(redactor.Text("DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a1b2c3==;EndpointSuffix=x"),
+            "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=<redacted>;EndpointSuffix=x");
+  EXPECT_EQ(redactor.Text("Server=db;Database=x;User Id=me;Password=hunter22;"),
+            "Server=db;Database=x;User Id=me;Password=<redacted>;");
+  EXPECT_EQ(redactor.Text("Driver=x;uid=me;pwd=hunter22"), "Driver=x;uid=me;pwd=<redacted>");
+  EXPECT_EQ(redactor.Text("postgres://me:hunter22@db/x"), "postgres://me:<redacted>@db/x");
+  const char* tokens[] = {"hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+                          "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+                          "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+                          "xoxb-1234567890-abcdefghij",
+                          "AKIAIOSFODNN7EXAMPLE",
+                          "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx",
+                          "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"};
+  for (const char* token : tokens) {
+    EXPECT_EQ(redactor.Text(std::string("login with ") + token + " now"), "login with <redacted> now") << token;
+  }
+  EXPECT_EQ(redactor.Text("post to https://hooks.slack.com/services/T000/B000/XXXXXXXX done"),
+            "post to https://<redacted> done");
+  // Not secrets: short or ordinary words of the same beginnings.
+  for (const char* text : {"sk-learn", "hf_home", "the AKIA prefix", "eyJ alone", "scikit-learn==1.3"}) {
+    EXPECT_EQ(redactor.Text(text), text);
+  }
+}
+
 TEST(RedactionTest, QuotedAssignmentsKeepTheirQuotes) {
   EXPECT_EQ(RedactAssignments("failed: API_KEY=\"x y z\" rejected"), "failed: API_KEY=\"<redacted>\" rejected");
   EXPECT_EQ(RedactAssignments("export DB_PASSWORD='p w'"), "export DB_PASSWORD='<redacted>'");

@@ -1,6 +1,7 @@
 #include "snapshot/snapshot_files.h"
 
 #include "util/files.h"
+#include "util/json_fields.h"
 #include "util/strings.h"
 
 namespace primus::snapshot {
@@ -41,14 +42,17 @@ Status WriteEnvironment(const ExperimentDir& dir, const EnvWithOrigins& env, con
 
 Result<EnvWithOrigins> ReadEnvironment(const ExperimentDir& dir) {
   std::string path = dir.env_dir() + "/env.json";
-  auto text = ReadFile(path);
+  auto text = ReadRegularFile(path, 64 << 20);
   if (!text.ok()) return text.error();
-  nlohmann::json json = nlohmann::json::parse(*text, nullptr, false);
-  if (json.is_discarded() || !json.is_object()) return ConfigError(path + ": not a JSON object of variables");
+  std::optional<nlohmann::json> json = json_fields::ParseObject(*text);
+  if (!json) return ConfigError(path + ": not a JSON object of variables");
   EnvWithOrigins env;
-  for (const auto& [name, entry] : json.items()) {
-    if (!entry.is_object() || !entry.contains("value")) return ConfigError(path + ": entry " + name + " has no value");
-    env[name] = {entry["value"].get<std::string>(), entry.value("origin", "")};
+  for (const auto& [name, entry] : json->items()) {
+    if (!entry.is_object() || !entry.contains("value") || !entry["value"].is_string()) {
+      return ConfigError(path + ": entry " + EscapeControlCharacters(name) + " has no string value",
+                         "the file is damaged or was edited: replay another run, or fix the entry");
+    }
+    env[name] = {json_fields::Text(entry, "value"), json_fields::Text(entry, "origin")};
   }
   return env;
 }
@@ -59,11 +63,11 @@ Status WriteSystemInfo(const ExperimentDir& dir, const nlohmann::ordered_json& i
 
 Result<nlohmann::json> ReadSystemInfo(const ExperimentDir& dir) {
   std::string path = dir.env_dir() + "/system_info.json";
-  auto text = ReadFile(path);
+  auto text = ReadRegularFile(path, 64 << 20);
   if (!text.ok()) return text.error();
-  nlohmann::json json = nlohmann::json::parse(*text, nullptr, false);
-  if (json.is_discarded()) return ConfigError(path + ": not valid JSON");
-  return json;
+  std::optional<nlohmann::json> json = json_fields::Parse(*text);
+  if (!json) return ConfigError(path + ": not valid JSON");
+  return *json;
 }
 
 }  // namespace primus::snapshot

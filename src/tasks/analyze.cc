@@ -150,13 +150,13 @@ Result<int> AnalyzeRun(const AnalyzeArgs& args) {
   std::string plot = args.plot.empty() ? JoinPath(args.paths.front(), "run.svg") : args.plot;
   bool drawn = false;
   if (!summary->points.empty()) {
-    if (Status written = WriteFileAtomic(plot, analyze::RenderRunPlot(*summary)); !written) return written.error();
+    if (Status written = WriteFileAtomic(plot, analyze::RenderRunPlot(*summary), kUserOutputMode); !written) return written.error();
     drawn = true;
   }
   if (!args.html.empty()) {
     auto report = analyze::LoadRunReport(args.paths.front());
     if (!report.ok()) return report.error();
-    if (Status written = WriteFileAtomic(args.html, analyze::RenderRunReportHtml(*report)); !written) return written.error();
+    if (Status written = WriteFileAtomic(args.html, analyze::RenderRunReportHtml(*report), kUserOutputMode); !written) return written.error();
   }
   if (args.json) {
     std::cout << analyze::RunSummaryJson(*summary);
@@ -175,7 +175,7 @@ Result<int> AnalyzeTopology(const AnalyzeArgs& args) {
   if (!args.visualize) return 0;
   std::string output = args.output.empty() ? "topology.svg" : args.output;
   std::string dot_file = output.ends_with(".dot") ? output : output.substr(0, output.size() - 4) + ".dot";
-  if (Status written = WriteFileAtomic(dot_file, analyze::TopologyDot(topology)); !written) return written.error();
+  if (Status written = WriteFileAtomic(dot_file, analyze::TopologyDot(topology), kUserOutputMode); !written) return written.error();
   if (output == dot_file) {
     std::cout << "\ngraph: " << dot_file << "\n";
     return 0;

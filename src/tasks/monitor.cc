@@ -22,6 +22,7 @@
 #include "monitor/terminal_screen.h"
 #include "tasks/task.h"
 #include "util/option_parser.h"
+#include "util/process_stamp.h"
 #include "util/strings.h"
 
 namespace primus::tasks {
@@ -104,8 +105,12 @@ double ViewInterval(const json& view) {
 // monitor gives up on it (a file is only ever replaced whole: it retries).
 constexpr int kHttpFailuresBeforeGivingUp = 3;
 
-// How the monitor exits once the job ended: 1 when it failed, else 0.
-int ExitFor(const json& view) { return monitor::EndedState(view) == "failed" ? 1 : 0; }
+// How the monitor exits once the job ended: 1 when it failed or ended
+// without a record, else 0.
+int ExitFor(const json& view) {
+  std::string ended = monitor::EndedState(view);
+  return ended == "failed" || ended == kEndedWithoutRecord ? 1 : 0;
+}
 
 class Monitor {
  public:

@@ -10,10 +10,14 @@
 // the end, exit status, restarts and root cause. Every failure path after the
 // directory exists still writes metadata.json, so nothing is lost.
 // --replay DIR re-runs a recorded experiment (train/replay.h).
+#include <signal.h>
+
 #include <cstdlib>
 
+#include "io/signal_channel.h"
 #include "tasks/task.h"
 #include "tasks/train_steps.h"
+#include "util/abnormal_end.h"
 #include "util/option_parser.h"
 #include "util/environment.h"
 #include "util/strings.h"
@@ -29,7 +33,8 @@ const std::vector<OptionSpec>& TrainOptions() {
       {{"--backend"}, K::kValue, "torch|megatron|torchtitan|command", "", "override the experiment's backend"},
       {{"--replay"}, K::kValue, "DIR", "", "re-run a recorded experiment directory"},
       {{"--resume"}, K::kValue, "auto|none|PATH", "", "where to resume from (default: the experiment's checkpoint.resume)"},
-      {{"--force"}, K::kFlag, "", "", "--replay: run even on incompatible hardware"},
+      {{"--force"}, K::kFlag, "", "",
+       "--replay: run even on incompatible hardware, or with recorded libraries, interpreters or hooks"},
       {{"--no-preflight"}, K::kFlag, "", "", "skip the fast preflight checks before the launch (config: train.preflight)"},
   };
   return table;
@@ -77,6 +82,19 @@ Result<TrainArgs> ParseTrainArgs(const std::vector<std::string>& args) {
 }
 
 
+// The first SIGINT, SIGTERM or SIGHUP that arrived, or 0 (others are dropped).
+int StopSignal(io::SignalChannel& signals) {
+  while (auto info = signals.Read()) {
+    int signal = static_cast<int>(info->ssi_signo);
+    if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) return signal;
+  }
+  return 0;
+}
+
+Error StoppedBetweenSteps(int signal) {
+  return StoppedBySignal(signal, "train: stopped by " + io::SignalName(signal) + " before the workers started");
+}
+
 class TrainTask : public Task {
  public:
   std::string name() const override { return "train"; }
@@ -112,15 +130,28 @@ class TrainTask : public Task {
     if (Status status = BuildLaunchSpec(&launch); !status.ok()) return status.error();
     if (Status status = FindScripts(&launch); !status.ok()) return status.error();
     if (context.dry_run) return PrintDryRun(launch);
+    if (Status status = CheckReplayTrust(launch); !status.ok()) return status.error();
     if (Status status = RunPreflight(launch); !status.ok()) return status.error();
+    // From before metadata.json says "running", Ctrl-C and SIGTERM are read
+    // between the steps (the hooks and the agent read their own), never fatal.
+    auto signals = io::SignalChannel::Open();
+    if (!signals.ok()) return signals.error();
     if (Status status = OpenExperimentDir(&launch, context); !status.ok()) return status.error();
-    // From here on the experiment directory exists and every exit records itself.
+    // From here on the experiment directory exists and every exit records
+    // itself: an error, a signal, an escaped exception (the last resort).
+    AbnormalEndRecord last_resort([&launch](const std::string& why) { RecordFailure(&launch, TaskError(why)); });
     for (auto step : {WriteSnapshot, RunHooks, BuildWorkerCommand}) {
+      if (int signal = StopSignal(**signals)) return RecordFailure(&launch, StoppedBetweenSteps(signal));
       if (Status status = step(&launch); !status.ok()) return RecordFailure(&launch, status.error());
     }
+    if (int signal = StopSignal(**signals)) return RecordFailure(&launch, StoppedBetweenSteps(signal));
     auto result = Launch(&launch);
     if (!result.ok()) return RecordFailure(&launch, result.error());
-    return RecordOutcome(&launch, *result);
+    int code = RecordOutcome(&launch, *result);
+    while (StopSignal(**signals) != 0) {
+      // A Ctrl-C while the end was recorded: the record is written; nothing left to stop.
+    }
+    return code;
   }
 };
 

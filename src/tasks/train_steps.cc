@@ -81,6 +81,22 @@ std::string DescribeWorld(const TrainLaunch& launch) {
       data_parallel, experiment.grad_accum);
 }
 
+bool ReplayNeedsForce(const TrainLaunch& launch) {
+  return std::any_of(launch.replay_risks.begin(), launch.replay_risks.end(),
+                     [](const train::ReplayRisk& risk) { return risk.needs_force; });
+}
+
+// The replay's lines on what changes the code that runs, for its header and
+// --dry-run; "(needs --force)" marks what a launch does not run without it.
+std::string ReplayRiskText(const TrainLaunch& launch) {
+  if (launch.replay_risks.empty()) return "replay: the recorded run changes no library, interpreter or hook here\n";
+  std::string text = "replay: what the recorded run sets that changes the code that runs here:\n";
+  for (const train::ReplayRisk& risk : launch.replay_risks) {
+    text += "  " + risk.text + (risk.needs_force ? (launch.args.force ? "  [--force]" : "  (needs --force)") : "") + "\n";
+  }
+  return text;
+}
+
 std::string Seconds(double seconds) { return seconds > 0 ? fmt::format("{:g} s", seconds) : std::string("off"); }
 
 void WriteWorkerEnv(const TrainLaunch& launch) {
@@ -121,6 +137,10 @@ Status LoadRequestedExperiment(TrainLaunch* launch) {
   auto experiment = train::LoadExperiment(launch->request);
   if (!experiment.ok()) return experiment.error();
   launch->experiment = std::move(*experiment);
+  if (launch->replay) {
+    launch->replay_risks = train::ReplayRisks(*launch->replay, launch->experiment.resolved,
+                                              launch->experiment.interpreter, launch->process_env);
+  }
   // Its secrets (env: entries, overrides, any secret-named key, ${VAR}
   // values) are redacted from here on, in what we print and what we write.
   LearnSecrets(launch->experiment.resolved, &snapshot::ProcessRedactor());
@@ -244,7 +264,21 @@ Result<int> PrintDryRun(const TrainLaunch& launch) {
             << agent::DescribeWorkerEnvironment(launch.setup)
             << (launch.run_preflight ? "preflight: the fast checks would run before the launch (--no-preflight skips them)\n"
                                      : "preflight: off\n");
+  if (launch.replay) std::cout << ReplayRiskText(launch);
   return 0;
+}
+
+Status CheckReplayTrust(const TrainLaunch& launch) {
+  if (!launch.replay || launch.args.force || !ReplayNeedsForce(launch)) return Status::Ok();
+  std::vector<std::string> lines;
+  for (const train::ReplayRisk& risk : launch.replay_risks) {
+    if (risk.needs_force) lines.push_back(risk.text);
+  }
+  return ConfigError("--replay " + launch.replay->dir.root +
+                         ": the recorded run sets what changes the code that runs here, and differs from now:\n  " +
+                         Join(lines, "\n  "),
+                     "check that these are what you want to run (--dry-run shows the whole launch), then add "
+                     "--force");
 }
 
 Status RunPreflight(const TrainLaunch& launch) {
@@ -302,6 +336,7 @@ Status OpenExperimentDir(TrainLaunch* launch, const TaskContext& context) {
   metadata.hosts = {log::HostName()};
   metadata.start_time = snapshot::IsoTimeUtc(snapshot::NowEpochSeconds());
   metadata.log_dir = launch->dir.logs_dir();
+  metadata.launcher = ThisProcess();
   if (launch->replay) metadata.replay_of = launch->replay->dir.root;
   if (Status written = snapshot::WriteMetadata(launch->dir.metadata_file(), metadata, snapshot::ProcessRedactor());
       !written.ok()) {
@@ -321,7 +356,7 @@ Status WriteSnapshot(TrainLaunch* launch) {
     bool incompatible = std::any_of(differences.begin(), differences.end(), [](const auto& d) { return d.incompatible; });
     std::cerr << "replay of " << launch->replay->dir.root << " (" << launch->replay->metadata.start_time
               << "): then vs now\n"
-              << train::FormatDifferences(differences);
+              << train::FormatDifferences(differences) << ReplayRiskText(*launch);
     if (incompatible && !launch->args.force) {
       return EnvironmentError("this machine is not compatible with the recorded run of " + launch->replay->dir.root,
                               "use a machine with the recorded GPUs, or add --force to run anyway");
@@ -445,6 +480,7 @@ int RecordOutcome(TrainLaunch* launch, const agent::RunResult& result) {
   WriteWorkerEnv(*launch);
   snapshot::RunMetadata& metadata = launch->metadata;
   metadata.restarts = result.restarts;
+  if (!result.log_dir.empty()) metadata.log_dir = result.log_dir;  // a fresh one when logs/ held an earlier run's
   metadata.hosts = {log::HostName()};
   if (result.root_cause) {
     const agent::WorkerFailure& cause = *result.root_cause;

@@ -50,6 +50,7 @@ struct TrainLaunch {
   std::optional<config::LauncherConfig> launcher;
 
   std::optional<train::ReplaySource> replay;
+  std::vector<train::ReplayRisk> replay_risks;  // what the replay sets that changes which code runs (train/replay.h)
   train::ExperimentRequest request;
   train::ExperimentConfig experiment;
   std::optional<train::PrimusInstall> primus;
@@ -85,6 +86,9 @@ Status BuildLaunchSpec(TrainLaunch* launch);
 Status FindScripts(TrainLaunch* launch);
 // --dry-run: the resolved launch, printed; nothing runs.
 Result<int> PrintDryRun(const TrainLaunch& launch);
+// --replay: what the recorded run sets that changes which code runs here runs
+// only with --force (train/replay.h ReplayRisks).
+Status CheckReplayTrust(const TrainLaunch& launch);
 // The fast preflight checks: a doomed job stops here, before its directory exists.
 Status RunPreflight(const TrainLaunch& launch);
 // The experiment directory (the job's, or a new one) with metadata.json "running".

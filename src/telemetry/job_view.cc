@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "telemetry/json_fields.h"
+#include "util/json_fields.h"
 
 namespace primus::telemetry {
 namespace {
@@ -94,6 +94,7 @@ Json JobAggregator::View() const {
               {"generation", info_.generation}, {"restarts", info_.restarts},
               {"nnodes", info_.nnodes},       {"world_size", info_.world_size},
               {"interval_s", info_.interval_s}};
+  if (info_.agent) job["agent"] = StampToJson(*info_.agent);
   Put(job, "step", progress_.step);
   Put(job, "total_steps", progress_.total_steps);
   Put(job, "progress", progress_.progress);

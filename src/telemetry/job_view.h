@@ -14,6 +14,7 @@
 
 #include "telemetry/node_sample.h"
 #include "telemetry/stragglers.h"
+#include "util/process_stamp.h"
 
 namespace primus::telemetry {
 
@@ -32,6 +33,7 @@ struct JobInfo {
   int nnodes = 1;
   int world_size = 1;
   double interval_s = 5;
+  std::optional<ProcessStamp> agent;  // node 0's agent, so a reader can tell it is gone
 };
 
 // The figures the job view derives from the ranks' metrics.

@@ -78,9 +78,8 @@ void MetricsReader::Consume(std::string_view data, double mtime) {
         line = first_line_joined;
       }
     }
-    if (!line.empty() && line.size() <= kMaxLineBytes && line.find('{') != std::string_view::npos) {
-      Json json = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (std::optional<TrainingMetrics> metrics = MetricsFromJson(json)) {
+    if (line.size() <= kMaxLineBytes) {
+      if (std::optional<TrainingMetrics> metrics = ParseMetricsLine(line)) {
         metrics->metrics_time = mtime;
         latest_ = metrics;
         break;

@@ -1,6 +1,6 @@
 #include "telemetry/node_sample.h"
 
-#include "telemetry/json_fields.h"
+#include "util/json_fields.h"
 
 namespace primus::telemetry {
 namespace {
@@ -31,6 +31,9 @@ TrainingMetrics ReadMetrics(const Json& json) {
   metrics.loss = Number(json, "loss");
   metrics.tokens_per_s = Number(json, "tokens_per_s");
   metrics.step_time_s = Number(json, "step_time_s");
+  metrics.elapsed_s = Number(json, "elapsed_s");
+  metrics.time = Number(json, "time");
+  metrics.restart_count = SmallInteger(json, "restart_count");
   metrics.metrics_time = Number(json, "metrics_time");
   return metrics;
 }
@@ -139,6 +142,13 @@ std::optional<TrainingMetrics> MetricsFromJson(const Json& json) {
   TrainingMetrics metrics = ReadMetrics(json);
   metrics.metrics_time.reset();  // the agent's, not the worker's
   return metrics;
+}
+
+std::optional<TrainingMetrics> ParseMetricsLine(std::string_view line) {
+  if (line.empty() || line.find('{') == std::string_view::npos) return std::nullopt;
+  std::optional<Json> json = json_fields::ParseObject(line, 64 << 10);
+  if (!json) return std::nullopt;
+  return MetricsFromJson(*json);
 }
 
 }  // namespace primus::telemetry

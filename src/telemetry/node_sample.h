@@ -41,10 +41,14 @@ struct GpuStats {
   std::optional<int> clock_mhz;
 };
 
-// What a worker reported in its metrics file (every field optional).
+// What a worker reported in one line of its metrics file (every field
+// optional: a field that is missing, null or of the wrong type is unknown).
 struct TrainingMetrics {
   std::optional<int64_t> step, total_steps;
   std::optional<double> loss, tokens_per_s, step_time_s;
+  std::optional<double> elapsed_s;     // since the training started
+  std::optional<double> time;          // the worker's clock, seconds since the epoch
+  std::optional<int> restart_count;    // the attempt (TORCHELASTIC_RESTART_COUNT) that wrote it
   std::optional<double> metrics_time;  // when the worker wrote it (the file's modification time)
 };
 
@@ -77,5 +81,11 @@ NodeSample NodeSampleFromJson(const Json& json);
 // The metrics fields of one worker's line ("step", "loss", ...); nullopt when
 // the line is not a JSON object.
 std::optional<TrainingMetrics> MetricsFromJson(const Json& json);
+
+// One line of a metrics file (PRIMUS_METRICS_FILE, a trainer's
+// metrics.jsonl), parsed safely (util/json_fields.h): the one reader of
+// such lines for telemetry, train's progress and analyze. nullopt when the
+// line is not a JSON object (or is over 64 KiB).
+std::optional<TrainingMetrics> ParseMetricsLine(std::string_view line);
 
 }  // namespace primus::telemetry

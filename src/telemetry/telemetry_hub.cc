@@ -1,15 +1,14 @@
 #include "telemetry/telemetry_hub.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 
 #include "util/files.h"
 #include "util/log.h"
+#include "util/private_files.h"
 
 namespace primus::telemetry {
 namespace {
@@ -26,28 +25,10 @@ double MonotonicSeconds() {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
 }
 
-// Temp file + rename, so a reader sees the old file or the new one, never
-// half of one. No fsync: the view is replaced every few seconds anyway, and
-// a sync on a slow log file system would stall the agent's loop.
+// The view is replaced every few seconds: no fsync (a sync on a slow log
+// file system would stall the agent's loop).
 Status ReplaceFile(const std::string& path, std::string_view content) {
-  std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return EnvironmentError("cannot write " + temporary + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  int error = done == content.size() ? 0 : errno;
-  ::close(fd);
-  if (error != 0 || ::rename(temporary.c_str(), path.c_str()) != 0) {
-    if (error == 0) error = errno;
-    ::unlink(temporary.c_str());
-    return EnvironmentError("cannot write " + path + ": " + std::strerror(error));
-  }
-  return Status::Ok();
+  return WriteFileAtomic(path, content, -1, Durability::kUnsynced);
 }
 
 }  // namespace
@@ -72,6 +53,7 @@ TelemetryHub::TelemetryHub(TelemetrySettings settings, std::unique_ptr<NodeSampl
   info_.nnodes = settings_.nnodes;
   info_.world_size = settings_.world_size;
   info_.interval_s = settings_.interval_s;
+  info_.agent = ThisProcess();
   aggregator_.Update(info_, {}, WallSeconds());
   job_view_ = aggregator_.View();
 }
@@ -146,10 +128,10 @@ Json TelemetryHub::NodeView() const {
 
 void TelemetryHub::WriteFiles(const Json& view, const Json& history_line) {
   std::string dir = JoinPath(settings_.log_dir, "telemetry");
-  Status made = MakeDirs(dir);
+  Status made = MakePrivateDir(dir);
   Status written = made ? ReplaceFile(job_file(), view.dump() + "\n") : made;
   if (!written) {
-    if (!warned_) log::Warn("telemetry: cannot write {}: {}", job_file(), written.error().message);
+    if (!warned_) log::Warn("telemetry: {}", written.error().message);
     warned_ = true;
     return;
   }
@@ -170,14 +152,14 @@ void TelemetryHub::WriteFiles(const Json& view, const Json& history_line) {
     }
   }
   std::string line = history_line.dump() + "\n";
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    if (!warned_) log::Warn("telemetry: cannot write {}: {}", path, std::strerror(errno));
+  auto fd = OpenPrivateFileForAppend(path);
+  if (!fd) {
+    if (!warned_) log::Warn("telemetry: {}", fd.error().message);
     warned_ = true;
     return;
   }
-  ssize_t n = ::write(fd, line.data(), line.size());
-  ::close(fd);
+  ssize_t n = ::write(*fd, line.data(), line.size());
+  ::close(*fd);
   if (n > 0) history_bytes_ += static_cast<uint64_t>(n);
 }
 

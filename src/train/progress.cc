@@ -5,21 +5,22 @@
 
 #include <chrono>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
-#include "io/signal_channel.h"
+#include "telemetry/node_sample.h"
 #include "util/log.h"
 #include "util/progress_line.h"
+#include "util/thread_signals.h"
 
 namespace primus::train {
 
 bool ParseMetricsLine(const std::string& line, ProgressSnapshot* snapshot) {
-  nlohmann::json json = nlohmann::json::parse(line, nullptr, false);
-  if (json.is_discarded() || !json.is_object() || !json.contains("step")) return false;
-  snapshot->step = json.value("step", 0L);
-  snapshot->loss = json.value("loss", 0.0);
-  snapshot->tokens_per_s = json.value("tokens_per_s", 0.0);
-  snapshot->elapsed_s = json.value("elapsed_s", 0.0);
+  std::optional<telemetry::TrainingMetrics> metrics = telemetry::ParseMetricsLine(line);
+  if (!metrics || !metrics->step) return false;
+  // A field that is null or odd keeps the last known value.
+  snapshot->step = static_cast<long>(*metrics->step);
+  snapshot->loss = metrics->loss.value_or(snapshot->loss);
+  snapshot->tokens_per_s = metrics->tokens_per_s.value_or(snapshot->tokens_per_s);
+  snapshot->elapsed_s = metrics->elapsed_s.value_or(snapshot->elapsed_s);
   return true;
 }
 
@@ -47,7 +48,7 @@ void ProgressFollower::Stop() {
 
 void ProgressFollower::Loop() {
   // The node agent takes its signals through a signalfd on the main thread.
-  io::BlockAllSignalsInThisThread();
+  BlockAllSignalsInThisThread();
   std::ifstream in;
   std::string partial;
   ProgressSnapshot latest;
@@ -59,12 +60,13 @@ void ProgressFollower::Loop() {
     if (in.is_open()) {
       std::string line;
       while (std::getline(in, line)) {
-        if (in.eof()) {  // no newline yet: keep it for the next read
-          partial += line;
+        if (in.eof()) {  // no newline yet: keep it for the next read (bounded)
+          if (partial.size() < (64 << 10)) partial += line;
           break;
         }
         line = partial + line;
         partial.clear();
+        if (line.size() > (64 << 10)) continue;  // not a metrics line; never held without bound
         if (ParseMetricsLine(line, &latest)) have = true;
       }
       in.clear();

@@ -12,6 +12,13 @@ TEST(ProgressTest, ParsesTrainerMetricsLines) {
   EXPECT_DOUBLE_EQ(s.loss, 2.5);
   EXPECT_FALSE(ParseMetricsLine("step 20/200 loss 2.5", &s));
   EXPECT_FALSE(ParseMetricsLine(R"({"event": "resume"})", &s));
+  // A worker's odd line never ends the launcher: null or wrong types keep the last value.
+  ASSERT_TRUE(ParseMetricsLine(R"({"step": 21, "loss": null, "tokens_per_s": "fast"})", &s));
+  EXPECT_EQ(s.step, 21);
+  EXPECT_DOUBLE_EQ(s.loss, 2.5);
+  EXPECT_FALSE(ParseMetricsLine(R"({"step": "22", "loss": 1.0})", &s));
+  EXPECT_FALSE(ParseMetricsLine(std::string(100000, '[') + std::string(100000, ']'), &s));
+  EXPECT_EQ(s.step, 21);
 }
 
 TEST(ProgressTest, FormatsStepLossThroughputAndEta) {

@@ -2,9 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <set>
 
+#include "snapshot/redaction.h"
 #include "util/files.h"
+#include "util/private_files.h"
 
 namespace primus::train {
 
@@ -44,6 +49,93 @@ bool IsReplayedVariable(const std::string& name) {
     if (name.starts_with(prefix)) return false;
   }
   return !kSession.count(name);
+}
+
+bool ChangesWhatRuns(const std::string& variable) {
+  static const std::set<std::string> kNames = {"BASH_ENV",  "ENV",      "PATH",     "GCONV_PATH", "NODE_OPTIONS",
+                                               "PERL5LIB",  "PERL5OPT", "RUBYOPT",  "RUBYLIB",    "JAVA_TOOL_OPTIONS"};
+  if (kNames.count(variable)) return true;
+  for (const char* prefix : {"LD_", "DYLD_", "PYTHON"}) {
+    if (variable.starts_with(prefix)) return true;
+  }
+  return variable.ends_with("_LIBRARY_PATH") || variable.ends_with("_PRELOAD");
+}
+
+namespace {
+
+std::string NowText(const std::map<std::string, std::string>& now, const std::string& name) {
+  auto it = now.find(name);
+  return it == now.end() ? "now unset" : "now " + it->second;
+}
+
+// Snapshot files that are not this user's alone: what another user could have edited.
+std::vector<std::string> ForeignFiles(const ReplaySource& source) {
+  std::vector<std::string> foreign;
+  const std::string env_dir = source.dir.env_dir();
+  for (const std::string& path : {source.dir.root, source.dir.config_dir(), source.resolved_config,
+                                  source.dir.metadata_file(), env_dir, env_dir + "/env.json",
+                                  env_dir + "/system_info.json"}) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) continue;
+    if (info.st_uid != ::geteuid()) {
+      foreign.push_back(path + " is owned by " + DescribeOwner(info.st_uid));
+    } else if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+      foreign.push_back(fmt::format("{} may be written by other users (mode {:04o})", path, info.st_mode & 07777));
+    }
+  }
+  return foreign;
+}
+
+}  // namespace
+
+std::vector<ReplayRisk> ReplayRisks(const ReplaySource& source, const config::Value& resolved,
+                                    const std::string& interpreter, const std::map<std::string, std::string>& now) {
+  std::vector<ReplayRisk> risks;
+  for (const std::string& file : ForeignFiles(source)) risks.push_back({file, true});
+  for (const auto& [name, entry] : source.env) {
+    if (!IsReplayedVariable(name) || !ChangesWhatRuns(name) || entry.value == snapshot::kRedacted) continue;
+    auto it = now.find(name);
+    if (it != now.end() && it->second == entry.value) continue;
+    risks.push_back({fmt::format("{}={} ({}), from env/env.json", name, entry.value, NowText(now, name)), true});
+  }
+  if (const config::Value* env = resolved.Find("env"); env && env->IsMap()) {
+    for (const auto& [name, value] : env->AsMap()) {
+      std::string text = value.ScalarText();
+      if (!ChangesWhatRuns(name) || text == snapshot::kRedacted) continue;
+      auto it = now.find(name);
+      if (it != now.end() && it->second == text) continue;
+      risks.push_back(
+          {fmt::format("{}={} ({}), from config/resolved.yaml env:", name, text, NowText(now, name)), true});
+    }
+  }
+  // The interpreter the replay runs, against the one the recorded run ran.
+  std::string recorded = source.system.is_object() && source.system.contains("python_interpreter") &&
+                                 source.system["python_interpreter"].is_string()
+                             ? source.system["python_interpreter"].get<std::string>()
+                             : "python3";
+  for (const char* key : {"python.interpreter", "python.venv", "python.conda_env"}) {
+    const config::Value* value = resolved.Find(key);
+    if (value == nullptr || value->IsNull() || value->ScalarText().empty()) continue;
+    if (std::string_view(key) == "python.interpreter" && value->ScalarText() == "python3" && recorded == "python3") {
+      continue;  // the default, as recorded
+    }
+    bool differs = interpreter != recorded;
+    risks.push_back({fmt::format("{}: {}{}, from config/resolved.yaml", key, value->ScalarText(),
+                                 differs ? " (the recorded run ran " + recorded + ")" : " (as recorded)"),
+                     differs});
+  }
+  if (const config::Value* dirs = resolved.Find("hooks.dirs"); dirs && dirs->IsList()) {
+    for (const config::Value& dir : dirs->AsList()) {
+      std::string path = JoinPath(source.dir.config_dir(), dir.ScalarText());
+      Status ours = CheckPrivateDir(path, LinkPolicy::kOwnLinkOnly);
+      bool foreign = PathExists(path) && !ours.ok();
+      risks.push_back({fmt::format("hooks.dirs: {} (its scripts run before the workers{}), from "
+                                   "config/resolved.yaml",
+                                   dir.ScalarText(), foreign ? "; " + ours.error().message : ""),
+                       foreign});
+    }
+  }
+  return risks;
 }
 
 std::vector<SystemDifference> CompareSystems(const nlohmann::json& then, const nlohmann::json& now) {

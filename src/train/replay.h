@@ -6,9 +6,12 @@
 // when recorded must come from the current environment.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "config/value.h"
 
 #include "snapshot/experiment_dir.h"
 #include "snapshot/metadata.h"
@@ -38,6 +41,32 @@ struct SystemDifference {
 // belongs to the machine or session (PATH, HOME, SSH_*, ...) and what the node
 // agent sets per launch (RANK, MASTER_PORT, TORCHELASTIC_*, ...).
 bool IsReplayedVariable(const std::string& name);
+
+// Whether a variable decides which code runs: a preloaded or searched
+// library, the interpreter's path and startup (LD_*, DYLD_*, PYTHON*,
+// BASH_ENV, ENV, PATH, *_LIBRARY_PATH, *_PRELOAD, GCONV_PATH, NODE_OPTIONS,
+// PERL5LIB, PERL5OPT, RUBYOPT, JAVA_TOOL_OPTIONS).
+bool ChangesWhatRuns(const std::string& variable);
+
+// What a replay takes from the recorded run that changes which code runs
+// here, one line each for the replay header and --dry-run ("LD_PRELOAD=
+// /tmp/x.so (now unset), from env/env.json"). Every such line is shown; a
+// line `needs_force` when the launch must not run it without --force:
+//   - a replayed variable of ChangesWhatRuns (from env/env.json or the
+//     experiment's env:) whose value differs from `now` (needs --force);
+//   - python.interpreter, python.venv, python.conda_env: shown when set;
+//     needs --force when the interpreter differs from the one the recorded
+//     run ran (env/system_info.json's python_interpreter; "python3" when a
+//     snapshot does not say);
+//   - each hook directory (hooks.dirs): shown; needs --force when it is not
+//     the user's alone (another user owns it or may write to it);
+//   - a snapshot file that another user owns or may write to (needs --force).
+struct ReplayRisk {
+  std::string text;
+  bool needs_force = false;
+};
+std::vector<ReplayRisk> ReplayRisks(const ReplaySource& source, const config::Value& resolved,
+                                    const std::string& interpreter, const std::map<std::string, std::string>& now);
 
 std::vector<SystemDifference> CompareSystems(const nlohmann::json& then, const nlohmann::json& now);
 std::string FormatDifferences(const std::vector<SystemDifference>& differences);

@@ -44,6 +44,8 @@ void AddPythonVersions(const std::string& interpreter, nlohmann::ordered_json* i
                          "try: print(m.version('torch'))\n"
                          "except Exception: print('-')\n"},
                         options);
+  // What ran, for a replay to compare with (train/replay.h).
+  (*info)["python_interpreter"] = interpreter;
   if (!run.ok() || run->exit_code != 0) return;
   std::vector<std::string> lines = Split(std::string(Trim(run->out)), '\n');
   if (lines.size() >= 2) {

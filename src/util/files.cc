@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "util/private_files.h"
+#include "util/random.h"
 #include "util/strings.h"
 
 namespace primus {
@@ -90,9 +92,18 @@ Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes) {
   return content;
 }
 
-Status WriteFileAtomic(const std::string& path, std::string_view content, int mode) {
-  std::string temporary = path + ".tmp." + std::to_string(getpid());
-  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+Status WriteFileAtomic(const std::string& path, std::string_view content, int mode, Durability durability) {
+  if (mode < 0) mode = PrivateFileMode();
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string temporary;
+  int fd = -1;
+  for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+    temporary = dir + "." + name + ".tmp." + RandomHex(8);
+    fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, static_cast<mode_t>(mode));
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) return EnvironmentError("cannot write " + path + ": " + std::strerror(errno));
   const char* data = content.data();
   size_t left = content.size();
@@ -100,7 +111,7 @@ Status WriteFileAtomic(const std::string& path, std::string_view content, int mo
     ssize_t n = ::write(fd, data, left);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      int saved = errno;
+      int saved = n == 0 ? ENOSPC : errno;
       ::close(fd);
       ::unlink(temporary.c_str());
       return EnvironmentError("cannot write " + path + ": " + std::strerror(saved));
@@ -108,9 +119,12 @@ Status WriteFileAtomic(const std::string& path, std::string_view content, int mo
     data += n;
     left -= static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  bool synced = durability == Durability::kUnsynced || ::fsync(fd) == 0;
+  int sync_error = errno;
+  if (!synced || ::close(fd) != 0) {
+    int saved = synced ? errno : sync_error;
     ::unlink(temporary.c_str());
-    return EnvironmentError("cannot flush " + path + ": " + std::strerror(errno));
+    return EnvironmentError("cannot flush " + path + ": " + std::strerror(saved));
   }
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
     int saved = errno;

@@ -19,7 +19,19 @@ Result<std::string> ReadFile(const std::string& path);
 // more than that even when the file grows meanwhile. Errors name the path
 // (EnvironmentError; callers give it their own exit code and hint).
 Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes);
-Status WriteFileAtomic(const std::string& path, std::string_view content, int mode = 0644);
+// Replaces `path` with `content` through a temporary file of an unpredictable
+// name in the same directory (created with O_EXCL|O_NOFOLLOW, so nothing
+// planted there is written through), then rename(2): a reader sees the old
+// file or the new one, never half of one, and a link in `path`'s place is
+// replaced, not followed. `mode` -1: PrivateFileMode() (util/private_files.h),
+// for everything under run and experiment directories; kUserOutputMode for a
+// file the user named. kSynced: fsync before the rename (survives a crash);
+// kUnsynced for files replaced every few seconds anyway (the job view).
+enum class Durability { kSynced, kUnsynced };
+inline constexpr int kUserOutputMode = 0644;
+Status WriteFileAtomic(const std::string& path, std::string_view content, int mode = -1,
+                       Durability durability = Durability::kSynced);
+// Creates `path` and its missing parents with `mode` (what exists is left as it is).
 Status MakeDirs(const std::string& path, int mode = 0755);
 bool PathExists(const std::string& path);
 bool IsDirectory(const std::string& path);

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "util/console_writer.h"
 #include "util/progress_line.h"
 #include "util/strings.h"
 
@@ -95,15 +96,9 @@ void Write(Level level, std::string_view message) {
     line = line.substr(0, level_start) + std::string(ColorOf(level)) +
            line.substr(level_start, level_end - level_start) + "\033[0m" + line.substr(level_end);
   }
-  LiftProgressLine lift(STDERR_FILENO);  // a progress line on the terminal goes under the message
-  const char* data = line.data();
-  size_t left = line.size();
-  while (left > 0) {
-    ssize_t n = ::write(STDERR_FILENO, data, left);
-    if (n <= 0) break;
-    data += n;
-    left -= static_cast<size_t>(n);
-  }
+  // Through the console writer: during a launch a paused terminal must not
+  // stop the caller (util/console_writer.h); it lifts a progress line too.
+  console_writer::Write(STDERR_FILENO, line);
 }
 
 }  // namespace primus::log

@@ -249,4 +249,12 @@ std::string ShellJoin(const std::vector<std::string>& argv) {
   return out;
 }
 
+bool IsSafePathComponent(std::string_view text) {
+  if (text.empty() || text.size() > 128 || text == "." || text == "..") return false;
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == '.';
+  });
+}
+
 }  // namespace primus

@@ -54,4 +54,8 @@ std::string EscapeControlCharacters(std::string_view text, bool keep_line_breaks
 // Whether every byte of `text` belongs to a well-formed UTF-8 sequence.
 bool IsValidUtf8(std::string_view text);
 
+// A name that is safe as one component of a path: 1 to 128 letters, digits,
+// '-', '_' and '.', not "." or ".." (run ids, experiment names).
+bool IsSafePathComponent(std::string_view text);
+
 }  // namespace primus

@@ -1,17 +1,20 @@
 // Fuzz target: the node agents' control-channel messages
 // (agent/control_protocol), read the way node 0 and the other nodes read
-// them: each line parsed as JSON without exceptions, then the hello, a
-// failure report, a node's outcome and node 0's decision taken apart by the
+// them: each line parsed by the one safe reader (util/json_fields), then the
+// hello, the handshake's challenge and auth, a start order, a failure
+// report, a node's outcome and node 0's decision taken apart by the
 // functions the coordinator and members call. A message from a peer must
 // never bring an agent down.
 //
 // Input: JSON lines.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "agent/control_protocol.h"
+#include "util/json_fields.h"
 
 using primus::agent::Json;
 
@@ -21,19 +24,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   while (start <= input.size()) {
     size_t end = input.find('\n', start);
     if (end == std::string_view::npos) end = input.size();
-    Json message = Json::parse(input.begin() + static_cast<long>(start), input.begin() + static_cast<long>(end),
-                               nullptr, /*allow_exceptions=*/false);
+    std::optional<Json> parsed = primus::json_fields::ParseObject(input.substr(start, end - start));
     start = end + 1;
-    if (message.is_discarded() || !message.is_object()) continue;  // the channel closes such a peer
+    if (!parsed) continue;  // the channel closes such a peer
+    const Json& message = *parsed;
 
     primus::agent::NodeIdentity node;
-    std::string token;
-    (void)primus::agent::ParseHello(message, &node, &token);
+    std::string nonce;
+    if (!primus::agent::ParseHello(message, &node, &nonce)) (void)node.Describe();
     std::string type = primus::agent::MessageType(message);
     (void)primus::agent::MessageGeneration(message);
+    (void)primus::agent::MessageText(message, "reason");
     // As job_coordinator.cc and job_member.cc call them.
-    if (type == "failure") (void)primus::agent::FailureFromJson(primus::agent::ObjectField(message, "failure"));
-    if (type == "done") (void)primus::agent::OutcomeFromJson(primus::agent::ObjectField(message, "outcome"));
+    std::string coordinator_nonce;
+    (void)primus::agent::CheckChallenge(message, "token", "0123456789abcdef0123456789abcdef", &coordinator_nonce);
+    (void)primus::agent::CheckAuth(message, "token", "0123456789abcdef0123456789abcdef", coordinator_nonce, message);
+    primus::agent::GenerationLayout layout{1, 2, "10.0.0.1", 29500, "run"};
+    (void)primus::agent::ReadStartMessage(message, 4, &layout);
+    if (type == "failure") (void)primus::agent::FailureFromJson(primus::json_fields::Object(message, "failure"));
+    if (type == "done") (void)primus::agent::OutcomeFromJson(primus::json_fields::Object(message, "outcome"));
     // Whatever the fields hold, read directly too (a non-object, nulls, strings).
     (void)primus::agent::FailureFromJson(message);
     (void)primus::agent::OutcomeFromJson(message);

@@ -267,6 +267,38 @@ class CheckpointTest(unittest.TestCase):
         self.assertNotIn("step_60", log)
 
 
+    def test_a_checkpoint_another_user_could_have_written_is_never_loaded(self):
+        ckpt.save(self.state(10), self.dir, 10, keep_last=0)
+        ckpt.save(self.state(20), self.dir, 20, keep_last=0)
+        newest = os.path.join(self.dir, "step_20.pt")
+        os.chmod(newest, 0o666)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            step, _, _ = ckpt.find_latest_valid(self.dir)
+        self.assertEqual(step, 10)
+        self.assertIn(f"skipping checkpoint {newest}: other users may write to it (mode 0666)", err.getvalue())
+        if os.geteuid() != 0:
+            self.skipTest("needs root to give a checkpoint to another user")
+        os.chmod(newest, 0o600)
+        os.chown(newest, 65534, 65534)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            step, _, _ = ckpt.find_latest_valid(self.dir)
+        self.assertEqual(step, 10)
+        self.assertIn("it is owned by uid 65534, not by you", err.getvalue())
+
+    def test_a_link_planted_as_the_temporary_is_not_written_through(self):
+        victim = os.path.join(self.dir, "victim")
+        with open(victim, "w") as f:
+            f.write("precious\n")
+        os.symlink(victim, os.path.join(self.dir, "step_5.pt.tmp"))
+        ckpt.save(self.state(5), self.dir, 5, keep_last=0)
+        with open(victim) as f:
+            self.assertEqual(f.read(), "precious\n")
+        self.assertEqual(ckpt.load(os.path.join(self.dir, "step_5.pt"))["step"], 5)
+        self.assertEqual(os.stat(os.path.join(self.dir, "step_5.pt")).st_mode & 0o777, 0o600)
+
+
 class TrainingTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()

@@ -1,0 +1,229 @@
+#include "util/console_writer.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "util/progress_line.h"
+#include "util/thread_signals.h"
+
+namespace primus::console_writer {
+namespace {
+
+// Writes all of `bytes` to `fd`, blocking as long as it takes; false on an
+// error other than EINTR/EAGAIN (errno says which).
+bool WriteAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n > 0) {
+      bytes.remove_prefix(static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {  // someone handed us a non-blocking console
+      pollfd waiter{fd, POLLOUT, 0};
+      ::poll(&waiter, 1, -1);
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+size_t CountLines(std::string_view text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+std::string Notice(std::string_view text) {
+  return fmt::format("[primus-cli] {}\n", text);
+}
+
+// One stream's queue and its writer thread. Never destroyed: a thread may
+// still be writing when the process exits.
+struct Stream {
+  explicit Stream(int fd) : fd(fd) {}
+
+  int fd;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::string queued;          // whole lines
+  size_t writing = 0;          // bytes the thread took and is writing now
+  size_t dropped = 0;          // lines dropped since the console last took lines
+  size_t dropped_total = 0;
+  bool warned = false;         // the "dropping" warning is queued for this stretch
+  bool broken = false;
+  bool stop = false;
+  bool running = false;
+  std::thread thread;
+
+  void Run() {
+    BlockAllSignalsInThisThread();
+    std::unique_lock<std::mutex> lock(mutex);
+    while (true) {
+      changed.wait(lock, [&] { return !queued.empty() || stop; });
+      if (queued.empty() && stop) break;
+      std::string batch;
+      batch.swap(queued);
+      writing = batch.size();
+      lock.unlock();
+      bool written;
+      {
+        LiftProgressLine lift(fd);  // the console's text goes above a progress line
+        written = WriteAll(fd, batch);
+      }
+      int error = errno;
+      lock.lock();
+      writing = 0;
+      if (!written) {
+        broken = true;
+        queued.clear();
+        std::string text = Notice(fmt::format(
+            "console output stopped: cannot write to {} ({}); the log files keep everything",
+            fd == 1 ? "stdout" : "stderr", std::strerror(error)));
+        // The other stream says it, if it can.
+        if (fd == 1) {
+          lock.unlock();
+          Write(2, text);
+          lock.lock();
+        }
+      } else if (dropped > 0) {
+        // The console takes lines again: say how many it missed.
+        queued += Notice(fmt::format("{} console line{} dropped while the console was not being read; the "
+                                     "log files keep everything",
+                                     dropped, dropped == 1 ? " was" : "s were"));
+        dropped = 0;
+        warned = false;
+      }
+      changed.notify_all();
+    }
+    running = false;
+    changed.notify_all();
+  }
+};
+
+struct State {
+  std::mutex mutex;  // Start and Stop
+  size_t limit = kDefaultLimitBytes;
+  bool started = false;
+  Stream out{1};
+  Stream err{2};
+};
+
+State& Global() {
+  static State* state = new State();  // never destroyed (see Stream)
+  return *state;
+}
+
+Stream* StreamFor(int fd) {
+  if (fd == 1) return &Global().out;
+  if (fd == 2) return &Global().err;
+  return nullptr;
+}
+
+}  // namespace
+
+void Start(size_t limit_bytes) {
+  State& state = Global();
+  std::lock_guard<std::mutex> guard(state.mutex);
+  if (state.started) return;
+  state.limit = limit_bytes;
+  for (Stream* stream : {&state.out, &state.err}) {
+    std::lock_guard<std::mutex> lock(stream->mutex);
+    stream->stop = false;
+    stream->running = true;
+    stream->thread = std::thread([stream] { stream->Run(); });
+  }
+  state.started = true;
+}
+
+bool Started() {
+  State& state = Global();
+  std::lock_guard<std::mutex> guard(state.mutex);
+  return state.started;
+}
+
+void Write(int fd, std::string_view lines) {
+  Stream* stream = StreamFor(fd);
+  if (stream == nullptr || lines.empty()) return;
+  std::unique_lock<std::mutex> lock(stream->mutex);
+  if (!stream->running) {
+    lock.unlock();
+    LiftProgressLine lift(fd);
+    WriteAll(fd, lines);
+    return;
+  }
+  if (stream->broken) return;
+  size_t limit = Global().limit;
+  if (stream->queued.size() + lines.size() > limit) {
+    stream->dropped += CountLines(lines);
+    stream->dropped_total += CountLines(lines);
+    if (!stream->warned) {
+      stream->warned = true;
+      // Said once per stretch, on stderr (room is kept for it).
+      std::string text = Notice(
+          "the console is not being read (a pager, Ctrl-S or a slow link): its lines are dropped until it is; the "
+          "job goes on and the log files keep everything");
+      if (fd == 2) {
+        stream->queued += text;
+      } else {
+        lock.unlock();
+        Write(2, text);
+      }
+    }
+    return;
+  }
+  stream->queued.append(lines);
+  stream->changed.notify_all();
+}
+
+bool Broken(int fd) {
+  Stream* stream = StreamFor(fd);
+  if (stream == nullptr) return false;
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  return stream->broken;
+}
+
+bool Drain(double timeout_s) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                      std::chrono::duration<double>(timeout_s));
+  bool drained = true;
+  for (Stream* stream : {&Global().out, &Global().err}) {
+    std::unique_lock<std::mutex> lock(stream->mutex);
+    drained &= stream->changed.wait_until(lock, until, [&] {
+      return !stream->running || (stream->queued.empty() && stream->writing == 0);
+    });
+  }
+  return drained;
+}
+
+void Stop() {
+  State& state = Global();
+  std::lock_guard<std::mutex> guard(state.mutex);
+  if (!state.started) return;
+  for (Stream* stream : {&state.out, &state.err}) {
+    {
+      std::lock_guard<std::mutex> lock(stream->mutex);
+      stream->stop = true;
+      stream->changed.notify_all();
+    }
+    if (stream->thread.joinable()) stream->thread.join();
+  }
+  state.started = false;
+}
+
+size_t DroppedLines(int fd) {
+  Stream* stream = StreamFor(fd);
+  if (stream == nullptr) return 0;
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  return stream->dropped_total;
+}
+
+}  // namespace primus::console_writer

@@ -1,0 +1,38 @@
+#include "util/random.h"
+
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace primus {
+
+std::string RandomHex(size_t bytes) {
+  unsigned char buffer[64] = {};
+  bytes = std::min(bytes, sizeof(buffer));
+  size_t filled = 0;
+  while (filled < bytes) {
+    ssize_t got = ::getrandom(buffer + filled, bytes - filled, 0);
+    if (got <= 0) break;
+    filled += static_cast<size_t>(got);
+  }
+  if (filled < bytes) {
+    timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t mix = static_cast<uint64_t>(now.tv_nsec) ^ (static_cast<uint64_t>(getpid()) << 32) ^
+                   static_cast<uint64_t>(now.tv_sec);
+    for (size_t i = filled; i < bytes; ++i) buffer[i] = static_cast<unsigned char>(mix >> ((i % 8) * 8));
+  }
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes * 2);
+  for (size_t i = 0; i < bytes; ++i) {
+    out.push_back(kDigits[buffer[i] >> 4]);
+    out.push_back(kDigits[buffer[i] & 15]);
+  }
+  return out;
+}
+
+}  // namespace primus

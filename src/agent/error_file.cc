@@ -3,10 +3,13 @@
 #include <nlohmann/json.hpp>
 
 #include "util/files.h"
+#include "util/json_fields.h"
 #include "util/strings.h"
 
 namespace primus::agent {
 namespace {
+
+constexpr size_t kMaxErrorFileBytes = 16 << 20;
 
 std::optional<double> ParseTimestamp(const nlohmann::json& value) {
   if (value.is_number()) return value.get<double>();
@@ -23,12 +26,18 @@ std::string Text(const nlohmann::json& value) {
 }  // namespace
 
 std::optional<ErrorFileReport> ReadErrorFile(const std::string& path) {
-  auto content = ReadFile(path);
-  if (!content.ok() || Trim(*content).empty()) return std::nullopt;
+  // A worker writes it: bounded, and read with the safe reader (depth, types).
+  if (!PathExists(path)) return std::nullopt;
+  auto content = ReadRegularFile(path, kMaxErrorFileBytes);
   ErrorFileReport report;
-  nlohmann::json root = nlohmann::json::parse(*content, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded() || !root.is_object() || !root.contains("message")) {
-    report.message = "unrecognised error file: " + content->substr(0, 500);
+  if (!content.ok()) {
+    report.message = "unreadable error file: " + content.error().message;
+    return report;
+  }
+  if (Trim(*content).empty()) return std::nullopt;
+  nlohmann::json root = json_fields::Parse(*content).value_or(nlohmann::json());
+  if (!root.is_object() || !root.contains("message")) {
+    report.message = "unrecognised error file: " + EscapeControlCharacters(content->substr(0, 500), true);
     return report;
   }
   const nlohmann::json& message = root["message"];

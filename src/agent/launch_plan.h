@@ -23,8 +23,9 @@ struct LaunchPlan {
 //   - `given` empty: ${TMPDIR:-/tmp}/primus-<uid>/<run id>, or
 //     <run id>_<8 hex digits> when that run id was used before;
 //   - `given` (--log-dir): itself, created when missing; when it holds logs
-//     `host` wrote in an earlier run, a fresh <run id>_<8 hex digits> inside
-//     it (as torchrun makes one per run). Other hosts of the job may share it.
+//     `host` wrote in an earlier run, a fresh <run id> (or <run id>_<8 hex
+//     digits>) inside it, as torchrun makes one per run. Other hosts of the
+//     job may share it.
 // Returns the directory; an EnvironmentError (exit 4) when it, or the default
 // one's parent, belongs to another user, is a link or is open to others.
 Result<std::string> MakeRunLogDir(const std::string& given, const std::string& run_id, const std::string& host);
@@ -46,8 +47,9 @@ Result<LaunchPlan> PlanLaunch(const LaunchSpec& spec);
 //   - `given` empty: ${TMPDIR:-/tmp}/primus-<uid>/<run id>, or
 //     <run id>_<8 hex digits> when that run id was used before;
 //   - `given` (--log-dir): itself, created when missing; when it holds logs
-//     `host` wrote in an earlier run, a fresh <run id>_<8 hex digits> inside
-//     it (as torchrun makes one per run). Other hosts of the job may share it.
+//     `host` wrote in an earlier run, a fresh <run id> (or <run id>_<8 hex
+//     digits>) inside it, as torchrun makes one per run. Other hosts of the
+//     job may share it.
 // Returns the directory; an EnvironmentError (exit 4) when it, or the default
 // one's parent, belongs to another user, is a link or is open to others.
 Result<std::string> MakeRunLogDir(const std::string& given, const std::string& run_id, const std::string& host);

@@ -253,8 +253,9 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, LaunchHandles& handles, tel
     if (Status elected = etcd->Elect(&settings); !elected) return elected.error();
   }
   if (settings.token.empty()) {
-    log::Warn("{} is not set: the control channel on port {} accepts any agent of this job; set the same secret "
-              "value on every node (the slurm and k8s modes do it for you)",
+    log::Warn("{} is not set: the control channel on port {} is unauthenticated (any program that reaches it can "
+              "join this job or pose as node 0); set the same secret value on every node (the slurm, ssh and k8s "
+              "modes do it for you)",
               kJobTokenVariable, settings.control_port);
   }
   auto link = OpenJobLink(settings, handles);

@@ -10,6 +10,8 @@
 
 #include "analyze/log_line.h"
 #include "config/yaml_parser.h"
+#include "telemetry/node_sample.h"
+#include "util/json_fields.h"
 #include "util/files.h"
 #include "util/strings.h"
 
@@ -58,10 +60,9 @@ void ReadRankMetrics(const std::vector<std::pair<int, fs::path>>& attempts, RunR
       std::ifstream in(file);
       std::string line;
       while (std::getline(in, line)) {
-        auto record = nlohmann::json::parse(line, nullptr, false);
-        if (record.is_discarded() || !record.is_object()) continue;  // a torn last line, or not ours
-        auto field = record.find("step_time_s");
-        if (field != record.end() && field->is_number() && field->get<double>() >= 0) times.step_time_s.push_back(*field);
+        std::optional<telemetry::TrainingMetrics> record = telemetry::ParseMetricsLine(line);
+        if (!record || !record->step_time_s) continue;  // a torn last line, or not ours
+        if (*record->step_time_s >= 0) times.step_time_s.push_back(*record->step_time_s);
       }
     }
   }
@@ -78,8 +79,8 @@ void ReadHistory(const std::string& path, RunReport* report) {
   std::string line;
   size_t unreadable = 0;
   while (std::getline(in, line)) {
-    auto record = nlohmann::json::parse(line, nullptr, false);
-    if (record.is_discarded() || !record.is_object() || !record["time"].is_number() || !record["nodes"].is_array()) {
+    auto record = json_fields::Parse(line).value_or(nlohmann::json());
+    if (!record.is_object() || !record["time"].is_number() || !record["nodes"].is_array()) {
       if (!Trim(line).empty()) ++unreadable;
       continue;
     }
@@ -260,7 +261,7 @@ void ReadEnvironmentFile(const std::string& dir, RunReport* report) {
   std::string path = JoinPath(dir, "env/env.json");
   if (!PathExists(path)) return;
   auto text = ReadRegularFile(path, 64 << 20);
-  auto json = text.ok() ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+  auto json = text.ok() ? json_fields::Parse(*text).value_or(nlohmann::json()) : nlohmann::json();
   if (!json.is_object()) {
     report->notes.push_back(path + ": not a JSON object of variables");
     return;
@@ -279,7 +280,10 @@ Result<RunReport> LoadRunReport(const std::string& dir) {
   RunReport report;
   report.summary = std::move(*summary);
   auto metadata = ReadFile(JoinPath(dir, "metadata.json"));
-  if (metadata.ok()) report.metadata = nlohmann::ordered_json::parse(*metadata, nullptr, false);
+  // Checked by the safe reader first (depth, size), then kept in its own order.
+  if (metadata.ok() && json_fields::Parse(*metadata)) {
+    report.metadata = nlohmann::ordered_json::parse(*metadata, nullptr, false);
+  }
   if (!report.metadata.is_object()) report.metadata = nlohmann::ordered_json::object();
 
   std::string logs = JoinPath(dir, "logs");

@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <utime.h>
 
 #include "agent/http_test_server.h"
+#include "monitor/job_view_text.h"
+#include "util/process_stamp.h"
 #include "util/files.h"
 #include "util/scoped_temp_dir.h"
 
@@ -124,6 +128,29 @@ TEST_F(JobSourceTest, ReadingAFileAndCheckingItIsAJobView) {
   auto missing = ReadJobViewText(source, 1);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, ExitCode::kEnvironment);
+}
+
+// A view that says "running", left by an agent of this host that is gone.
+TEST_F(JobSourceTest, AViewWhoseAgentIsGoneEndedWithoutARecord) {
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  ProcessStamp self = ThisProcess();
+  auto view_by = [&](int pid, uint64_t start) {
+    return R"({"format": "primus-job-telemetry/1", "job": {"run_id": "a", "state": "running", "agent": {"host": ")" +
+           self.host + R"(", "pid": )" + std::to_string(pid) + R"(, "start": )" + std::to_string(start) +
+           R"(}}, "nodes": []})";
+  };
+  auto gone = ParseJobView(view_by(child, 1), "job.json");
+  ASSERT_TRUE(gone.ok()) << gone.error().message;
+  EXPECT_EQ(EndedState(*gone), kEndedWithoutRecord);
+  auto alive = ParseJobView(view_by(self.pid, self.start), "job.json");
+  ASSERT_TRUE(alive.ok());
+  EXPECT_EQ(EndedState(*alive), "");
+  // Such a view is not a running job to attach to.
+  Write("tmp/primus-0/r1/telemetry/job.json", view_by(child, 1));
+  EXPECT_FALSE(FindRunningJob(places_, ::time(nullptr)).ok());
 }
 
 TEST_F(JobSourceTest, ReadingFromAPortNobodyListensOnIsAnEnvironmentError) {

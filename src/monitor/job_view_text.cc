@@ -367,7 +367,7 @@ std::vector<ViewLine> LayoutJobView(const json& view, const ViewOptions& options
 
   // The job.
   std::string state = Text(job, "state");
-  LineStyle state_style = state == "failed" ? LineStyle::kBad
+  LineStyle state_style = state == "failed" || state == kEndedWithoutRecord ? LineStyle::kBad
                           : state == "restarting" ? LineStyle::kWarn
                           : state == "succeeded" ? LineStyle::kGood
                                                  : LineStyle::kTitle;

@@ -94,8 +94,9 @@ WorkerEnvironment::WorkerEnvironment(const LaunchPlan& plan, const char* const* 
   for (const auto& [name, value] : launch_wide) shared_.push_back(Entry(name, value));
 
   for (auto& [name, value] : owned_before) {
+    const std::string& key = name;  // a structured binding cannot be captured (clang 14)
     auto same = std::find_if(launch_wide.begin(), launch_wide.end(),
-                             [&](const auto& item) { return item.first == name; });
+                             [&key](const auto& item) { return item.first == key; });
     if (same == launch_wide.end() || same->second != value) replaced_.emplace_back(name, value);
   }
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 
@@ -29,7 +30,11 @@ std::string FormatProgress(const ProgressSnapshot& s, long total_steps) {
   if (s.step > 0 && total_steps > s.step && s.elapsed_s > 0) {
     eta = FormatClock(s.elapsed_s / static_cast<double>(s.step) * static_cast<double>(total_steps - s.step));
   }
-  int percent = total_steps > 0 ? static_cast<int>(100 * s.step / total_steps) : 0;
+  // A worker's numbers: any size (in double, clamped), never an overflow.
+  int percent = total_steps > 0
+                    ? static_cast<int>(std::clamp(100.0 * static_cast<double>(s.step) / static_cast<double>(total_steps),
+                                                  0.0, 100.0))
+                    : 0;
   return fmt::format("step {}/{} ({}%)  loss {:.4f}  {:.0f} tok/s  ETA {}", s.step, total_steps, percent, s.loss,
                      s.tokens_per_s, eta);
 }

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "util/log.h"
 #include "util/progress_line.h"
 #include "util/thread_signals.h"
 
@@ -42,8 +43,14 @@ bool WriteAll(int fd, std::string_view bytes) {
 
 size_t CountLines(std::string_view text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
 
-std::string Notice(std::string_view text) {
-  return fmt::format("[primus-cli] {}\n", text);
+// A warning of the console writer's own, formatted as every log line is
+// (it cannot go through log::Warn, which writes through here).
+std::string Notice(std::string_view text) { return log::FormatLine(log::Level::kWarn, text); }
+
+std::string StoppedNotice(int fd, int error) {
+  std::string what = fd == 1 ? "stdout" : fd == 2 ? "stderr" : "the console (fd " + std::to_string(fd) + ")";
+  return Notice(fmt::format("console output stopped: cannot write to {} ({}); the log files keep everything", what,
+                            std::strerror(error)));
 }
 
 // One stream's queue and its writer thread. Never destroyed: a thread may
@@ -85,13 +92,10 @@ struct Stream {
       if (!written) {
         broken = true;
         queued.clear();
-        std::string text = Notice(fmt::format(
-            "console output stopped: cannot write to {} ({}); the log files keep everything",
-            fd == 1 ? "stdout" : "stderr", std::strerror(error)));
         // The other stream says it, if it can.
         if (fd == 1) {
           lock.unlock();
-          Write(2, text);
+          Write(2, StoppedNotice(fd, error));
           lock.lock();
         }
       } else if (dropped > 0) {
@@ -150,17 +154,33 @@ bool Started() {
   return state.started;
 }
 
-void Write(int fd, std::string_view lines) {
+bool Write(int fd, std::string_view lines) {
   Stream* stream = StreamFor(fd);
-  if (stream == nullptr || lines.empty()) return;
+  if (stream == nullptr) {
+    // Another descriptor (a console redirected by the caller): written directly.
+    if (lines.empty() || WriteAll(fd, lines)) return true;
+    Write(2, StoppedNotice(fd, errno));
+    return false;
+  }
+  if (lines.empty()) return true;
   std::unique_lock<std::mutex> lock(stream->mutex);
+  if (stream->broken) return false;
   if (!stream->running) {
     lock.unlock();
-    LiftProgressLine lift(fd);
-    WriteAll(fd, lines);
-    return;
+    bool written;
+    {
+      LiftProgressLine lift(fd);
+      written = WriteAll(fd, lines);
+    }
+    if (!written) {
+      int error = errno;
+      lock.lock();
+      stream->broken = true;
+      lock.unlock();
+      if (fd == 1) Write(2, StoppedNotice(fd, error));
+    }
+    return written;
   }
-  if (stream->broken) return;
   size_t limit = Global().limit;
   if (stream->queued.size() + lines.size() > limit) {
     stream->dropped += CountLines(lines);
@@ -178,17 +198,11 @@ void Write(int fd, std::string_view lines) {
         Write(2, text);
       }
     }
-    return;
+    return true;
   }
   stream->queued.append(lines);
   stream->changed.notify_all();
-}
-
-bool Broken(int fd) {
-  Stream* stream = StreamFor(fd);
-  if (stream == nullptr) return false;
-  std::lock_guard<std::mutex> lock(stream->mutex);
-  return stream->broken;
+  return true;
 }
 
 bool Drain(double timeout_s) {

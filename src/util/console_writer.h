@@ -9,7 +9,8 @@
 // full its new lines are dropped, whole, with one warning when dropping
 // starts and a count when the console takes lines again; the log files keep
 // everything. A stream that breaks (EPIPE: `| head` exited) stops with one
-// warning. When not started, Write() writes directly, as before.
+// warning. When not started, Write() writes directly, blocking as any
+// program does (a broken stream stops the same way).
 //
 // The agent starts it for a launch (LaunchHandles); Drain() waits for what
 // is queued; Stop() (at the end of main) drains without a limit and joins.
@@ -26,11 +27,10 @@ inline constexpr size_t kDefaultLimitBytes = 8 << 20;
 void Start(size_t limit_bytes = kDefaultLimitBytes);
 bool Started();
 
-// `lines` (whole lines) for fd 1 or 2. Direct when not started.
-void Write(int fd, std::string_view lines);
-
-// Whether `fd`'s console broke (EPIPE) and takes nothing more.
-bool Broken(int fd);
+// `lines` (whole lines) for fd 1 or 2, through the writer threads once
+// started; written directly when not started, and always for another
+// descriptor. False when the console broke (it takes nothing more).
+bool Write(int fd, std::string_view lines);
 
 // Waits up to `timeout_s` until everything queued is written; false when
 // the console did not take it all in time (it stays queued).

@@ -123,7 +123,9 @@ bool Yaml11ReadsDifferently(std::string_view text) {
 }  // namespace
 
 std::string QuoteForYaml(std::string_view text) {
-  bool needs_quotes = text.empty() || text == "<<" || !InferScalar(text).IsString() ||
+  // A leading byte order mark would be taken for the file's own and dropped on reading.
+  bool needs_quotes = text.empty() || text == "<<" || text.starts_with("\xEF\xBB\xBF") ||
+                      !InferScalar(text).IsString() ||
                       Yaml11ReadsDifferently(text) ||
                       text.front() == ' ' || text.back() == ' ' || text.back() == ':' ||
                       std::string_view("-?:,[]{}#&*!|>'\"%@`").find(text.front()) !=

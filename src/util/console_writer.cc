@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,6 +40,12 @@ bool WriteAll(int fd, std::string_view bytes) {
     return false;
   }
   return true;
+}
+
+bool ReaderCanPause(int fd) {
+  struct stat info;
+  if (::fstat(fd, &info) != 0) return false;
+  return S_ISFIFO(info.st_mode) || S_ISSOCK(info.st_mode) || (S_ISCHR(info.st_mode) && ::isatty(fd) == 1);
 }
 
 size_t CountLines(std::string_view text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
@@ -140,6 +147,10 @@ void Start(size_t limit_bytes) {
   if (state.started) return;
   state.limit = limit_bytes;
   for (Stream* stream : {&state.out, &state.err}) {
+    // Only a console that a reader can pause needs a thread: a pipe, a
+    // socket, a terminal. A file (or a disk) takes every byte in its own
+    // time, so it keeps blocking writes and never drops a line.
+    if (!ReaderCanPause(stream->fd)) continue;
     std::lock_guard<std::mutex> lock(stream->mutex);
     stream->stop = false;
     stream->running = true;

@@ -4,8 +4,10 @@
 // would stop heartbeats and the other nodes would declare this one lost.
 //
 // While started, Write() hands whole lines to one writer thread per stream
-// through a bounded buffer and returns at once; the thread does the blocking
-// writes (lifting a progress line around them). When a stream's buffer is
+// that a reader can pause (a pipe, a socket, a terminal; a regular file
+// cannot, and keeps plain blocking writes) through a bounded buffer and
+// returns at once; the thread does the blocking writes (lifting a progress
+// line around them). When a stream's buffer is
 // full its new lines are dropped, whole, with one warning when dropping
 // starts and a count when the console takes lines again; the log files keep
 // everything. A stream that breaks (EPIPE: `| head` exited) stops with one

@@ -32,6 +32,10 @@ class CheckpointError(Exception):
     """A checkpoint file that cannot be used (truncated, unreadable, incomplete)."""
 
 
+class CheckpointUntrusted(CheckpointError):
+    """A checkpoint another user owns or may write to: never loaded, but not damaged either (never quarantined)."""
+
+
 def warn(msg):
     print(f"warning: {msg}", file=sys.stderr, flush=True)
 
@@ -101,7 +105,7 @@ def open_own_file(path):
         problem = f"other users may write to it (mode {stat.S_IMODE(info.st_mode):04o})"
     if problem:
         os.close(fd)
-        raise CheckpointError(problem)
+        raise CheckpointUntrusted(problem)
     return os.fdopen(fd, "rb")
 
 
@@ -222,7 +226,7 @@ def find_latest_valid(ckpt_dir, quarantine=False):
                 raise CheckpointError(f"it records step {state['step']}, not {step}")
         except CheckpointError as e:
             warn(f"skipping checkpoint {path}: {e}; falling back to the previous one")
-            if quarantine:
+            if quarantine and not isinstance(e, CheckpointUntrusted):
                 _quarantine(path)
             continue
         return step, path, state

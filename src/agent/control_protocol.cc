@@ -115,12 +115,19 @@ std::optional<std::string> ReadStartMessage(const Json& message, int max_nnodes,
     }
     if (!run_id.empty()) read.run_id = run_id;
   }
+  if (read.node_rank < 0 || read.node_rank >= read.nnodes) {
+    return fmt::format("its layout puts this node at rank {} of {} nodes", read.node_rank, read.nnodes);
+  }
   *layout = read;
   return std::nullopt;
 }
 
 std::optional<std::string> ParseHello(const Json& message, NodeIdentity* node, std::string* nonce) {
   if (MessageType(message) != "hello") return "expected a hello message first";
+  if (message.contains("token") && !message.contains("nonce")) {
+    return "primus-cli " + OneLine(message, "version", "?") + " on that node speaks an older control protocol (it "
+           "sends the token): run the same primus-cli on every node";
+  }
   for (const char* key : {"nonce", "version", "host"}) {
     if (!message.contains(key) || !message[key].is_string()) {
       return std::string("malformed hello: '") + key + "' must be a string";

@@ -30,9 +30,14 @@ TEST(ControlProtocolTest, HelloRoundTrips) {
 TEST(ControlProtocolTest, MalformedHelloIsExplained) {
   NodeIdentity parsed;
   std::string nonce;
-  auto problem = ParseHello(Json{{"type", "hello"}, {"token", "x"}}, &parsed, &nonce);
+  auto problem = ParseHello(Json{{"type", "hello"}, {"nonce", 5}}, &parsed, &nonce);
   ASSERT_TRUE(problem);
   EXPECT_NE(problem->find("malformed hello"), std::string::npos);
+  // An agent of the previous version sent its token: told to match versions, not "malformed".
+  problem = ParseHello(Json{{"type", "hello"}, {"token", "x"}, {"version", "0.1.0"}}, &parsed, &nonce);
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("primus-cli 0.1.0 on that node speaks an older control protocol"), std::string::npos)
+      << *problem;
   EXPECT_TRUE(ParseHello(Json{{"type", "done"}}, &parsed, &nonce));
   // A host name that would forge a log line, a short nonce.
   Json hello = HelloMessage(Node(1), NewNonce());

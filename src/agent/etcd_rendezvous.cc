@@ -156,7 +156,8 @@ bool ParseValue(const std::string& value, RendezvousPoint* point) {
 // naming another coordinator that still answers means that one's key expired
 // while it runs the job (an etcd outage): the winner withdraws and joins it.
 // Otherwise the fence names the winner from now on.
-Result<RendezvousPoint> TakeOffice(const EtcdKey& key, const RendezvousPoint& self, double timeout_s) {
+Result<RendezvousPoint> TakeOffice(const EtcdKey& key, const RendezvousPoint& self, double timeout_s,
+                                   const InOffice& in_office) {
   EtcdKey fence = key.Fence();
   auto read = Call(fence, "GET", "", "", timeout_s);
   if (auto* failure = std::get_if<CallError>(&read)) return failure->error;
@@ -164,7 +165,9 @@ Result<RendezvousPoint> TakeOffice(const EtcdKey& key, const RendezvousPoint& se
   RendezvousPoint previous;
   if (current.status == 200) {
     std::string value = json_fields::Text(json_fields::Object(current.body, "node"), "value");
-    if (value != self.value && ParseValue(value, &previous) && CoordinatorAccepts(previous.host, previous.port)) {
+    bool alive = value != self.value && ParseValue(value, &previous) &&
+                 (in_office ? in_office(previous.host, previous.port) : CoordinatorAccepts(previous.host, previous.port));
+    if (alive) {
       // Withdraw this claim, so that the running coordinator re-claims its key.
       auto withdrawn = Call(key, "DELETE", FormEncode({{"prevValue", self.value}}), "", timeout_s);
       if (auto* failure = std::get_if<CallError>(&withdrawn)) return failure->error;
@@ -212,7 +215,8 @@ Status ValidateRunId(const std::string& run_id) {
 }
 
 Result<RendezvousPoint> ElectCoordinator(const EtcdSettings& etcd, const std::string& run_id,
-                                         const std::string& self_host, int self_port, double timeout_s) {
+                                         const std::string& self_host, int self_port, double timeout_s,
+                                         const InOffice& in_office) {
   auto key = Locate(etcd, run_id);
   if (!key.ok()) return key.error();
   if (self_host.empty() || HasControlCharacter(self_host) || self_host.find(' ') != std::string::npos ||
@@ -240,7 +244,9 @@ Result<RendezvousPoint> ElectCoordinator(const EtcdSettings& etcd, const std::st
     }
     auto created = Call(*key, "PUT", "prevExist=false", create_form, left);
     if (auto* reply = std::get_if<Reply>(&created)) {
-      if (reply->status == 201 || reply->status == 200) return TakeOffice(*key, self, std::max(SecondsLeft(deadline), 1.0));
+      if (reply->status == 201 || reply->status == 200) {
+        return TakeOffice(*key, self, std::max(SecondsLeft(deadline), 1.0), in_office);
+      }
       if (reply->status != 412 || reply->error_code != kNodeExist) return Unexpected(*key, "create", *reply);
       auto read = Call(*key, "GET", "", "", std::max(SecondsLeft(deadline), 0.001));
       if (auto* current = std::get_if<Reply>(&read)) {

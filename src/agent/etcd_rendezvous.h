@@ -31,11 +31,12 @@
 // second time. Two things prevent that:
 //   - the fence, <prefix>/<run_id>/fence, without a TTL: the value of the
 //     last agent that took office. An agent that wins the election first
-//     reads it; when it names another coordinator that still accepts
-//     connections on its control port, the winner withdraws its claim and
-//     joins that one as a member (a late joiner, which is what it is). A
-//     coordinator that refuses connections, or cannot be reached at all, is
-//     replaced, and the fence then names the new one;
+//     reads it; when it names another coordinator that still proves itself
+//     on its control port (the channel's handshake, with the job token), the
+//     winner withdraws its claim and joins that one as a member (a late
+//     joiner, which is what it is). A coordinator that cannot prove itself
+//     (gone, unreachable, or something else listening there) is replaced,
+//     and the fence then names the new one;
 //   - the coordinator re-claims its key at its next refresh once etcd is
 //     back (RefreshCoordinator re-creates an expired key), so late joiners
 //     find it again without any fencing at all.
@@ -54,6 +55,7 @@
 //      point) and elect again: this agent may become the coordinator.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "util/error.h"
@@ -86,8 +88,14 @@ Status ValidateRunId(const std::string& run_id);
 // (it may be starting) until `timeout_s`, then an EnvironmentError (exit 4)
 // naming the endpoint; an etcd without the v2 API is an EnvironmentError at
 // once, saying to start etcd with --enable-v2=true.
+// `in_office`: whether the coordinator the fence names still runs the job;
+// the agent proves it with the control channel's handshake (job_link.h,
+// CoordinatorProvesItself), so a program that merely listens on that port
+// is no coordinator. Unset: a connection accepted there counts (tests).
+using InOffice = std::function<bool(const std::string& host, int port)>;
 Result<RendezvousPoint> ElectCoordinator(const EtcdSettings& etcd, const std::string& run_id,
-                                         const std::string& self_host, int self_port, double timeout_s);
+                                         const std::string& self_host, int self_port, double timeout_s,
+                                         const InOffice& in_office = nullptr);
 
 // The coordinator's keep-alive: restarts the key's TTL if it still holds
 // `self.value`, and re-creates it with that value when it expired (an etcd

@@ -21,6 +21,7 @@
 #include "io/message_socket.h"
 #include "agent/etcd_rendezvous.h"
 #include "agent/http_client.h"
+#include "agent/job_link.h"
 #include "util/files.h"
 
 namespace primus::agent {
@@ -354,6 +355,20 @@ TEST_F(EtcdOutageTest, AFenceNamingACoordinatorThatIsGoneIsReplaced) {
   EXPECT_EQ(server_->Value("/primus/rdzv/job-out/fence"), next->value);
   EXPECT_TRUE(ReleaseCoordinator(Etcd(), "job-out", *next, 5).ok());
   EXPECT_EQ(server_->Value("/primus/rdzv/job-out/fence"), "") << "released with the key";
+}
+
+// Something listens where the fence points, but it is no coordinator of this
+// job (a squatter, another job's agent): it cannot prove itself, so the
+// fence does not keep a new coordinator out.
+TEST_F(EtcdOutageTest, AFenceNamingAPortWhereSomethingElseListensIsReplaced) {
+  Outage();
+  auto next = ElectCoordinator(Etcd(), "job-out", "127.0.0.1", 31701, 5, [](const std::string& host, int port) {
+    return CoordinatorProvesItself(host, port, "the-job-token", 1);
+  });
+  ASSERT_TRUE(next.ok()) << next.error().message;
+  EXPECT_TRUE(next->coordinator) << "a listener that cannot prove itself kept the job without a coordinator";
+  EXPECT_EQ(server_->Value("/primus/rdzv/job-out/fence"), next->value);
+  EXPECT_TRUE(ReleaseCoordinator(Etcd(), "job-out", *next, 5).ok());
 }
 
 TEST(EtcdRendezvousDownTest, NoEtcdIsAnEnvironmentErrorWithinTheTimeout) {

@@ -251,10 +251,16 @@ void JobCoordinator::HandlePending(uint64_t id) {
   }
   if (closed) {
     // A probe that connects and closes is not worth a warning; garbage and
-    // oversized lines are.
+    // oversized lines are, and so is a node that said hello but did not prove
+    // itself (it found that this node 0 holds another token).
     it = pending_.find(id);
-    const std::string& error = it->second.connection->error();
-    DropPending(it, error, error == "connection closed" && !it->second.hello);
+    std::string why = it->second.connection->error();
+    bool probe = it->second.hello && json_fields::Bool(*it->second.hello, "probe").value_or(false);
+    if (it->second.hello && why == "connection closed" && !probe) {
+      why = it->second.node.Describe() + " left without proving that it holds the job token (" + kJobTokenVariable +
+            " differs between the nodes?)";
+    }
+    DropPending(it, why, why == "connection closed");  // a probe (etcd's fence check) is quiet too
   }
 }
 
@@ -284,6 +290,8 @@ void JobCoordinator::Introduce(uint64_t id, std::vector<Json>& messages) {
       return;
     }
   }
+  // A heartbeat of an agent that sends them early is no auth: skip it.
+  while (next < messages.size() && MessageType(messages[next]) == "heartbeat") ++next;
   if (next >= messages.size()) return;  // the auth is still to come
   if (!CheckAuth(messages[next], settings_.token, pending.member_nonce, pending.own_nonce, *pending.hello)) {
     if (auto suffix = stranger_log_.Admit(SteadyClock::now())) {

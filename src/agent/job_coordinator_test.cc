@@ -210,6 +210,51 @@ TEST_F(JobCoordinatorTest, AWrongTokenIsRefusedAndTheJobDoesNotStart) {
   EXPECT_NE(refused->value("reason", "").find("wrong job token"), std::string::npos);
 }
 
+// A member whose node 0 answers late may have sent a heartbeat (an older
+// agent did) before its auth: the heartbeat is not taken for the auth.
+TEST_F(JobCoordinatorTest, AHeartbeatBeforeTheAuthIsNotTakenForIt) {
+  Open();
+  auto fd = io::ConnectToNode("127.0.0.1", settings_.control_port, 2);
+  ASSERT_TRUE(fd.ok());
+  io::MessageConnection connection(std::move(*fd), "node 0");
+  std::string nonce = NewNonce();
+  Json hello = HelloMessage(NodeIdentity{1, 2, 1, "test", "fakehost1", 4242}, nonce);
+  ASSERT_TRUE(connection.Send(hello));
+  ASSERT_TRUE(connection.Send(Json{{"type", "heartbeat"}}));
+  std::thread member([&] {
+    std::vector<Json> got;
+    for (int i = 0; i < 200 && got.empty(); ++i) {
+      pollfd waiter{connection.fd(), POLLIN, 0};
+      if (::poll(&waiter, 1, 20) == 1) connection.Receive(&got);
+    }
+    ASSERT_FALSE(got.empty());
+    std::string coordinator_nonce;
+    EXPECT_FALSE(CheckChallenge(got.front(), settings_.token, nonce, &coordinator_nonce));
+    connection.Send(AuthMessage(settings_.token, nonce, coordinator_nonce, hello));
+  });
+  auto joined = coordinator_->Join();
+  member.join();
+  EXPECT_TRUE(joined.ok()) << joined.error().Format();
+}
+
+// etcd's fence check: node 0 proves itself to a probe holding the token, and
+// to no one else; the probe never joins.
+TEST_F(JobCoordinatorTest, ACoordinatorProvesItselfToAProbeWithTheToken) {
+  Open();
+  bool proven = false, proven_wrong = true;
+  std::atomic<bool> done{false};
+  std::thread probe([&] {
+    proven = CoordinatorProvesItself("127.0.0.1", settings_.control_port, settings_.token);
+    proven_wrong = CoordinatorProvesItself("127.0.0.1", settings_.control_port, "another-token");
+    done = true;
+  });
+  Pump(15, [&] { return done.load(); });
+  probe.join();
+  EXPECT_TRUE(proven);
+  EXPECT_FALSE(proven_wrong);
+  EXPECT_TRUE(coordinator_->stop_reason() == std::nullopt);
+}
+
 TEST_F(JobCoordinatorTest, AnInconsistentNodeIsRefusedNamingBoth) {
   Open();
   FakeNode node(settings_.control_port, 1);

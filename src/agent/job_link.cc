@@ -1,6 +1,9 @@
 #include "agent/job_link.h"
 
+#include <poll.h>
 #include <signal.h>
+
+#include <algorithm>
 
 #include "agent/job_coordinator.h"
 #include "agent/job_member.h"
@@ -28,6 +31,28 @@ Result<std::unique_ptr<JobLink>> OpenJobLink(const JobLinkSettings& settings, La
     if (coordinator || !in_use) return coordinator;
   }
   return join();
+}
+
+bool CoordinatorProvesItself(const std::string& host, int port, const std::string& token, double timeout_s) {
+  auto fd = io::ConnectToNode(host, port, std::min(timeout_s, 2.0));
+  if (!fd) return false;
+  io::MessageConnection connection(std::move(*fd), host + ":" + std::to_string(port));
+  NodeIdentity probe;
+  probe.node_rank = -1;
+  probe.host = "fence-check";
+  std::string nonce = NewNonce();
+  Json hello = HelloMessage(probe, nonce);
+  hello["probe"] = true;
+  if (!connection.Send(hello)) return false;
+  SteadyTime until = SteadyClock::now() + Seconds(timeout_s);
+  std::vector<Json> messages;
+  while (messages.empty() && SteadyClock::now() < until) {
+    pollfd waiter{connection.fd(), POLLIN, 0};
+    if (::poll(&waiter, 1, 50) != 1) continue;
+    if (connection.Receive(&messages) == io::MessageConnection::ReadResult::kClosed) break;
+  }
+  std::string coordinator_nonce;
+  return !messages.empty() && !CheckChallenge(messages.front(), token, nonce, &coordinator_nonce);
 }
 
 int PumpLinkEvents(LaunchHandles& handles, JobLink& link, std::optional<SteadyTime> until) {

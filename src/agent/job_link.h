@@ -99,6 +99,12 @@ class JobLink {
 // others join it, as torchrun's agents do.
 Result<std::unique_ptr<JobLink>> OpenJobLink(const JobLinkSettings& settings, LaunchHandles& handles);
 
+// Whether what listens at host:port is a coordinator holding `token`: it
+// answers a hello with a challenge whose proof is right (the handshake of
+// control_protocol.h), within `timeout_s`. The probe's hello says it is one,
+// so node 0 drops it without a warning; nothing of the token is sent.
+bool CoordinatorProvesItself(const std::string& host, int port, const std::string& token, double timeout_s = 3);
+
 // Waits for the runtime's next events until `until` (nullopt: no limit but the
 // link's own deadline) and dispatches them to `link`: its tags, the timer (the
 // earlier of `until` and link.NextDeadline()), SIGCHLD (strays reaped). Returns

@@ -110,13 +110,19 @@ Result<int> JobMember::Join() {
                                   : "start every node with the same primus-cli, --nnodes and --nproc-per-node, "
                                     "and its own --node-rank");
   }
+  // What answered said why, without proving it is node 0 (an older primus-cli does not prove itself).
+  std::string said = unproven_refusal_ ? " (what answers there said, without proving itself: " +
+                                             *unproven_refusal_ + ")"
+                                       : "";
   if (lost_) {
-    return EnvironmentError("the control channel to " + Coordinator() + " ended before the job started: " + *lost_,
-                            "node 0's log says why (another node may have been refused, or it timed out)");
+    return EnvironmentError(
+        "the control channel to " + Coordinator() + " ended before the job started: " + *lost_ + said,
+        said.empty() ? "node 0's log says why (another node may have been refused, or it timed out)"
+                     : "run the same primus-cli, with the same " + std::string(kJobTokenVariable) + ", on every node");
   }
   if (!start_generation_) {
-    return EnvironmentError(fmt::format("{} did not start the job within {:g} s (joined: {})", Coordinator(),
-                                        settings_.join_timeout_s, welcomed_ ? "yes" : "no"),
+    return EnvironmentError(fmt::format("{} did not start the job within {:g} s (joined: {}){}", Coordinator(),
+                                        settings_.join_timeout_s, welcomed_ ? "yes" : "no", said),
                             "some other node has not joined; node 0's log names it");
   }
   generation_ = *start_generation_;
@@ -145,13 +151,14 @@ void JobMember::OnMessage(const Json& message) {
     if (type != "challenge") {
       log::Debug("control channel: ignored a {} from {} before its challenge", EscapeControlCharacters(type),
                  Coordinator());
+      if (type == "refuse" && !unproven_refusal_) unproven_refusal_ = MessageText(message, "reason", "no reason given");
       return;
     }
     std::string coordinator_nonce;
     std::optional<std::string> problem = CheckChallenge(message, settings_.token, own_nonce_, &coordinator_nonce);
-    // Our proof goes back either way: it reveals nothing of the token, and
-    // lets a real node 0 with another token say so in its log.
-    Send(AuthMessage(settings_.token, own_nonce_, coordinator_nonce, hello_));
+    // Our proof goes only to a node 0 that proved itself: a stranger gets no
+    // HMAC of the token to guess a weak one against.
+    if (!problem) Send(AuthMessage(settings_.token, own_nonce_, coordinator_nonce, hello_));
     if (problem) {
       impostor_ = *problem;
       if (connection_) {
@@ -214,14 +221,15 @@ void JobMember::Send(const Json& message) {
 }
 
 std::optional<SteadyTime> JobMember::NextDeadline() const {
-  if (!connection_) return std::nullopt;
+  // Nothing is sent before node 0 proved itself: the message after the hello is the auth.
+  if (!connection_ || !coordinator_proven_) return std::nullopt;
   SteadyTime next = last_sent_ + Seconds(settings_.heartbeat_interval_s);
   if (start_generation_ || welcomed_) next = std::min(next, last_seen_ + Seconds(settings_.heartbeat_timeout_s));
   return next;
 }
 
 void JobMember::OnDeadline(SteadyTime now) {
-  if (!connection_) return;
+  if (!connection_ || !coordinator_proven_) return;
   if ((start_generation_ || welcomed_) && now >= last_seen_ + Seconds(settings_.heartbeat_timeout_s)) {
     LoseCoordinator(fmt::format("no heartbeat for {:g} s", settings_.heartbeat_timeout_s));
     return;

@@ -50,6 +50,7 @@ class JobMember : public JobLink {
   std::string own_nonce_;
   bool coordinator_proven_ = false;      // node 0 answered with a valid challenge
   std::optional<std::string> impostor_;  // what listens there could not prove it is node 0: why
+  std::optional<std::string> unproven_refusal_;  // a refusal before any proof (an older node 0?): said, not obeyed
   SteadyTime last_seen_{}, last_sent_{};
   int generation_ = 0;
   GenerationLayout layout_;              // from the last start order

@@ -1,6 +1,7 @@
 #include "agent/launch_plan.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
@@ -156,30 +157,47 @@ Status ValidateNumbers(const LaunchSpec& spec) {
 
 namespace {
 
-// Whether `dir` holds logs that `host` wrote in an earlier run: an attempt
-// directory with a file of that host's.
-bool HoldsLogsOfHost(const std::string& dir, const std::string& host) {
+// Whether `dir` holds logs that `host` wrote in an earlier run and this run
+// would write again: attempt_<k>, k >= first_generation, with a file of its.
+bool HoldsLogsOfHost(const std::string& dir, const std::string& host, int first_generation) {
   DIR* stream = ::opendir(dir.c_str());
   if (stream == nullptr) return false;
   bool found = false;
   while (dirent* entry = ::readdir(stream)) {
-    std::string name = entry->d_name;
+    std::string_view name = entry->d_name;
     if (!name.starts_with("attempt_")) continue;
-    DIR* attempt = ::opendir(JoinPath(dir, name).c_str());
-    if (attempt == nullptr) continue;
-    while (dirent* file = ::readdir(attempt)) {
+    std::optional<int64_t> attempt = ParseInt(name.substr(8));
+    if (!attempt || *attempt < first_generation) continue;
+    DIR* files = ::opendir(JoinPath(dir, std::string(name)).c_str());
+    if (files == nullptr) continue;
+    while (dirent* file = ::readdir(files)) {
       if (std::string_view(file->d_name).starts_with(host + ".")) found = true;
     }
-    ::closedir(attempt);
+    ::closedir(files);
     if (found) break;
   }
   ::closedir(stream);
   return found;
 }
 
+// `parent`/<run id> when it is ours and clashes with nothing of `host`'s
+// (the job's other nodes may have made it), else a fresh <run id>_<hex>.
+Result<std::string> RunDirIn(const std::string& parent, const std::string& run_id, const std::string& host,
+                             int first_generation) {
+  std::string joined = JoinPath(parent, run_id);
+  if (MakePrivateDir(joined).ok() && !HoldsLogsOfHost(joined, host, first_generation)) return joined;
+  return MakeFreshDir(parent, run_id);
+}
+
+bool IsSticky(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode) && (info.st_mode & S_ISVTX) != 0;
+}
+
 }  // namespace
 
-Result<std::string> MakeRunLogDir(const std::string& given, const std::string& run_id, const std::string& host) {
+Result<std::string> MakeRunLogDir(const std::string& given, const std::string& run_id, const std::string& host,
+                                  int first_generation) {
   if (given.empty()) {
     std::string runs = DefaultRunsDir();
     if (Status made = MakePrivateDir(runs); !made) return made.error();
@@ -192,9 +210,15 @@ Result<std::string> MakeRunLogDir(const std::string& given, const std::string& r
     if (Status made = MakePrivateDir(given); !made) return made.error();
     return given;
   }
-  if (Status checked = CheckPrivateDir(given, LinkPolicy::kOwnLinkOnly); !checked) return checked.error();
-  if (!HoldsLogsOfHost(given, host)) return given;
-  auto fresh = MakeFreshDir(given, run_id);
+  if (Status checked = CheckPrivateDir(given, LinkPolicy::kOwnLinkOnly); !checked) {
+    // A shared scratch directory (sticky, as /tmp): a directory of ours inside it.
+    if (!IsSticky(given)) return checked.error();
+    auto own = RunDirIn(given, run_id, host, first_generation);
+    if (own) log::Info("{} is shared with other users: this run's logs go to {}", given, *own);
+    return own;
+  }
+  if (!HoldsLogsOfHost(given, host, first_generation)) return given;
+  auto fresh = RunDirIn(given, run_id, host, first_generation);
   if (fresh) log::Info("{} holds the logs of an earlier run on this host; this run's go to {}", given, *fresh);
   return fresh;
 }
@@ -263,7 +287,7 @@ Result<LaunchPlan> PlanLaunch(const LaunchSpec& spec) {
     if (Status status = io::CheckPortFree(plan.spec.master_port); !status) return status.error();
   }
 
-  auto log_dir = MakeRunLogDir(plan.spec.log_dir, plan.spec.run_id, log::HostName());
+  auto log_dir = MakeRunLogDir(plan.spec.log_dir, plan.spec.run_id, log::HostName(), plan.spec.restarts_before);
   if (!log_dir) {
     Error error = log_dir.error();
     error.message = "cannot create the log directory: " + error.message;

@@ -18,19 +18,7 @@ struct LaunchPlan {
   std::string executable;  // argv[0] resolved on PATH
   std::string host;        // short host name: log file names, banner, console prefix
   std::string token;       // unique per launch; every worker carries it in PRIMUS_LAUNCH_TOKEN
-  int cpu_count = 1;       // The run's log directory, ours alone (util/private_files.h), where no
-// earlier run's logs are overwritten:
-//   - `given` empty: ${TMPDIR:-/tmp}/primus-<uid>/<run id>, or
-//     <run id>_<8 hex digits> when that run id was used before;
-//   - `given` (--log-dir): itself, created when missing; when it holds logs
-//     `host` wrote in an earlier run, a fresh <run id> (or <run id>_<8 hex
-//     digits>) inside it, as torchrun makes one per run. Other hosts of the
-//     job may share it.
-// Returns the directory; an EnvironmentError (exit 4) when it, or the default
-// one's parent, belongs to another user, is a link or is open to others.
-Result<std::string> MakeRunLogDir(const std::string& given, const std::string& run_id, const std::string& host);
-
-// CPUs this process may run on (affinity mask)
+  int cpu_count = 1;       // CPUs this process may run on (affinity mask)
   ConsolePrefix console_prefix;
 
   int world_size() const { return spec.nnodes * spec.nproc_per_node; }
@@ -43,16 +31,23 @@ Result<std::string> MakeRunLogDir(const std::string& given, const std::string& r
 Result<LaunchPlan> PlanLaunch(const LaunchSpec& spec);
 
 // The run's log directory, ours alone (util/private_files.h), where no
-// earlier run's logs are overwritten:
+// earlier run's logs are overwritten. Its attempts start at
+// `first_generation` (a requeued job's restart count), so an earlier run's
+// logs clash only when they hold attempt_<k>, k >= first_generation, with a
+// file of `host`'s:
 //   - `given` empty: ${TMPDIR:-/tmp}/primus-<uid>/<run id>, or
 //     <run id>_<8 hex digits> when that run id was used before;
-//   - `given` (--log-dir): itself, created when missing; when it holds logs
-//     `host` wrote in an earlier run, a fresh <run id> (or <run id>_<8 hex
-//     digits>) inside it, as torchrun makes one per run. Other hosts of the
-//     job may share it.
-// Returns the directory; an EnvironmentError (exit 4) when it, or the default
-// one's parent, belongs to another user, is a link or is open to others.
-Result<std::string> MakeRunLogDir(const std::string& given, const std::string& run_id, const std::string& host);
+//   - `given` (--log-dir) ours: itself, created when missing; on a clash,
+//     `given`/<run id>, which the job's other nodes (the same run id) join,
+//     or <run id>_<8 hex digits> when that one clashes too (torchrun makes a
+//     directory per run the same way);
+//   - `given` another user's but sticky (a shared scratch directory, as
+//     /tmp): `given`/<run id> (or <run id>_<8 hex digits>), ours alone.
+// Returns the directory; an EnvironmentError (exit 4) when `given`, or the
+// default root, belongs to another user (and is not sticky), is a link or is
+// open to others.
+Result<std::string> MakeRunLogDir(const std::string& given, const std::string& run_id, const std::string& host,
+                                  int first_generation);
 
 // CPUs this process may run on (its affinity mask), at least 1.
 int UsableCpuCount();

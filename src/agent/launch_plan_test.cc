@@ -73,8 +73,8 @@ mode_t ModeOf(const std::string& path) {
 TEST(RunLogDirTest, AReusedRunIdGetsAFreshDirectoryNeverTheOldOne) {
   std::string tmpdir = scratch.Make("runs");
   setenv("TMPDIR", tmpdir.c_str(), 1);
-  auto first = MakeRunLogDir("", "job-1", "hostA");
-  auto second = MakeRunLogDir("", "job-1", "hostA");
+  auto first = MakeRunLogDir("", "job-1", "hostA", 0);
+  auto second = MakeRunLogDir("", "job-1", "hostA", 0);
   unsetenv("TMPDIR");
   ASSERT_TRUE(first.ok()) << first.error().Format();
   ASSERT_TRUE(second.ok()) << second.error().Format();
@@ -90,7 +90,7 @@ TEST(RunLogDirTest, ADefaultRootAnotherUserMadeOrLinkedIsRefusedNamingTheOwner) 
   std::string runs = tmpdir + "/primus-" + std::to_string(getuid());
   ASSERT_EQ(::symlink("/etc", runs.c_str()), 0);
   setenv("TMPDIR", tmpdir.c_str(), 1);
-  auto linked = MakeRunLogDir("", "job-1", "hostA");
+  auto linked = MakeRunLogDir("", "job-1", "hostA", 0);
   ASSERT_FALSE(linked.ok());
   EXPECT_EQ(linked.error().code, ExitCode::kEnvironment);
   EXPECT_NE(linked.error().message.find(runs + ": it is a symbolic link"), std::string::npos) << linked.error().message;
@@ -101,7 +101,7 @@ TEST(RunLogDirTest, ADefaultRootAnotherUserMadeOrLinkedIsRefusedNamingTheOwner) 
   }
   ASSERT_EQ(::mkdir(runs.c_str(), 0777), 0);
   ASSERT_EQ(::chown(runs.c_str(), 65534, 65534), 0);
-  auto foreign = MakeRunLogDir("", "job-1", "hostA");
+  auto foreign = MakeRunLogDir("", "job-1", "hostA", 0);
   unsetenv("TMPDIR");
   ASSERT_FALSE(foreign.ok());
   EXPECT_NE(foreign.error().message.find("owned by nobody (uid 65534)"), std::string::npos) << foreign.error().message;
@@ -111,19 +111,56 @@ TEST(RunLogDirTest, ADefaultRootAnotherUserMadeOrLinkedIsRefusedNamingTheOwner) 
 TEST(RunLogDirTest, AGivenDirectoryIsSharedByHostsButNeverReusedByOne) {
   std::string base = scratch.Make("given");
   std::string given = base + "/logs";
-  auto fresh = MakeRunLogDir(given, "job-1", "hostA");
+  auto fresh = MakeRunLogDir(given, "job-1", "hostA", 0);
   ASSERT_TRUE(fresh.ok()) << fresh.error().Format();
   EXPECT_EQ(*fresh, given);
   EXPECT_EQ(ModeOf(given), 0700u);
   ASSERT_TRUE(MakeDirs(given + "/attempt_0").ok());
   ASSERT_TRUE(WriteFileAtomic(given + "/attempt_0/hostA.rank0.log", "earlier run\n").ok());
-  auto other_host = MakeRunLogDir(given, "job-2", "hostB");
+  auto other_host = MakeRunLogDir(given, "job-2", "hostB", 0);
   ASSERT_TRUE(other_host.ok());
   EXPECT_EQ(*other_host, given) << "another host of the job writes its own files beside";
-  auto same_host = MakeRunLogDir(given, "job-2", "hostA");
+  auto same_host = MakeRunLogDir(given, "job-2", "hostA", 0);
   ASSERT_TRUE(same_host.ok());
   EXPECT_EQ(*same_host, given + "/job-2");
   EXPECT_EQ(*ReadFile(given + "/attempt_0/hostA.rank0.log"), "earlier run\n");
+  // The job's other nodes, which ran there before too, join that directory (the same run id).
+  ASSERT_TRUE(WriteFileAtomic(given + "/attempt_0/hostB.rank1.log", "earlier run\n").ok());
+  auto other_node = MakeRunLogDir(given, "job-2", "hostB", 0);
+  ASSERT_TRUE(other_node.ok());
+  EXPECT_EQ(*other_node, given + "/job-2") << "the job's logs stay together";
+}
+
+// A requeued job (the scheduler's restart count 1) starts at attempt_1: the
+// earlier run's attempt_0 is no clash, and the job's logs stay together.
+TEST(RunLogDirTest, ARequeuedJobKeepsItsLogDirectory) {
+  std::string given = scratch.Make("requeue") + "/logs";
+  ASSERT_TRUE(MakeDirs(given + "/attempt_0", 0700).ok());
+  ASSERT_EQ(::chmod(given.c_str(), 0700), 0);
+  ASSERT_TRUE(WriteFileAtomic(given + "/attempt_0/hostA.rank0.log", "first run\n").ok());
+  auto requeued = MakeRunLogDir(given, "job-3", "hostA", /*first_generation=*/1);
+  ASSERT_TRUE(requeued.ok());
+  EXPECT_EQ(*requeued, given);
+  auto rerun = MakeRunLogDir(given, "job-3", "hostA", /*first_generation=*/0);
+  ASSERT_TRUE(rerun.ok());
+  EXPECT_EQ(*rerun, given + "/job-3") << "a run from attempt 0 again would overwrite: a directory of its own";
+}
+
+// A shared scratch directory of another user's, open to all with the sticky
+// bit (as /tmp): this run's logs go to a directory of its own inside it.
+TEST(RunLogDirTest, ASharedStickyDirectoryGetsADirectoryOfOursInside) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give the directory to another user";
+  std::string shared = scratch.Make("scratch") + "/shared";
+  ASSERT_EQ(::mkdir(shared.c_str(), 01777), 0);
+  ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);
+  ASSERT_EQ(::chown(shared.c_str(), 65534, 65534), 0);
+  auto own = MakeRunLogDir(shared, "job-4", "hostA", 0);
+  ASSERT_TRUE(own.ok()) << own.error().Format();
+  EXPECT_EQ(*own, shared + "/job-4");
+  EXPECT_EQ(ModeOf(*own), 0700u);
+  // Not sticky: anyone could swap what we make there.
+  ASSERT_EQ(::chmod(shared.c_str(), 0777), 0);
+  EXPECT_FALSE(MakeRunLogDir(shared, "job-5", "hostA", 0).ok());
 }
 
 TEST(LaunchPlanTest, StaticMultiNodeRanks) {

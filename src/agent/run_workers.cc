@@ -193,7 +193,12 @@ class EtcdRendezvous {
     SteadyTime deadline = SteadyClock::now() + Seconds(plan_.spec.join_timeout_s);
     while (true) {
       double left = std::chrono::duration<double>(deadline - SteadyClock::now()).count();
-      auto point = ElectCoordinator(etcd_, plan_.spec.run_id, self_host, port, std::max(left, 1.0));
+      // The fence's coordinator still runs the job only if it proves itself with our token.
+      std::string token = settings->token;
+      auto point = ElectCoordinator(etcd_, plan_.spec.run_id, self_host, port, std::max(left, 1.0),
+                                    [token](const std::string& host, int port) {
+                                      return CoordinatorProvesItself(host, port, token);
+                                    });
       if (!point) return point.error();
       if (point->coordinator || CoordinatorAnswers(point->host, point->port)) {
         point_ = *point;
@@ -257,6 +262,11 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, LaunchHandles& handles, tel
               "join this job or pose as node 0); set the same secret value on every node (the slurm, ssh and k8s "
               "modes do it for you)",
               kJobTokenVariable, settings.control_port);
+  }
+  if (!settings.token.empty() && settings.token.size() < 16) {
+    log::Warn("{} is {} characters: a short or guessable secret can be found from what the control channel's "
+              "handshake sends; use 16 or more random characters (openssl rand -hex 16)",
+              kJobTokenVariable, settings.token.size());
   }
   auto link = OpenJobLink(settings, handles);
   if (!link) return link.error();

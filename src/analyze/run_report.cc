@@ -286,7 +286,7 @@ Result<RunReport> LoadRunReport(const std::string& dir) {
   }
   if (!report.metadata.is_object()) report.metadata = nlohmann::ordered_json::object();
 
-  std::string logs = JoinPath(dir, "logs");
+  std::string logs = report.summary.log_dir;
   auto attempts = AttemptDirs(logs);
   ReadRankMetrics(attempts, &report);
   ReadHistory(JoinPath(logs, "telemetry/history.jsonl"), &report);

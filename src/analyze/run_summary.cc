@@ -109,6 +109,7 @@ Result<RunSummary> LoadRunSummary(const std::string& dir) {
   summary.start_s = start;
   if (start > 0 && end >= start) summary.duration_s = end - start;
   summary.root_cause = metadata->root_cause;
+  summary.log_dir = IsDirectory(metadata->log_dir) ? metadata->log_dir : JoinPath(dir, "logs");
 
   std::string metrics = JoinPath(dir, "metrics.jsonl");
   if (PathExists(metrics)) {
@@ -117,13 +118,17 @@ Result<RunSummary> LoadRunSummary(const std::string& dir) {
   }
   if (summary.points.empty()) {
     // Rank 0's logs, attempt by attempt.
-    auto sources = FindLogSources({JoinPath(dir, "logs")});
+    auto sources = FindLogSources({summary.log_dir});
     if (sources.ok()) {
       for (const LogSource& source : *sources) {
         if (source.rank != 0) continue;
         std::vector<RunPoint> points = ReadRankLog(source.path, std::max(0, source.attempt));
         summary.points.insert(summary.points.end(), points.begin(), points.end());
-        if (!points.empty()) summary.metrics_source = JoinPath("logs", source.display);
+        if (!points.empty()) {
+          std::string shown = summary.log_dir.starts_with(dir + "/") ? summary.log_dir.substr(dir.size() + 1)
+                                                                     : summary.log_dir;
+          summary.metrics_source = JoinPath(shown, source.display);
+        }
       }
     }
   }

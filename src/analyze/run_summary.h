@@ -25,6 +25,7 @@ struct RunPoint {
 
 struct RunSummary {
   std::string dir;
+  std::string log_dir;  // the run's own (metadata.json's log_dir when it is a directory, else dir/logs)
   std::string task;
   std::string status;  // "succeeded", "failed", "running", ...
   int exit_code = 0;

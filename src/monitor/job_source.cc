@@ -123,6 +123,11 @@ Result<JobSource> ResolveTarget(const std::string& target, const SearchPlaces& p
   if (PathExists(target)) {
     if (!IsDirectory(target)) return FileSource(target);
     std::vector<std::string> tried = {ViewIn(JoinPath(target, "logs")), ViewIn(target), JoinPath(target, "job.json")};
+    // An experiment names its run's log directory (a fresh one inside logs/ when logs/ held an earlier run's).
+    if (auto metadata = ReadRegularFile(JoinPath(target, "metadata.json"), kMaxViewBytes); metadata.ok()) {
+      std::string log_dir = json_fields::Text(json_fields::ParseObject(*metadata).value_or(json()), "log_dir");
+      if (!log_dir.empty()) tried.insert(tried.begin(), ViewIn(log_dir));
+    }
     for (const std::string& path : tried) {
       if (IsFile(path)) return FileSource(path);
     }

@@ -32,7 +32,8 @@ const char* const kGreeting = "PRIMUS-PREFLIGHT 2 ";
 constexpr size_t kBandwidthChunk = 4 << 20;
 constexpr size_t kMaxBandwidthChunk = 64 << 20;
 constexpr size_t kMaxLineBytes = 1 << 20;    // a report is a few KiB
-constexpr double kHandshakeTimeoutS = 5;     // a peer that says nothing holds node 0 this long at most
+constexpr double kHandshakeTimeoutS = 2;     // a peer that says nothing holds node 0 this long at most
+constexpr double kGreetingWaitS = 5;         // a node waits this long for node 0's greeting
 constexpr std::string_view kNodeProofLabel = "primus-cli preflight: node";
 constexpr std::string_view kNode0ProofLabel = "primus-cli preflight: node 0";
 
@@ -275,6 +276,7 @@ Result<std::string> SendReport(const std::string& master_addr, int port, const N
   double deadline = Monotonic() + timeout_s;
   std::string last_error = "no answer";
   std::string impostor;  // said over any later, vaguer error
+  std::string refused;   // a refusal, which node 0 cannot prove either
   while (Monotonic() < deadline) {
     for (int i = 0; i < kPortFallbacks && Monotonic() < deadline; ++i) {
       int candidate = port + (i == 0 ? 0 : i + 1);
@@ -285,7 +287,7 @@ Result<std::string> SendReport(const std::string& master_addr, int port, const N
         continue;
       }
       PeerStream stream(std::move(*fd));
-      auto greeting = stream.ReadLine(1);
+      auto greeting = stream.ReadLine(kGreetingWaitS);
       if (!greeting || !greeting->starts_with(kGreeting) || !IsNonce(greeting->substr(std::strlen(kGreeting)))) {
         last_error = fmt::format("port {} answers, but not as this version's preflight (another service holds it)",
                                  candidate);
@@ -299,10 +301,11 @@ Result<std::string> SendReport(const std::string& master_addr, int port, const N
       }
       auto proof = stream.ReadLine(5);
       if (proof && proof->starts_with("verdict REFUSED: ")) {
-        return EnvironmentError(fmt::format("node 0's preflight at {}:{} refused this node: {}", master_addr,
-                                            candidate, EscapeControlCharacters(proof->substr(17))),
-                                "give every node the same PRIMUS_JOB_TOKEN (the launcher sets it for Slurm, ssh "
-                                "and Kubernetes jobs)");
+        // Not proven: it may be node 0 with another token, or a stranger
+        // sending it; the other ports are still tried.
+        refused = fmt::format("node 0's preflight at {}:{} refused this node: {}", master_addr, candidate,
+                              EscapeControlCharacters(proof->substr(17)));
+        continue;
       }
       if (!proof || !proof->starts_with("proof ") ||
           !ConstantTimeEquals(proof->substr(6), Proof(kNode0ProofLabel, token, own_nonce, node0_nonce))) {
@@ -330,6 +333,10 @@ Result<std::string> SendReport(const std::string& master_addr, int port, const N
           return EscapeControlCharacters(line->substr(8));
         }
       }
+    }
+    if (!refused.empty()) {
+      return EnvironmentError(refused, "give every node the same PRIMUS_JOB_TOKEN (the launcher sets it for Slurm, "
+                                       "ssh and Kubernetes jobs)");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

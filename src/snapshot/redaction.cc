@@ -91,8 +91,9 @@ bool IsSecretName(std::string_view name) {
   // DB_PWD, GH_PAT, SSH_PRIVATE; a lone `pass` or `session` is a setting).
   static constexpr std::array<std::string_view, 8> kSecretWords = {"PASS",    "PWD",     "PAT",      "SESSION",
                                                                    "PRIVATE", "COOKIE",  "COOKIES",  "SIGNATURE"};
-  static constexpr std::array<std::string_view, 9> kKeyKinds = {"API",    "ACCESS",  "SECRET",     "PRIVATE", "AUTH",
-                                                                "CLIENT", "SIGNING", "ENCRYPTION", "SSH"};
+  static constexpr std::array<std::string_view, 12> kKeyKinds = {
+      "API", "ACCESS", "SECRET", "PRIVATE", "AUTH", "CLIENT", "SIGNING", "ENCRYPTION", "SSH",
+      "ACCOUNT", "SHARED", "STORAGE"};  // AccountKey=, SharedAccessKey= in connection strings
   // KEY after these names a field, not a secret (text_key: the dataset's
   // column; num_nodes_env_key: a variable's name; sort_key): such settings
   // must survive in resolved.yaml, or a replay breaks.
@@ -102,6 +103,9 @@ bool IsSecretName(std::string_view name) {
       "GROUP",   "METRIC",   "MONITOR",  "LOOKUP",  "QUERY",  "VALUE",    "IMAGE",    "CAPTION",  "PROMPT",
       "RESPONSE", "MESSAGES", "CHOSEN",  "REJECTED", "AUDIO", "VIDEO",    "STATE",    "MODEL",    "LOSS",
       "RANDOM",  "RNG",      "PRNG",     "SEED",    "NAME",   "LAYER",    "CONTEXT",  "TARGET"};
+  // What names a login session, not a secret one (DESKTOP_SESSION).
+  static constexpr std::array<std::string_view, 6> kDesktopWords = {"DESKTOP", "XDG", "TMUX", "SCREEN", "LOGIN",
+                                                                    "GDM"};
   // A tokenizer's special tokens: pad_token, eos_token_id.
   static constexpr std::array<std::string_view, 11> kSpecialTokens = {"PAD", "EOS",  "BOS",   "UNK",     "SEP", "CLS",
                                                                       "MASK", "START", "END", "SPECIAL", "STOP"};
@@ -124,10 +128,19 @@ bool IsSecretName(std::string_view name) {
   if (n >= 3 && words[n - 1] == "ID" && words[n - 2] == "KEY" && OneOf(kKeyKinds, words[n - 3])) return true;
   const std::string& word = words.back();
   std::string_view before = n > 1 ? std::string_view(words[n - 2]) : std::string_view();
-  if (word == "KEY") return n > 1 && !OneOf(kSettingKeys, before);
-  if (word == "AUTH") return true;
+  if (word == "KEY" && OneOf(kKeyKinds, before)) return true;  // api_key, apiKey, SSH_KEY: any case
   if (word == "PWD") return true;  // pwd= in a connection string; the shell's PWD was let through above
-  if (n > 1 && OneOf(kSecretWords, word)) return true;
+  // The short words count in a variable's name, written in capitals
+  // (OPENAI_KEY, DB_PASS, GH_PAT, BASIC_AUTH); in a configuration key they
+  // mostly name a setting (answer_key, forward_pass, file_pat, use_auth),
+  // which a replay must read back.
+  bool variable_name = std::none_of(name.begin(), name.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+  if (variable_name) {
+    if (word == "KEY") return n > 1 && !OneOf(kSettingKeys, before);
+    if (word == "AUTH") return true;
+    if (word == "SESSION" && OneOf(kDesktopWords, before)) return false;
+    if (n > 1 && OneOf(kSecretWords, word)) return true;
+  }
   for (std::string_view ending : kSecretEndings) {
     if (!word.ends_with(ending)) continue;
     if (word == "TOKEN" && OneOf(kSpecialTokens, before)) continue;

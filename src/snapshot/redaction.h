@@ -7,11 +7,17 @@
 //   - is or ends in TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE,
 //     CREDENTIAL(S), APIKEY, ACCESSKEY, SECRETKEY or PRIVATEKEY (GITHUB_TOKEN,
 //     HFTOKEN, aws_secret_access_key), or is AUTH;
-//   - is PASS, PWD, PAT, SESSION, PRIVATE, COOKIE(S) or SIGNATURE after
-//     another word (MY_PASS, DB_PWD, GH_PAT; the shell's PWD is not secret);
-//   - is KEY after another word (OPENAI_KEY, WANDB_API_KEY), unless that
-//     word says the value names a field (text_key, num_nodes_env_key,
-//     sort_key: settings a replay needs);
+//   - is KEY after API, ACCESS, SECRET, PRIVATE, AUTH, CLIENT, SIGNING,
+//     ENCRYPTION, SSH, ACCOUNT, SHARED or STORAGE (WANDB_API_KEY, apiKey,
+//     AccountKey=, SharedAccessKey=), or is PWD (pwd= in a
+//     connection string; the shell's PWD is not secret);
+//   - in a name written in capitals (an environment variable's): is AUTH, is
+//     PASS, PAT, SESSION, PRIVATE, COOKIE(S) or SIGNATURE after another word
+//     (MY_PASS, GH_PAT; not DESKTOP_SESSION), or is KEY after another word
+//     (OPENAI_KEY) unless that word says the value names a field
+//     (NUM_NODES_ENV_KEY, SORT_KEY). In a lowercase configuration key these
+//     name settings a replay must read back (answer_key, forward_pass,
+//     file_pat, use_auth);
 // or when WEBHOOK is any of its words (SLACK_WEBHOOK_URL), it ends in
 // CONNECTION_STRING, or in KEY_ID after a kind of key (AWS_ACCESS_KEY_ID).
 // Not secret: words in the middle (HF_TOKEN_PATH, key_dim), TOKENS and

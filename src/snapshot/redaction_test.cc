@@ -30,14 +30,17 @@ TEST(RedactionTest, SecretNamesByWordNotBySubstring) {
 
 TEST(RedactionTest, WhatPeopleNameSecretsIsCaught) {
   for (const char* name : {"MY_PASS", "DB_PWD", "db.pwd", "GH_PAT", "OPENAI_KEY", "SLACK_WEBHOOK_URL", "WEBHOOK",
-                           "AZURE_STORAGE_CONNECTION_STRING", "BASIC_AUTH", "auth", "FLASK_SESSION", "SSH_PRIVATE",
-                           "REQUEST_SIGNATURE", "browser_cookie", "AccountKey", "Password", "pwd"}) {
+                           "AZURE_STORAGE_CONNECTION_STRING", "BASIC_AUTH", "AUTH", "FLASK_SESSION", "SSH_PRIVATE",
+                           "REQUEST_SIGNATURE", "BROWSER_COOKIE", "AccountKey", "Password", "pwd", "api_key",
+                           "slack_webhook_url", "azure_connection_string"}) {
     EXPECT_TRUE(IsSecretName(name)) << name;
   }
-  // The shell's working directory, field names a replay needs, settings.
+  // The shell's working directory, login sessions, field names and settings a replay needs.
   for (const char* name : {"PWD", "OLDPWD", "key", "text_key", "num_nodes_env_key", "image_key", "caption_key",
                            "pass", "session", "SSH_ASKPASS", "COMPASS", "PATH", "patience", "PRIVATE_DIR_MODE",
-                           "max_tokens", "linear_num_key_heads", "apply_query_key_layer_scaling"}) {
+                           "max_tokens", "linear_num_key_heads", "apply_query_key_layer_scaling", "answer_key",
+                           "question_key", "reward_key", "file_pat", "forward_pass", "use_auth", "DESKTOP_SESSION",
+                           "NUM_NODES_ENV_KEY", "SORT_KEY"}) {
     EXPECT_FALSE(IsSecretName(name)) << name;
   }
 }

@@ -8,6 +8,7 @@
 
 #include "agent/control_protocol.h"
 #include "agent/launch_spec_from_config.h"
+#include "agent/launch_plan.h"
 #include "agent/launch_summary.h"
 #include "preflight/preflight_runner.h"
 #include "snapshot/redaction.h"
@@ -335,7 +336,13 @@ Status OpenExperimentDir(TrainLaunch* launch, const TaskContext& context) {
   metadata.task = "train " + launch->args.subtask;
   metadata.hosts = {log::HostName()};
   metadata.start_time = snapshot::IsoTimeUtc(snapshot::NowEpochSeconds());
-  metadata.log_dir = launch->dir.logs_dir();
+  // The run's log directory, decided now so that metadata.json names it from
+  // the start (a requeued job's logs/ may hold an earlier run's attempts).
+  auto log_dir = agent::MakeRunLogDir(launch->dir.logs_dir(), Split(launch->dir.root, '/').back(), log::HostName(),
+                                      launch->spec.restarts_before);
+  if (!log_dir.ok()) return log_dir.error();
+  launch->log_dir = *log_dir;
+  metadata.log_dir = launch->log_dir;
   metadata.launcher = ThisProcess();
   if (launch->replay) metadata.replay_of = launch->replay->dir.root;
   if (Status written = snapshot::WriteMetadata(launch->dir.metadata_file(), metadata, snapshot::ProcessRedactor());
@@ -455,7 +462,7 @@ Status BuildWorkerCommand(TrainLaunch* launch) {
   WriteWorkerEnv(*launch);
 
   spec.argv = launch->command.argv;
-  spec.log_dir = launch->dir.logs_dir();
+  spec.log_dir = launch->log_dir;
   spec.run_id = Split(launch->dir.root, '/').back();
   log::Debug("worker command: {}", ShellJoin(spec.argv));
   return Status::Ok();

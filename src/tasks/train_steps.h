@@ -67,6 +67,7 @@ struct TrainLaunch {
   std::string job_id;  // PRIMUS_JOB_ID, or the scheduler's; "" when neither
 
   snapshot::ExperimentDir dir;
+  std::string log_dir;      // the run's own log directory: logs/, or a fresh one inside it (agent/launch_plan.h)
   std::string shared_root;  // the job's directory every node shares (the node's own without a job id)
   snapshot::RunMetadata metadata;
   snapshot::EnvWithOrigins origins;     // worker variables set by the plan, a replay or a hook

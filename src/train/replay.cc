@@ -52,13 +52,17 @@ bool IsReplayedVariable(const std::string& name) {
 }
 
 bool ChangesWhatRuns(const std::string& variable) {
-  static const std::set<std::string> kNames = {"BASH_ENV",  "ENV",      "PATH",     "GCONV_PATH", "NODE_OPTIONS",
-                                               "PERL5LIB",  "PERL5OPT", "RUBYOPT",  "RUBYLIB",    "JAVA_TOOL_OPTIONS"};
+  static const std::set<std::string> kNames = {
+      "BASH_ENV", "ENV", "PATH", "GCONV_PATH", "NODE_OPTIONS", "PERL5LIB", "PERL5OPT", "RUBYOPT", "RUBYLIB",
+      "JAVA_TOOL_OPTIONS", "GLIBC_TUNABLES", "PS4", "SHELLOPTS", "BASHOPTS",
+      // Libraries the GPU runtimes and collectives load by name.
+      "HSA_TOOLS_LIB", "CUDA_INJECTION64_PATH", "NCCL_NET", "TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR",
+      "TRITON_CACHE_DIR"};
   if (kNames.count(variable)) return true;
-  for (const char* prefix : {"LD_", "DYLD_", "PYTHON"}) {
+  for (const char* prefix : {"LD_", "DYLD_", "PYTHON", "BASH_FUNC_"}) {
     if (variable.starts_with(prefix)) return true;
   }
-  return variable.ends_with("_LIBRARY_PATH") || variable.ends_with("_PRELOAD");
+  return variable.ends_with("_LIBRARY_PATH") || variable.ends_with("_PRELOAD") || variable.ends_with("_PLUGIN");
 }
 
 namespace {
@@ -108,20 +112,22 @@ std::vector<ReplayRisk> ReplayRisks(const ReplaySource& source, const config::Va
           {fmt::format("{}={} ({}), from config/resolved.yaml env:", name, text, NowText(now, name)), true});
     }
   }
-  // The interpreter the replay runs, against the one the recorded run ran.
-  std::string recorded = source.system.is_object() && source.system.contains("python_interpreter") &&
-                                 source.system["python_interpreter"].is_string()
-                             ? source.system["python_interpreter"].get<std::string>()
-                             : "python3";
+  // The interpreter the replay runs, against the one the recorded run ran
+  // (a snapshot of an older primus-cli does not say: shown, not held back).
+  bool said = source.system.is_object() && source.system.contains("python_interpreter") &&
+              source.system["python_interpreter"].is_string();
+  std::string recorded = said ? source.system["python_interpreter"].get<std::string>() : "python3";
   for (const char* key : {"python.interpreter", "python.venv", "python.conda_env"}) {
     const config::Value* value = resolved.Find(key);
     if (value == nullptr || value->IsNull() || value->ScalarText().empty()) continue;
     if (std::string_view(key) == "python.interpreter" && value->ScalarText() == "python3" && recorded == "python3") {
       continue;  // the default, as recorded
     }
-    bool differs = interpreter != recorded;
+    bool differs = said && interpreter != recorded;
     risks.push_back({fmt::format("{}: {}{}, from config/resolved.yaml", key, value->ScalarText(),
-                                 differs ? " (the recorded run ran " + recorded + ")" : " (as recorded)"),
+                                 !said     ? " (the snapshot does not say what ran)"
+                                 : differs ? " (the recorded run ran " + recorded + ")"
+                                           : " (as recorded)"),
                      differs});
   }
   if (const config::Value* dirs = resolved.Find("hooks.dirs"); dirs && dirs->IsList()) {

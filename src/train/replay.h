@@ -43,9 +43,12 @@ struct SystemDifference {
 bool IsReplayedVariable(const std::string& name);
 
 // Whether a variable decides which code runs: a preloaded or searched
-// library, the interpreter's path and startup (LD_*, DYLD_*, PYTHON*,
-// BASH_ENV, ENV, PATH, *_LIBRARY_PATH, *_PRELOAD, GCONV_PATH, NODE_OPTIONS,
-// PERL5LIB, PERL5OPT, RUBYOPT, JAVA_TOOL_OPTIONS).
+// library, a plugin, the interpreter's path and startup, a shell's (LD_*,
+// DYLD_*, PYTHON*, BASH_ENV, ENV, PATH, *_LIBRARY_PATH, *_PRELOAD, *_PLUGIN,
+// BASH_FUNC_*, GCONV_PATH, GLIBC_TUNABLES, NODE_OPTIONS, PERL5LIB, PERL5OPT,
+// RUBYOPT, RUBYLIB, JAVA_TOOL_OPTIONS, PS4, SHELLOPTS, BASHOPTS, HSA_TOOLS_LIB,
+// CUDA_INJECTION64_PATH, NCCL_NET, TORCH_EXTENSIONS_DIR, TORCHINDUCTOR_CACHE_DIR,
+// TRITON_CACHE_DIR).
 bool ChangesWhatRuns(const std::string& variable);
 
 // What a replay takes from the recorded run that changes which code runs
@@ -56,8 +59,8 @@ bool ChangesWhatRuns(const std::string& variable);
 //     experiment's env:) whose value differs from `now` (needs --force);
 //   - python.interpreter, python.venv, python.conda_env: shown when set;
 //     needs --force when the interpreter differs from the one the recorded
-//     run ran (env/system_info.json's python_interpreter; "python3" when a
-//     snapshot does not say);
+//     run ran (env/system_info.json's python_interpreter; a snapshot of an
+//     older primus-cli does not say, and is shown only);
 //   - each hook directory (hooks.dirs): shown; needs --force when it is not
 //     the user's alone (another user owns it or may write to it);
 //   - a snapshot file that another user owns or may write to (needs --force).

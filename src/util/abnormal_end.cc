@@ -6,6 +6,8 @@
 #include <map>
 #include <mutex>
 
+#include "util/console_writer.h"
+
 namespace primus {
 namespace {
 
@@ -34,12 +36,13 @@ void OnTerminate() {
   std::string line = "primus-cli: " + why + " (please report it)\n";
   (void)!::write(STDERR_FILENO, line.data(), line.size());
   FinishRecordsAbnormally(why);
+  console_writer::Drain(1.0);  // what the records said reaches the console, briefly
   ::_exit(1);
 }
 
 }  // namespace
 
-AbnormalEndRecord::AbnormalEndRecord(FinalRecord record) {
+AbnormalEndRecord::AbnormalEndRecord(FinalRecord record) : uncaught_at_start_(std::uncaught_exceptions()) {
   Records& global = Global();
   std::lock_guard<std::mutex> lock(global.mutex);
   id_ = global.next++;
@@ -48,8 +51,20 @@ AbnormalEndRecord::AbnormalEndRecord(FinalRecord record) {
 
 AbnormalEndRecord::~AbnormalEndRecord() {
   Records& global = Global();
-  std::lock_guard<std::mutex> lock(global.mutex);
-  global.records.erase(id_);
+  FinalRecord record;
+  {
+    std::lock_guard<std::mutex> lock(global.mutex);
+    auto it = global.records.find(id_);
+    if (it == global.records.end()) return;  // already finished abnormally
+    record = std::move(it->second);
+    global.records.erase(it);
+  }
+  if (std::uncaught_exceptions() > uncaught_at_start_) {
+    try {
+      record("an internal error ended primus-cli (an exception escaped; its message follows on stderr)");
+    } catch (...) {
+    }
+  }
 }
 
 void FinishRecordsAbnormally(const std::string& why) {

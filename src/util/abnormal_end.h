@@ -11,8 +11,9 @@ namespace primus {
 
 using FinalRecord = std::function<void(const std::string& why)>;
 
-// Registers `record` until the returned guard goes (the record was finished
-// the normal way by then).
+// Registers `record` until the guard goes. The guard going the normal way
+// means the record was finished; going because an exception unwinds through
+// it, it runs the record first (main's last resort comes after the unwinding).
 class AbnormalEndRecord {
  public:
   explicit AbnormalEndRecord(FinalRecord record);
@@ -22,6 +23,7 @@ class AbnormalEndRecord {
 
  private:
   int id_;
+  int uncaught_at_start_;
 };
 
 // Runs every registered record, newest first, once each, with `why`.

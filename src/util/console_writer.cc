@@ -22,9 +22,9 @@
 namespace primus::console_writer {
 namespace {
 
-// Writes all of `bytes` to `fd`, blocking as long as it takes; false on an
-// error other than EINTR/EAGAIN (errno says which).
-bool WriteAll(int fd, std::string_view bytes) {
+// Writes all of `bytes` to `fd`, blocking as long as it takes; 0, or the
+// errno of an error other than EINTR/EAGAIN.
+int WriteAll(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
     ssize_t n = ::write(fd, bytes.data(), bytes.size());
     if (n > 0) {
@@ -37,9 +37,9 @@ bool WriteAll(int fd, std::string_view bytes) {
       ::poll(&waiter, 1, -1);
       continue;
     }
-    return false;
+    return n == 0 ? EIO : errno;
   }
-  return true;
+  return 0;
 }
 
 bool ReaderCanPause(int fd) {
@@ -88,15 +88,14 @@ struct Stream {
       batch.swap(queued);
       writing = batch.size();
       lock.unlock();
-      bool written;
+      int error;
       {
         LiftProgressLine lift(fd);  // the console's text goes above a progress line
-        written = WriteAll(fd, batch);
+        error = WriteAll(fd, batch);
       }
-      int error = errno;
       lock.lock();
       writing = 0;
-      if (!written) {
+      if (error != 0) {
         broken = true;
         queued.clear();
         // The other stream says it, if it can.
@@ -153,6 +152,8 @@ void Start(size_t limit_bytes) {
     if (!ReaderCanPause(stream->fd)) continue;
     std::lock_guard<std::mutex> lock(stream->mutex);
     stream->stop = false;
+    stream->dropped = 0;
+    stream->warned = false;
     stream->running = true;
     stream->thread = std::thread([stream] { stream->Run(); });
   }
@@ -169,8 +170,9 @@ bool Write(int fd, std::string_view lines) {
   Stream* stream = StreamFor(fd);
   if (stream == nullptr) {
     // Another descriptor (a console redirected by the caller): written directly.
-    if (lines.empty() || WriteAll(fd, lines)) return true;
-    Write(2, StoppedNotice(fd, errno));
+    int error = lines.empty() ? 0 : WriteAll(fd, lines);
+    if (error == 0) return true;
+    Write(2, StoppedNotice(fd, error));
     return false;
   }
   if (lines.empty()) return true;
@@ -178,19 +180,18 @@ bool Write(int fd, std::string_view lines) {
   if (stream->broken) return false;
   if (!stream->running) {
     lock.unlock();
-    bool written;
+    int error;
     {
       LiftProgressLine lift(fd);
-      written = WriteAll(fd, lines);
+      error = WriteAll(fd, lines);
     }
-    if (!written) {
-      int error = errno;
+    if (error != 0) {
       lock.lock();
       stream->broken = true;
       lock.unlock();
       if (fd == 1) Write(2, StoppedNotice(fd, error));
     }
-    return written;
+    return error == 0;
   }
   size_t limit = Global().limit;
   if (stream->queued.size() + lines.size() > limit) {
@@ -204,6 +205,7 @@ bool Write(int fd, std::string_view lines) {
           "job goes on and the log files keep everything");
       if (fd == 2) {
         stream->queued += text;
+        stream->changed.notify_all();
       } else {
         lock.unlock();
         Write(2, text);

@@ -20,18 +20,21 @@ class ConsoleWriterTest : public ::testing::Test {
     ::dup2(pipe_[1], 1);
   }
   void TearDown() override {
-    console_writer::Drain(0.1);
-    ::dup2(saved_stdout_, 1);
-    ::close(saved_stdout_);
-    ::close(pipe_[1]);
-    std::thread([fd = pipe_[0]] {
-      // Let a writer thread still blocked on the pipe finish before it closes.
+    // Everything still queued goes into the pipe, read here, before fd 1 is
+    // the test's stdout again.
+    int flags = ::fcntl(pipe_[0], F_GETFL);
+    ::fcntl(pipe_[0], F_SETFL, flags & ~O_NONBLOCK);
+    std::thread reader([fd = pipe_[0]] {
       char buffer[65536];
       while (::read(fd, buffer, sizeof(buffer)) > 0) {
       }
-      ::close(fd);
-    }).detach();
+    });
     console_writer::Stop();
+    ::dup2(saved_stdout_, 1);
+    ::close(saved_stdout_);
+    ::close(pipe_[1]);
+    reader.join();
+    ::close(pipe_[0]);
   }
   std::string ReadAvailable() {
     std::string text;
@@ -62,7 +65,7 @@ TEST_F(ConsoleWriterTest, AConsoleNobodyReadsNeverBlocksTheCallerAndDropsWholeLi
   EXPECT_GT(console_writer::DroppedLines(1) - dropped_before, 100000u);
   EXPECT_FALSE(console_writer::Drain(0.2)) << "the console has not taken it all";
   std::string taken = ReadAvailable();
-  for (int i = 0; i < 50 && !console_writer::Drain(0.05); ++i) taken += ReadAvailable();
+  for (int i = 0; i < 1000 && !console_writer::Drain(0.02); ++i) taken += ReadAvailable();
   taken += ReadAvailable();
   ASSERT_FALSE(taken.empty());
   EXPECT_EQ(taken.back(), '\n');
@@ -81,7 +84,7 @@ TEST_F(ConsoleWriterTest, WhatIsQueuedArrivesInOrderWhenTheConsoleReads) {
   size_t dropped_before = console_writer::DroppedLines(1);
   for (int i = 0; i < 1000; ++i) console_writer::Write(1, "line " + std::to_string(i) + "\n");
   std::string taken;
-  for (int i = 0; i < 100 && taken.size() < 8890; ++i) {
+  for (int i = 0; i < 2000 && taken.size() < 8890; ++i) {
     taken += ReadAvailable();
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

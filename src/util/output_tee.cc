@@ -9,7 +9,10 @@
 #include <cstring>
 #include <iostream>
 
+#include "util/console_writer.h"
 #include "util/files.h"
+#include "util/private_files.h"
+#include "util/thread_signals.h"
 
 namespace primus {
 namespace {
@@ -47,7 +50,9 @@ Result<std::unique_ptr<OutputTee>> OutputTee::Start(const std::string& path, dou
   }
   std::unique_ptr<OutputTee> tee(new OutputTee());
   tee->drain_timeout_s_ = drain_timeout_s;
-  tee->file_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // The run's whole output: the user's alone (util/private_files.h), never written through a link.
+  tee->file_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+                      static_cast<mode_t>(PrivateFileMode()));
   if (tee->file_ < 0) {
     return EnvironmentError("--log-file " + path + ": cannot write it: " + std::strerror(errno),
                             "choose a path in a directory you can write");
@@ -78,6 +83,7 @@ Result<std::unique_ptr<OutputTee>> OutputTee::Start(const std::string& path, dou
 }
 
 void OutputTee::Copy() {
+  BlockAllSignalsInThisThread();  // the process's signals are for its main thread
   char buffer[65536];
   bool open[2] = {true, true};
   bool stopping = false;
@@ -113,6 +119,7 @@ void OutputTee::Copy() {
 }
 
 OutputTee::~OutputTee() {
+  console_writer::Stop();  // what a launch queued for the console reaches the tee first
   FlushStreams();
   // Our own ends go; the thread sees the end once no child holds them either.
   ::dup2(terminal_[0], STDOUT_FILENO);

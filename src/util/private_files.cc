@@ -1,6 +1,7 @@
 #include "util/private_files.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -44,12 +45,34 @@ Status CheckParent(const std::string& path) {
   return Status::Ok();
 }
 
+// Whether `gid` is the user's private group (the group of the user's own
+// name, with no other member): writable by that group is writable by the
+// user alone (umask 002 systems make directories so).
+bool IsPrivateGroup(gid_t gid) {
+  passwd user;
+  passwd* found_user = nullptr;
+  char user_buffer[4096];
+  if (::getpwuid_r(::geteuid(), &user, user_buffer, sizeof(user_buffer), &found_user) != 0 || found_user == nullptr) {
+    return false;
+  }
+  group entry;
+  group* found = nullptr;
+  char buffer[16384];
+  if (::getgrgid_r(gid, &entry, buffer, sizeof(buffer), &found) != 0 || found == nullptr) return false;
+  if (std::string_view(found->gr_name) != found_user->pw_name || found_user->pw_gid != gid) return false;
+  for (char** member = found->gr_mem; member != nullptr && *member != nullptr; ++member) {
+    if (std::string_view(*member) != found_user->pw_name) return false;
+  }
+  return true;
+}
+
 Status CheckDirectoryInfo(const std::string& path, const struct stat& info) {
   if (!S_ISDIR(info.st_mode)) return Refuse(path, "it exists and is not a directory");
   if (info.st_uid != ::geteuid()) {
     return Refuse(path, "it is owned by " + DescribeOwner(info.st_uid) + ", not by " + DescribeOwner(::geteuid()));
   }
-  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+  bool others_write = (info.st_mode & S_IWOTH) != 0 || ((info.st_mode & S_IWGRP) != 0 && !IsPrivateGroup(info.st_gid));
+  if (others_write) {
     return EnvironmentError("refusing " + path + ": other users may write to it (mode " + ModeText(info.st_mode) + ")",
                             "make it yours alone (chmod go-w " + path + ") or choose another directory");
   }
@@ -149,10 +172,11 @@ Result<int> CreatePrivateFile(const std::string& path, int flags) {
   if (fd >= 0) return fd;
   int saved = errno;
   if (saved == EEXIST) {
-    struct stat info;
-    bool link = ::lstat(path.c_str(), &info) == 0 && S_ISLNK(info.st_mode);
-    return Refuse(path, link ? "a symbolic link (owned by " + DescribeOwner(info.st_uid) + ") is in its place"
-                             : "a file of that name exists already (owned by " + DescribeOwner(info.st_uid) + ")");
+    struct stat info {};
+    if (::lstat(path.c_str(), &info) != 0) return Refuse(path, "a file of that name appeared meanwhile");
+    return Refuse(path, S_ISLNK(info.st_mode)
+                            ? "a symbolic link (owned by " + DescribeOwner(info.st_uid) + ") is in its place"
+                            : "a file of that name exists already (owned by " + DescribeOwner(info.st_uid) + ")");
   }
   return EnvironmentError("cannot create " + path + ": " + std::strerror(saved),
                           "check that the directory is writable and not full");

@@ -12,8 +12,9 @@
 //     in the same directory, then rename(2) (util/files.h WriteFileAtomic).
 // A refusal is an EnvironmentError (exit 4) naming the path and its owner.
 // Teams that read each other's runs turn on group reading (0750/0640) with
-// the launcher setting `files.share_with_group` (docs/security.md); the
-// process umask still applies, so a stricter one wins.
+// the launcher setting `main.group_readable` (docs/security.md); the process
+// umask still applies, so a stricter one wins. A group of the user's own name
+// with no other member counts as the user's (umask 002 systems).
 #pragma once
 
 #include <fcntl.h>
@@ -24,7 +25,7 @@
 
 namespace primus {
 
-// Process-wide, set once when the launcher configuration is known.
+// Process-wide, set once when the launcher configuration is known (main.group_readable).
 void ShareWithGroup(bool share);
 int PrivateDirMode();   // 0700, or 0750 when shared with the group
 int PrivateFileMode();  // 0600, or 0640 when shared with the group

@@ -1,5 +1,7 @@
 #include "util/process_stamp.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "util/files.h"
@@ -24,6 +26,12 @@ std::optional<uint64_t> StartTicks(int pid) {
   return static_cast<uint64_t>(*ticks);
 }
 
+std::string PidNamespace() {
+  char target[64] = {};
+  ssize_t n = ::readlink("/proc/self/ns/pid", target, sizeof(target) - 1);
+  return n > 0 ? std::string(target, static_cast<size_t>(n)) : std::string();
+}
+
 }  // namespace
 
 ProcessStamp ThisProcess() {
@@ -31,25 +39,30 @@ ProcessStamp ThisProcess() {
   stamp.host = log::HostName();
   stamp.pid = static_cast<int>(::getpid());
   stamp.start = StartTicks(stamp.pid).value_or(0);
+  stamp.pid_namespace = PidNamespace();
   return stamp;
 }
 
 Liveness CheckAlive(const ProcessStamp& stamp) {
   if (stamp.pid <= 0 || stamp.host.empty() || stamp.host != log::HostName()) return Liveness::kUnknown;
+  if (!stamp.pid_namespace.empty() && stamp.pid_namespace != PidNamespace()) return Liveness::kUnknown;
+  if (::kill(stamp.pid, 0) != 0 && errno == ESRCH) return Liveness::kGone;
+  // It exists (or we may not signal it: EPERM). A reused pid has another start time.
   std::optional<uint64_t> start = StartTicks(stamp.pid);
-  if (!start) return Liveness::kGone;
-  return stamp.start == 0 || *start == stamp.start ? Liveness::kAlive : Liveness::kGone;
+  if (!start || stamp.start == 0) return Liveness::kAlive;
+  return *start == stamp.start ? Liveness::kAlive : Liveness::kGone;
 }
 
 nlohmann::json StampToJson(const ProcessStamp& stamp) {
-  return {{"host", stamp.host}, {"pid", stamp.pid}, {"start", stamp.start}};
+  return {{"host", stamp.host}, {"pid", stamp.pid}, {"start", stamp.start}, {"pid_namespace", stamp.pid_namespace}};
 }
 
 std::optional<ProcessStamp> StampFromJson(const nlohmann::json& json) {
   std::optional<int> pid = json_fields::IntegerIn(json, "pid", 1, 1 << 30);
   std::string host = json_fields::Text(json, "host");
   if (!pid || host.empty()) return std::nullopt;
-  return ProcessStamp{host, *pid, json_fields::Unsigned(json, "start").value_or(0)};
+  return ProcessStamp{host, *pid, json_fields::Unsigned(json, "start").value_or(0),
+                      json_fields::Text(json, "pid_namespace")};
 }
 
 }  // namespace primus

@@ -20,11 +20,12 @@ TEST(ProcessStampTest, ThisProcessIsAliveAndAnEndedOneIsGone) {
   ASSERT_GT(child, 0);
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
-  EXPECT_EQ(CheckAlive(ProcessStamp{self.host, static_cast<int>(child), 1}), Liveness::kGone);
+  EXPECT_EQ(CheckAlive(ProcessStamp{self.host, static_cast<int>(child), 1, self.pid_namespace}), Liveness::kGone);
   // A pid reused by another process: the start time tells them apart.
-  EXPECT_EQ(CheckAlive(ProcessStamp{self.host, self.pid, self.start + 1}), Liveness::kGone);
-  // Another host's process cannot be checked here.
-  EXPECT_EQ(CheckAlive(ProcessStamp{"elsewhere", self.pid, self.start}), Liveness::kUnknown);
+  EXPECT_EQ(CheckAlive(ProcessStamp{self.host, self.pid, self.start + 1, self.pid_namespace}), Liveness::kGone);
+  // Another host's process, or one in another PID namespace (a container), cannot be checked here.
+  EXPECT_EQ(CheckAlive(ProcessStamp{"elsewhere", self.pid, self.start, self.pid_namespace}), Liveness::kUnknown);
+  EXPECT_EQ(CheckAlive(ProcessStamp{self.host, static_cast<int>(child), 1, "pid:[1]"}), Liveness::kUnknown);
 }
 
 TEST(ProcessStampTest, RoundTripsThroughJsonAndRefusesOddFields) {
@@ -34,6 +35,7 @@ TEST(ProcessStampTest, RoundTripsThroughJsonAndRefusesOddFields) {
   EXPECT_EQ(back->host, self.host);
   EXPECT_EQ(back->pid, self.pid);
   EXPECT_EQ(back->start, self.start);
+  EXPECT_EQ(back->pid_namespace, self.pid_namespace);
   EXPECT_FALSE(StampFromJson(nlohmann::json{{"host", "h"}, {"pid", "12"}}).has_value());
   EXPECT_FALSE(StampFromJson(nlohmann::json{{"pid", 12}}).has_value());
   EXPECT_FALSE(StampFromJson(nlohmann::json::array()).has_value());

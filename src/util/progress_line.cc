@@ -4,6 +4,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "util/log.h"
@@ -37,7 +38,8 @@ std::string FitWidth(int fd, std::string text) {
 }  // namespace
 
 std::string FormatClock(double seconds) {
-  long total = seconds > 0 ? static_cast<long>(seconds + 0.5) : 0;
+  // Any number (a worker's, an ETA from one) stays printable: at most 100 000 hours.
+  long total = seconds > 0 ? static_cast<long>(std::min(seconds, 3.6e8) + 0.5) : 0;
   if (total >= 3600) return fmt::format("{}:{:02d}:{:02d}", total / 3600, total / 60 % 60, total % 60);
   return fmt::format("{}:{:02d}", total / 60, total % 60);
 }

@@ -1,5 +1,7 @@
 #include "util/random.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,8 +17,20 @@ std::string RandomHex(size_t bytes) {
   size_t filled = 0;
   while (filled < bytes) {
     ssize_t got = ::getrandom(buffer + filled, bytes - filled, 0);
+    if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     filled += static_cast<size_t>(got);
+  }
+  if (filled < bytes) {
+    // No getrandom (an old kernel): the kernel's pool through the device.
+    int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    while (fd >= 0 && filled < bytes) {
+      ssize_t got = ::read(fd, buffer + filled, bytes - filled);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) break;
+      filled += static_cast<size_t>(got);
+    }
+    if (fd >= 0) ::close(fd);
   }
   if (filled < bytes) {
     timespec now;

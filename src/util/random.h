@@ -7,9 +7,9 @@
 
 namespace primus {
 
-// `bytes` random bytes (at most 64) as 2*bytes lowercase hex digits. When the
-// kernel has no entropy to give (very early boot), time and pid still make
-// it unique, though not secret.
+// `bytes` random bytes (at most 64) as 2*bytes lowercase hex digits, from
+// getrandom(2) or /dev/urandom. Only when the kernel gives neither do time
+// and pid make it unique, though not secret.
 std::string RandomHex(size_t bytes);
 
 }  // namespace primus

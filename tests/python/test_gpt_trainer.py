@@ -277,6 +277,9 @@ class CheckpointTest(unittest.TestCase):
             step, _, _ = ckpt.find_latest_valid(self.dir)
         self.assertEqual(step, 10)
         self.assertIn(f"skipping checkpoint {newest}: other users may write to it (mode 0666)", err.getvalue())
+        with contextlib.redirect_stderr(io.StringIO()):
+            ckpt.find_latest_valid(self.dir, quarantine=True)
+        self.assertTrue(os.path.exists(newest), "an untrusted checkpoint is skipped, never renamed as corrupt")
         if os.geteuid() != 0:
             self.skipTest("needs root to give a checkpoint to another user")
         os.chmod(newest, 0o600)

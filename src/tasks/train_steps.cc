@@ -17,6 +17,7 @@
 #include "train/system_info.h"
 #include "util/files.h"
 #include "util/log.h"
+#include "util/private_files.h"
 #include "util/strings.h"
 
 namespace primus::tasks {
@@ -471,6 +472,11 @@ Status BuildWorkerCommand(TrainLaunch* launch) {
 Result<agent::RunResult> Launch(TrainLaunch* launch) {
   std::optional<train::ProgressFollower> progress;
   if (!launch->command.metrics_file.empty()) {
+    // Made here, ours, so that the trainer's appends keep our mode (a worker's
+    // open() would create it world-readable under the usual umask).
+    auto metrics = OpenPrivateFileForAppend(launch->command.metrics_file);
+    if (!metrics) return metrics.error();
+    ::close(*metrics);
     progress.emplace(launch->command.metrics_file, launch->experiment.resolved.Find("training.steps")->AsInt(),
                      isatty(STDERR_FILENO) != 0, 30.0);
   }

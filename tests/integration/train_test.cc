@@ -4,6 +4,7 @@
 // no secret reaches any file we write. Slow: seconds per test.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -64,6 +65,7 @@ TEST_F(TrainTest, TinyCpuTrainsAndLeavesACompleteSnapshotWithoutSecrets) {
                                    "training.steps=80", "checkpoint.interval=40"};
   options.cwd = PRIMUS_SOURCE_DIR;
   options.timeout_s = 240;
+  ::umask(022);  // the usual umask: a file the trainer created itself would be world-readable
   ProcessResult result = RunPrimus(args, options);
   ASSERT_EQ(result.exit_code, 0) << result.all();
 
@@ -101,6 +103,10 @@ TEST_F(TrainTest, TinyCpuTrainsAndLeavesACompleteSnapshotWithoutSecrets) {
   EXPECT_TRUE(rank_logs) << "per-rank logs under logs/";
 
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    struct stat info {};
+    ASSERT_EQ(::lstat(entry.path().c_str(), &info), 0) << entry.path();
+    EXPECT_EQ(info.st_mode & 0077, 0u) << "the user's alone (the trainer's metrics and checkpoints too): "
+                                       << entry.path();
     if (!entry.is_regular_file()) continue;
     std::string content = Slurp(entry.path());
     for (const char* secret : {"hf_test_secret_value_42", "pw-secret-99", "key-secret-777"}) {

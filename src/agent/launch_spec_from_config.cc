@@ -41,9 +41,8 @@ Status ReadNprocPerNode(std::string_view text, LaunchSpec* spec) {
 
 }  // namespace
 
-Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher, std::vector<std::string> argv) {
+Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher) {
   LaunchSpec spec;
-  spec.argv = std::move(argv);
   if (Status status = ReadNprocPerNode(launcher.GetString("direct.nproc_per_node"), &spec); !status) {
     return status.error();
   }

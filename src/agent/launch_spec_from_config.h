@@ -1,8 +1,8 @@
 // The LaunchSpec of a `direct` launch, read from the effective launcher
 // configuration (the direct.* keys, whatever layer set them: defaults, files,
-// PET_*/PRIMUS_DIRECT_* variables, --set, flags) and the worker command.
-// Shared by the tasks that run workers under the agent (run, later train,
-// benchmark, preflight).
+// PET_*/PRIMUS_DIRECT_* variables, --set, flags). The worker command,
+// spec.argv, is the caller's to set. The tasks reach it through
+// tasks/worker_launch.h, the one launch path.
 #pragma once
 
 #include <string>
@@ -20,6 +20,6 @@ namespace primus::agent {
 // (platform_setup.h) later replaces both with the environment plan.
 // nproc_per_node "auto"/"gpu" is left for ApplyPlatform to count
 // (spec.nproc_per_node_auto); "cpu" is the CPUs this process may use.
-Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher, std::vector<std::string> argv);
+Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher);
 
 }  // namespace primus::agent

@@ -19,9 +19,9 @@ config::LauncherConfig Load(const config::LauncherSources& sources) {
 }
 
 TEST(LaunchSpecFromConfigTest, DefaultsGiveASingleNodeLaunch) {
-  auto spec = LaunchSpecFromConfig(Load({}), {"python3", "train.py"});
+  auto spec = LaunchSpecFromConfig(Load({}));
   ASSERT_TRUE(spec.ok()) << spec.error().Format();
-  EXPECT_EQ(spec->argv, (std::vector<std::string>{"python3", "train.py"}));
+  EXPECT_TRUE(spec->argv.empty()) << "the worker command is the task's to set";
   EXPECT_EQ(spec->nproc_per_node, 1);
   EXPECT_TRUE(spec->nproc_per_node_auto);  // counted by ApplyPlatform
   EXPECT_EQ(spec->nnodes, 1);
@@ -54,7 +54,7 @@ TEST(LaunchSpecFromConfigTest, EveryDirectKeyLands) {
                    {"direct.env", {"BOTH=flag"}, "--env"},
                    {"direct.term_timeout", {"5"}, "--term-timeout"},
                    {"direct.telemetry_interval", {"0.5"}, "--telemetry-interval"}};
-  auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
+  auto spec = LaunchSpecFromConfig(Load(sources));
   ASSERT_TRUE(spec.ok()) << spec.error().Format();
   EXPECT_EQ(spec->nproc_per_node, 4);
   EXPECT_FALSE(spec->nproc_per_node_auto);
@@ -81,7 +81,7 @@ TEST(LaunchSpecFromConfigTest, ConsoleStreamsRunIdRoleAndOmpThreads) {
                    {"direct.role", {"trainer"}, "--role"},
                    {"direct.omp_num_threads", {"torchrun"}, "torchrun"},
                    {"direct.worker_stderr", {"stderr"}, "torchrun"}};
-  auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
+  auto spec = LaunchSpecFromConfig(Load(sources));
   ASSERT_TRUE(spec.ok()) << spec.error().Format();
   EXPECT_EQ(spec->local_ranks_filter, (std::vector<int>{0, 2}));
   EXPECT_TRUE(spec->ranks_filter.empty());
@@ -93,7 +93,7 @@ TEST(LaunchSpecFromConfigTest, ConsoleStreamsRunIdRoleAndOmpThreads) {
   EXPECT_EQ(spec->omp_threads, LaunchSpec::OmpThreads::kTorchrun);
   EXPECT_TRUE(spec->stderr_to_stderr);
 
-  auto defaults = LaunchSpecFromConfig(Load({}), {"true"});
+  auto defaults = LaunchSpecFromConfig(Load({}));
   ASSERT_TRUE(defaults.ok());
   EXPECT_TRUE(defaults->redirects.empty() && defaults->tee.empty() && defaults->local_ranks_filter.empty());
   EXPECT_EQ(defaults->role, "default");
@@ -106,7 +106,7 @@ TEST(LaunchSpecFromConfigTest, ConsoleStreamsRunIdRoleAndOmpThreads) {
                                   std::tuple{"direct.worker_stderr", "both", ExitCode::kConfig}}) {
     config::LauncherSources bad;
     bad.flags = {{key, {value}, "--flag"}};
-    auto spec = LaunchSpecFromConfig(Load(bad), {"true"});
+    auto spec = LaunchSpecFromConfig(Load(bad));
     ASSERT_FALSE(spec.ok()) << key;
     EXPECT_EQ(spec.error().code, code) << key;
   }
@@ -116,13 +116,13 @@ TEST(LaunchSpecFromConfigTest, NprocPerNodeForms) {
   for (const char* text : {"auto", "gpu", " GPU "}) {
     config::LauncherSources sources;
     sources.flags = {{"direct.nproc_per_node", {text}, "--nproc-per-node"}};
-    auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
+    auto spec = LaunchSpecFromConfig(Load(sources));
     ASSERT_TRUE(spec.ok()) << text;
     EXPECT_TRUE(spec->nproc_per_node_auto) << text;
   }
   config::LauncherSources sources;
   sources.flags = {{"direct.nproc_per_node", {"cpu"}, "--nproc-per-node"}};
-  auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
+  auto spec = LaunchSpecFromConfig(Load(sources));
   ASSERT_TRUE(spec.ok());
   EXPECT_EQ(spec->nproc_per_node, UsableCpuCount());
   EXPECT_FALSE(spec->nproc_per_node_auto);
@@ -131,7 +131,7 @@ TEST(LaunchSpecFromConfigTest, NprocPerNodeForms) {
 TEST(LaunchSpecFromConfigTest, EnvFromVariablesCountsAsExplicit) {
   config::LauncherSources sources;
   sources.environment = Environment({{"PRIMUS_DIRECT_ENV", "FROM_VAR=1"}});
-  auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
+  auto spec = LaunchSpecFromConfig(Load(sources));
   ASSERT_TRUE(spec.ok()) << spec.error().Format();
   EXPECT_EQ(spec->env_overrides, (std::map<std::string, std::string>{{"FROM_VAR", "1"}}));
 }
@@ -140,12 +140,12 @@ TEST(LaunchSpecFromConfigTest, BadValuesAreUsageErrors) {
   config::LauncherSources sources;
   for (const char* bad : {"lots", "0", "-2", "", "5000"}) {
     sources.flags = {{"direct.nproc_per_node", {bad}, "--nproc-per-node"}};
-    auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
+    auto spec = LaunchSpecFromConfig(Load(sources));
     ASSERT_FALSE(spec.ok()) << bad;
     EXPECT_EQ(spec.error().code, ExitCode::kUsage) << bad;
   }
   sources.flags = {{"direct.ranks_filter", {"0-"}, "--ranks-filter"}};
-  auto spec = LaunchSpecFromConfig(Load(sources), {"true"});
+  auto spec = LaunchSpecFromConfig(Load(sources));
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.error().code, ExitCode::kUsage);
 }

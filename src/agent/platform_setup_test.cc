@@ -27,7 +27,7 @@ Applied Apply(const std::string& host, const config::LauncherSources& sources,
               const Environment& current = {}, std::vector<platform::EnvAssignment> experiment_env = {}) {
   config::LauncherConfig launcher = Load(sources);
   Applied applied;
-  auto spec = LaunchSpecFromConfig(launcher, {"/bin/true"});
+  auto spec = LaunchSpecFromConfig(launcher);
   EXPECT_TRUE(spec.ok()) << spec.error().Format();
   applied.spec = *spec;
   applied.setup = ApplyPlatformOn(FixtureRoots(host), current, launcher, std::move(experiment_env), &applied.spec);
@@ -79,7 +79,7 @@ TEST(PlatformSetupTest, VisibleDevicesAreCountedAndNeverWritten) {
 
 TEST(PlatformSetupTest, ACountSetBeforeTheCallIsKept) {
   config::LauncherConfig launcher = Load({});
-  auto spec = LaunchSpecFromConfig(launcher, {"/bin/true"});
+  auto spec = LaunchSpecFromConfig(launcher);
   ASSERT_TRUE(spec.ok());
   spec->nproc_per_node = 4;  // e.g. the experiment's distributed.nproc_per_node
   spec->nproc_per_node_auto = false;

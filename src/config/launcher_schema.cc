@@ -59,7 +59,7 @@ std::vector<SchemaKey> LauncherKeys() {
       {"direct.run_id", kString, "", "the launch's name: TORCHELASTIC_RUN_ID and the default log directory; empty: generated"},
       {"direct.role", kString, "default", "the workers' role (ROLE_NAME)"},
       {"direct.omp_num_threads", kString, "share", "OMP_NUM_THREADS where the user has not set it: share (usable CPUs / workers) or torchrun (1 with several workers)"},
-      {"direct.failure_exit_code", kInt, "0", "exit code when the workers failed; 0: the root-cause worker's own code (torchrun exits 1)"},
+      {"direct.failure_exit_code", kInt, "0", "exit code when the workers failed, for every task that runs workers; 0: the root-cause worker's own code (torchrun exits 1)"},
       {"direct.console_prefix", kString, "[{host}:{rank}] ", "prefix of each console line"},
       {"direct.env", kStringMap, "", "environment variables set for the workers"},
       {"direct.patch", kStringList, "", "patch scripts run before the workers, in order"},

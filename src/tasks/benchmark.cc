@@ -22,10 +22,6 @@
 
 #include <iostream>
 
-#include "agent/launch_spec_from_config.h"
-#include "agent/launch_summary.h"
-#include "agent/platform_setup.h"
-#include "agent/run_workers.h"
 #include "benchmark/comm_plot.h"
 #include "benchmark/comm_report_file.h"
 #include "benchmark/comm_request.h"
@@ -42,6 +38,7 @@
 #include "benchmark/report_file.h"
 #include "config/launcher_config.h"
 #include "tasks/task.h"
+#include "tasks/worker_launch.h"
 #include "util/files.h"
 #include "util/log.h"
 #include "util/option_parser.h"
@@ -96,30 +93,25 @@ Result<Target> ChooseTarget(DeviceChoice choice, const platform::HostInfo& host)
   return target;
 }
 
-// The spec of an agent-run benchmark: direct.* keys, --device cpu means one
-// CPU worker unless a count was given, then the platform (GPU count, plan).
-struct Launch {
-  agent::LaunchSpec spec;
-  agent::PlatformSetup setup;
+// The launch of an agent-run benchmark (tasks/worker_launch.h): --device cpu
+// means one CPU worker unless a count was given; the target follows the host
+// the platform found.
+struct BenchmarkLaunch {
+  WorkerLaunch workers;
   Target target;
 };
 
-Result<Launch> PrepareLaunch(const config::LauncherConfig& launcher, DeviceChoice device) {
-  Launch launch;
-  auto spec = agent::LaunchSpecFromConfig(launcher, {"placeholder"});
-  if (!spec.ok()) return spec.error();
-  launch.spec = std::move(*spec);
-  if (device == DeviceChoice::kCpu && launch.spec.nproc_per_node_auto) {
-    launch.spec.nproc_per_node = 1;
-    launch.spec.nproc_per_node_auto = false;
-  }
-  auto setup = agent::ApplyPlatform(launcher, {}, &launch.spec);
-  if (!setup.ok()) return setup.error();
-  launch.setup = std::move(*setup);
-  auto target = ChooseTarget(device, launch.setup.host);
+Result<BenchmarkLaunch> PrepareLaunch(const config::LauncherConfig& launcher, DeviceChoice device) {
+  auto workers = PrepareWorkerLaunch(launcher, {}, [&](agent::LaunchSpec* spec) {
+    if (device == DeviceChoice::kCpu && spec->nproc_per_node_auto) {
+      spec->nproc_per_node = 1;
+      spec->nproc_per_node_auto = false;
+    }
+  });
+  if (!workers.ok()) return workers.error();
+  auto target = ChooseTarget(device, workers->setup.host);
   if (!target.ok()) return target.error();
-  launch.target = *target;
-  return launch;
+  return BenchmarkLaunch{std::move(*workers), *target};
 }
 
 int GemmExitCode(const std::vector<benchmark::GemmResult>& results) {
@@ -160,9 +152,9 @@ Result<int> RunGemm(const TaskContext& context, const std::vector<std::string>& 
   if (!launch.ok()) return launch.error();
   std::string engine = launch->target.Engine();
   if (context.dry_run) {
-    launch->spec.argv = {WorkerBinary(), "benchmark", "worker", "gemm"};
+    launch->workers.spec.argv = {WorkerBinary(), "benchmark", "worker", "gemm"};
     auto worker_args = benchmark::GemmWorkerArgs("<scratch dir>", engine, args);
-    launch->spec.argv.insert(launch->spec.argv.end(), worker_args.begin(), worker_args.end());
+    launch->workers.spec.argv.insert(launch->workers.spec.argv.end(), worker_args.begin(), worker_args.end());
     benchmark::GemmPlan plan = benchmark::PlanGemm(*request, launch->target.gpu);
     std::cout << framing.title << " on " << (launch->target.gpu ? engine + " GPUs" : std::string("the CPU (OpenBLAS)")) << ": "
               << plan.shapes.size() << " shape(s) from " << plan.shapes.front().Describe() << ", "
@@ -172,23 +164,23 @@ Result<int> RunGemm(const TaskContext& context, const std::vector<std::string>& 
       for (const benchmark::GemmShape& shape : plan.shapes) std::cout << "  " << shape.Describe() << "\n";
     }
     if (!request->output_file.empty()) {
-      std::cout << "report file: " << benchmark::NodeReportPath(request->output_file, launch->spec.node_rank)
+      std::cout << "report file: " << benchmark::NodeReportPath(request->output_file, launch->workers.spec.node_rank)
                 << (request->append ? " (rows added)" : "") << ", written after the run\n";
     }
-    std::cout << agent::DescribeLaunch(launch->spec) << agent::DescribeWorkerEnvironment(launch->setup);
+    std::cout << DescribeWorkerLaunch(launch->workers);
     return 0;
   }
   ScopedTempDir results_dir("gemm");
   if (results_dir.path().empty()) return EnvironmentError("cannot create a scratch directory under /tmp");
-  launch->spec.argv = {WorkerBinary(), "benchmark", "worker", "gemm"};
+  launch->workers.spec.argv = {WorkerBinary(), "benchmark", "worker", "gemm"};
   auto worker_args = benchmark::GemmWorkerArgs(results_dir.path(), engine, args);
-  launch->spec.argv.insert(launch->spec.argv.end(), worker_args.begin(), worker_args.end());
+  launch->workers.spec.argv.insert(launch->workers.spec.argv.end(), worker_args.begin(), worker_args.end());
   Result<agent::RunResult> run = [&] {
     benchmark::ProgressFileWatch progress(benchmark::GemmProgressFile(results_dir.path()), framing.title + ": shape");
-    return agent::RunWorkers(launch->spec);
+    return RunWorkerLaunch(launch->workers);
   }();
   if (!run.ok()) return run.error();
-  if (run->exit_code != 0) return run->exit_code;
+  if (run->exit_code != 0) return WorkerLaunchExitCode(*run, *context.launcher);
   auto results = benchmark::ReadGemmResults(results_dir.path());
   if (!results.ok()) return results.error();
   switch (request->output) {
@@ -203,7 +195,7 @@ Result<int> RunGemm(const TaskContext& context, const std::vector<std::string>& 
     }
     log::Info("TFLOPS plot: {}", request->plot);
   }
-  Status report = WriteReport(request->output_file, request->append, launch->spec.node_rank,
+  Status report = WriteReport(request->output_file, request->append, launch->workers.spec.node_rank,
                               benchmark::GemmReportDocument(*results, framing.title, framing.settings));
   if (!report.ok()) return report.error();
   return GemmExitCode(*results);
@@ -224,7 +216,7 @@ Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& 
   if (!request.ok()) return request.error();
   auto launch = PrepareLaunch(*context.launcher, request->device);
   if (!launch.ok()) return launch.error();
-  agent::LaunchSpec& spec = launch->spec;
+  agent::LaunchSpec& spec = launch->workers.spec;
   if (request->stride > 0) {
     // Said once here rather than by every rank.
     auto group = benchmark::StridedGroup(0, spec.nnodes * spec.nproc_per_node, request->stride);
@@ -264,7 +256,7 @@ Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& 
       std::cout << "report file: " << framing.output_file << (framing.append ? " (rows added)" : "")
                 << ", written by node 0 after the run\n";
     }
-    std::cout << agent::DescribeLaunch(spec) << agent::DescribeWorkerEnvironment(launch->setup);
+    std::cout << DescribeWorkerLaunch(launch->workers);
     return 0;
   }
   ScopedTempDir report_dir("comm");
@@ -276,7 +268,7 @@ Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& 
   spec.argv = *argv;
   Result<agent::RunResult> run = [&] {
     benchmark::ProgressFileWatch progress(progress_file, framing.title + ": row");
-    return agent::RunWorkers(spec);
+    return RunWorkerLaunch(launch->workers);
   }();
   if (!run.ok()) return run.error();
   // Rank 0 ran here when this is node 0: its report is in our scratch directory.
@@ -296,7 +288,7 @@ Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& 
                                  benchmark::CommReportDocument(report, framing.title, framing.cluster));
     if (!written.ok()) return written.error();
   }
-  return run->exit_code;
+  return WorkerLaunchExitCode(*run, *context.launcher);
 }
 
 // `benchmark worker gemm|comm ...`: what the agent starts for each rank.

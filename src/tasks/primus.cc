@@ -5,20 +5,16 @@
 // sends Primus-only subcommands here (`direct -- projection ...` is
 // `direct -- primus projection ...`); our own train, benchmark and
 // preflight stay ours. node_smoke runs one process per node, as in Primus.
+#include <algorithm>
 #include <iostream>
 
-#include "agent/launch_spec_from_config.h"
-#include "agent/launch_summary.h"
-#include "agent/platform_setup.h"
-#include "agent/run_workers.h"
-#include "util/environment.h"
 #include "config/launcher_config.h"
 #include "platform/launcher_plan_inputs.h"
 #include "tasks/task.h"
+#include "tasks/worker_launch.h"
 #include "train/primus_install.h"
+#include "util/environment.h"
 #include "util/strings.h"
-
-#include <algorithm>
 
 namespace primus::tasks {
 namespace {
@@ -61,24 +57,26 @@ class PrimusTask : public Task {
     }
     std::vector<std::string> argv = {"python3", install->main_py()};
     argv.insert(argv.end(), context.args.begin(), context.args.end());
-    auto spec = agent::LaunchSpecFromConfig(*context.launcher, argv);
-    if (!spec) return spec.error();
-    if (subcommand == "node_smoke" && !platform::SetExplicitly(context.launcher->OriginOf("direct.nproc_per_node"))) {
-      spec->nproc_per_node = 1;  // one per node by design, as Primus runs it
-      spec->nproc_per_node_auto = false;
-    }
-    if (!spec->env.count("PRIMUS_PATH")) spec->env["PRIMUS_PATH"] = install->root;
-    auto setup = agent::ApplyPlatform(*context.launcher, {}, &*spec);
-    if (!setup) return setup.error();
+    bool one_per_node =
+        subcommand == "node_smoke" && !platform::SetExplicitly(context.launcher->OriginOf("direct.nproc_per_node"));
+    auto launch = PrepareWorkerLaunch(*context.launcher, {}, [&](agent::LaunchSpec* spec) {
+      if (one_per_node) {  // one per node by design, as Primus runs it
+        spec->nproc_per_node = 1;
+        spec->nproc_per_node_auto = false;
+      }
+      if (!spec->env.count("PRIMUS_PATH")) spec->env["PRIMUS_PATH"] = install->root;
+    });
+    if (!launch) return launch.error();
+    launch->spec.argv = std::move(argv);
     std::cerr << "through Primus " << install->version << " at " << install->root << " (found by " << install->found_by
               << "): " << subcommand << "\n";
     if (context.dry_run) {
-      std::cout << agent::DescribeLaunch(*spec) << agent::DescribeWorkerEnvironment(*setup);
+      std::cout << DescribeWorkerLaunch(*launch);
       return 0;
     }
-    auto result = agent::RunWorkers(*spec);
+    auto result = RunWorkerLaunch(*launch);
     if (!result) return result.error();
-    return result->exit_code;
+    return WorkerLaunchExitCode(*result, *context.launcher);
   }
 };
 

@@ -2,36 +2,17 @@
 // workers, with torchrun's environment contract, under the node agent
 // (src/agent, docs/agent.md). The direct.* launcher keys become the
 // agent's LaunchSpec, the platform layer adds the detected GPU count, the
-// environment plan and --numa-bind placement (agent::ApplyPlatform); the
+// environment plan and --numa-bind placement (tasks/worker_launch.h); the
 // exit status is the root-cause worker's own, or direct.failure_exit_code
 // when one is set (torchrun's 1).
 #include <iostream>
 
-#include "agent/launch_spec_from_config.h"
-#include "agent/launch_summary.h"
-#include "agent/platform_setup.h"
-#include "agent/run_workers.h"
 #include "config/launcher_config.h"
 #include "tasks/task.h"
-#include "util/log.h"
+#include "tasks/worker_launch.h"
 
 namespace primus::tasks {
 namespace {
-
-// The exit code of a launch that ended with `result`: a failure of the
-// workers (not a signal to the agent) exits with direct.failure_exit_code
-// when set. Invoked as torchrun, the difference from torchrun is said.
-int LaunchExitCode(const agent::RunResult& result, const config::LauncherConfig& launcher, bool as_torchrun) {
-  if (result.exit_code == 0 || result.agent_signal != 0) return result.exit_code;
-  int configured = static_cast<int>(launcher.GetInt("direct.failure_exit_code"));
-  if (configured != 0) return configured;
-  if (as_torchrun && result.exit_code != 1) {
-    log::Info("exit code {} is the failing worker's own (torchrun exits 1 whatever the worker's code); for torchrun's, "
-              "set PRIMUS_DIRECT_FAILURE_EXIT_CODE=1 (docs/torchrun.md)",
-              result.exit_code);
-  }
-  return result.exit_code;
-}
 
 class RunTask : public Task {
  public:
@@ -58,18 +39,17 @@ class RunTask : public Task {
       return UsageError("task 'run' needs a command", "usage: primus-cli direct -- run CMD [ARGS...]");
     }
     if (context.launcher == nullptr) return UsageError("task 'run' has no launcher configuration");
-    auto spec = agent::LaunchSpecFromConfig(*context.launcher, context.args);
-    if (!spec) return spec.error();
-    auto setup = agent::ApplyPlatform(*context.launcher, {}, &*spec);
-    if (!setup) return setup.error();
+    auto launch = PrepareWorkerLaunch(*context.launcher);
+    if (!launch) return launch.error();
+    launch->spec.argv = context.args;
     if (context.dry_run) {  // explain, start nothing
-      std::cout << agent::DescribeLaunch(*spec) << agent::DescribeWorkerEnvironment(*setup);
+      std::cout << DescribeWorkerLaunch(*launch);
       return 0;
     }
-    auto result = agent::RunWorkers(*spec);
+    auto result = RunWorkerLaunch(*launch);
     if (!result) return result.error();
     bool as_torchrun = !context.command_line.empty() && context.command_line.front() == "torchrun";
-    return LaunchExitCode(*result, *context.launcher, as_torchrun);
+    return WorkerLaunchExitCode(*result, *context.launcher, as_torchrun);
   }
 };
 

@@ -7,7 +7,6 @@
 #include <iostream>
 
 #include "agent/control_protocol.h"
-#include "agent/launch_spec_from_config.h"
 #include "agent/launch_plan.h"
 #include "agent/launch_summary.h"
 #include "preflight/preflight_runner.h"
@@ -64,7 +63,7 @@ std::string DescribeLaunchSettings(const config::LauncherConfig& launcher) {
 
 std::string DescribeWorld(const TrainLaunch& launch) {
   const train::ExperimentConfig& experiment = launch.experiment;
-  const agent::LaunchSpec& spec = launch.spec;
+  const agent::LaunchSpec& spec = launch.workers.spec;
   int world_size = launch.world_size;
   if (launch.primus) {
     return fmt::format("  name {}, through Primus {} at {} (found by {}), world size {} ({} x {})\n  {}\n",
@@ -184,21 +183,18 @@ Status ApplyExperimentLaunchSettings(TrainLaunch* launch, const config::Launcher
 
 Status BuildLaunchSpec(TrainLaunch* launch) {
   const config::LauncherConfig& launcher = *launch->launcher;
-  auto spec = agent::LaunchSpecFromConfig(launcher, {"placeholder"});
-  if (!spec.ok()) return spec.error();
-  launch->spec = std::move(*spec);
   // The experiment's env: joins the plan above the user's environment;
   // the plan then decides every worker variable (platform/environment_plan.h).
-  auto setup = agent::ApplyPlatform(launcher, ExperimentEnv(*launch), &launch->spec);
-  if (!setup.ok()) return setup.error();
-  launch->setup = std::move(*setup);
+  auto workers = PrepareWorkerLaunch(launcher, ExperimentEnv(*launch));
+  if (!workers.ok()) return workers.error();
+  launch->workers = std::move(*workers);
   snapshot::Redactor& redactor = snapshot::ProcessRedactor();
-  for (const auto* values : {&launch->spec.env, &launch->spec.env_overrides}) {
+  for (const auto* values : {&launch->workers.spec.env, &launch->workers.spec.env_overrides}) {
     for (const auto& [name, value] : *values) redactor.Learn(name, value);
   }
-  for (const auto& [name, entry] : launch->setup.plan.variables) redactor.Learn(name, entry.value);
+  for (const auto& [name, entry] : launch->workers.setup.plan.variables) redactor.Learn(name, entry.value);
 
-  launch->world_size = launch->spec.nnodes * launch->spec.nproc_per_node;
+  launch->world_size = launch->workers.spec.nnodes * launch->workers.spec.nproc_per_node;
   if (launch->primus_experiment) {
     auto layout = train::CheckPrimusLayout(*launch->primus_experiment, launch->world_size);
     if (!layout.ok()) {
@@ -244,7 +240,7 @@ Status FindScripts(TrainLaunch* launch) {
 
 Result<int> PrintDryRun(const TrainLaunch& launch) {
   const train::ExperimentConfig& experiment = launch.experiment;
-  const agent::LaunchSpec& spec = launch.spec;
+  const agent::LaunchSpec& spec = launch.workers.spec;
   train::BackendInputs inputs{&experiment,           "<experiment dir>",  launch.backend_args,
                               launch.args.resume,    launch.process_env, launch.args.subtask,
                               launch.primus ? &*launch.primus : nullptr};
@@ -263,7 +259,7 @@ Result<int> PrintDryRun(const TrainLaunch& launch) {
                     ? std::string("  (none)\n")
                     : hooks::DescribeScripts(launch.patches) + hooks::DescribeScripts(launch.hooks))
             << "worker command (once per rank):\n  " << ShellJoin(command->argv) << "\n"
-            << agent::DescribeWorkerEnvironment(launch.setup)
+            << agent::DescribeWorkerEnvironment(launch.workers.setup)
             << (launch.run_preflight ? "preflight: the fast checks would run before the launch (--no-preflight skips them)\n"
                                      : "preflight: off\n");
   if (launch.replay) std::cout << ReplayRiskText(launch);
@@ -285,11 +281,11 @@ Status CheckReplayTrust(const TrainLaunch& launch) {
 
 Status RunPreflight(const TrainLaunch& launch) {
   if (!launch.run_preflight) return Status::Ok();
-  const agent::LaunchSpec& spec = launch.spec;
+  const agent::LaunchSpec& spec = launch.workers.spec;
   preflight::JobPlacement placement{spec.nnodes, spec.node_rank, spec.master_addr, spec.master_port, {}};
   // The host ApplyPlatform detected, from the same roots.
   std::vector<preflight::CheckResult> checks = preflight::QuickTrainChecks(
-      launch.setup.host, platform::Roots::FromEnvironment(), launch.process_env, placement, launch.experiment.workspace);
+      launch.workers.setup.host, platform::Roots::FromEnvironment(), launch.process_env, placement, launch.experiment.workspace);
   std::vector<std::string> failures;
   for (const preflight::CheckResult& check : checks) {
     if (check.status == preflight::CheckStatus::kWarn) {
@@ -314,7 +310,7 @@ Status OpenExperimentDir(TrainLaunch* launch, const TaskContext& context) {
   const train::ExperimentConfig& experiment = launch->experiment;
   if (!launch->job_id.empty()) {
     auto job = snapshot::OpenJobExperimentDir(experiment.workspace, experiment.exp_name, launch->job_id,
-                                              launch->spec.node_rank);
+                                              launch->workers.spec.node_rank);
     if (!job.ok()) return job.error();
     launch->shared_root = job->shared_root;
     launch->dir = job->node;
@@ -323,7 +319,7 @@ Status OpenExperimentDir(TrainLaunch* launch, const TaskContext& context) {
     if (!own.ok()) return own.error();
     launch->shared_root = own->root;
     launch->dir = *own;
-    if (launch->spec.nnodes > 1) {
+    if (launch->workers.spec.nnodes > 1) {
       log::Warn("no job id (PRIMUS_JOB_ID, or the scheduler's): this node writes its own experiment directory {}, "
                 "so checkpoints are not shared between nodes; export the same PRIMUS_JOB_ID on every node",
                 own->root);
@@ -340,7 +336,7 @@ Status OpenExperimentDir(TrainLaunch* launch, const TaskContext& context) {
   // The run's log directory, decided now so that metadata.json names it from
   // the start (a requeued job's logs/ may hold an earlier run's attempts).
   auto log_dir = agent::MakeRunLogDir(launch->dir.logs_dir(), Split(launch->dir.root, '/').back(), log::HostName(),
-                                      launch->spec.restarts_before);
+                                      launch->workers.spec.restarts_before);
   if (!log_dir.ok()) return log_dir.error();
   launch->log_dir = *log_dir;
   metadata.log_dir = launch->log_dir;
@@ -356,7 +352,7 @@ Status OpenExperimentDir(TrainLaunch* launch, const TaskContext& context) {
 
 Status WriteSnapshot(TrainLaunch* launch) {
   const train::ExperimentConfig& experiment = launch->experiment;
-  nlohmann::ordered_json system = train::DescribeSystem(launch->setup.host);
+  nlohmann::ordered_json system = train::DescribeSystem(launch->workers.setup.host);
   train::AddPythonVersions(experiment.interpreter, &system);
   if (launch->primus) system["primus_backend"] = launch->primus->version + " at " + launch->primus->root;
   if (launch->replay) {
@@ -383,7 +379,7 @@ Status WriteSnapshot(TrainLaunch* launch) {
 Status RunHooks(TrainLaunch* launch) {
   // Worker environment: experiment env over launcher config env, hooks over both;
   // the user's own environment and --env always win (the agent applies that).
-  agent::LaunchSpec& spec = launch->spec;
+  agent::LaunchSpec& spec = launch->workers.spec;
   snapshot::EnvWithOrigins& origins = launch->origins;
   if (launch->replay) {
     for (const auto& [name, entry] : launch->replay->env) {
@@ -396,7 +392,7 @@ Status RunHooks(TrainLaunch* launch) {
       origins[name] = {entry.value, "replay of " + launch->replay->dir.root + " (" + entry.origin + ")"};
     }
   }
-  for (const auto& [name, entry] : launch->setup.plan.variables) origins[name] = {entry.value, entry.origin};
+  for (const auto& [name, entry] : launch->workers.setup.plan.variables) origins[name] = {entry.value, entry.origin};
 
   std::vector<hooks::Script> scripts = launch->patches;
   scripts.insert(scripts.end(), launch->hooks.begin(), launch->hooks.end());
@@ -425,7 +421,7 @@ Status RunHooks(TrainLaunch* launch) {
 
 Status BuildWorkerCommand(TrainLaunch* launch) {
   const train::ExperimentConfig& experiment = launch->experiment;
-  agent::LaunchSpec& spec = launch->spec;
+  agent::LaunchSpec& spec = launch->workers.spec;
   train::BackendInputs inputs{&experiment,           launch->shared_root, launch->backend_args,
                               launch->args.resume,   launch->process_env, launch->args.subtask,
                               launch->primus ? &*launch->primus : nullptr};
@@ -480,7 +476,7 @@ Result<agent::RunResult> Launch(TrainLaunch* launch) {
     progress.emplace(launch->command.metrics_file, launch->experiment.resolved.Find("training.steps")->AsInt(),
                      isatty(STDERR_FILENO) != 0, 30.0);
   }
-  auto result = agent::RunWorkers(launch->spec);
+  auto result = RunWorkerLaunch(launch->workers);
   if (progress) progress->Stop();
   return result;
 }
@@ -506,10 +502,15 @@ int RecordOutcome(TrainLaunch* launch, const agent::RunResult& result) {
                        : result.agent_signal                                           ? "interrupted"
                        : result.exit_code == static_cast<int>(ExitCode::kStuckAtExit) ? "stuck_at_exit"
                                                                                        : "failed";
-  Finish(launch, result.exit_code, status);
-  log::Info("experiment {}: {} (exit {}), {}", launch->dir.root, status, result.exit_code,
+  int exit_code = WorkerLaunchExitCode(result, *launch->launcher);
+  Finish(launch, exit_code, status);
+  std::string worker_code = exit_code == result.exit_code
+                                ? ""
+                                : fmt::format("; the failing worker's own code {} (direct.failure_exit_code)",
+                                              result.exit_code);
+  log::Info("experiment {}: {} (exit {}{}), {}", launch->dir.root, status, exit_code, worker_code,
             result.restarts ? std::to_string(result.restarts) + " restart(s)" : "no restarts");
-  return result.exit_code;
+  return exit_code;
 }
 
 Error RecordFailure(TrainLaunch* launch, const Error& error) {

@@ -11,14 +11,13 @@
 #include <vector>
 
 #include "agent/launch_spec.h"
-#include "agent/platform_setup.h"
-#include "agent/run_workers.h"
 #include "config/launcher_config.h"
 #include "hooks/hook_runner.h"
 #include "snapshot/experiment_dir.h"
 #include "snapshot/metadata.h"
 #include "snapshot/snapshot_files.h"
 #include "tasks/task.h"
+#include "tasks/worker_launch.h"
 #include "train/backends.h"
 #include "train/experiment.h"
 #include "train/primus_experiment.h"
@@ -57,8 +56,7 @@ struct TrainLaunch {
   std::optional<train::PrimusExperiment> primus_experiment;
   train::PrimusLayout primus_layout;
 
-  agent::LaunchSpec spec;
-  agent::PlatformSetup setup;
+  WorkerLaunch workers;  // the layout and worker environment (tasks/worker_launch.h)
   int world_size = 0;
   std::vector<std::string> backend_args;  // after --config: ours minus overrides, or Primus's everything
   std::vector<hooks::Script> patches;
@@ -102,7 +100,8 @@ Status RunHooks(TrainLaunch* launch);
 Status BuildWorkerCommand(TrainLaunch* launch);
 // The node agent runs the workers, with the progress line when the backend writes metrics.
 Result<agent::RunResult> Launch(TrainLaunch* launch);
-// metadata.json with the end, exit status, restarts and root cause; returns the exit code.
+// metadata.json with the end, exit status, restarts and root cause; returns the exit code
+// (tasks/worker_launch.h WorkerLaunchExitCode: direct.failure_exit_code applies).
 int RecordOutcome(TrainLaunch* launch, const agent::RunResult& result);
 // metadata.json "failed" with the launcher's error; returns that error.
 Error RecordFailure(TrainLaunch* launch, const Error& error);

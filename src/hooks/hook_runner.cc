@@ -10,7 +10,7 @@
 #include "util/files.h"
 #include "util/log.h"
 #include "util/strings.h"
-#include "util/subprocess.h"
+#include "io/subprocess.h"
 
 namespace primus::hooks {
 namespace {

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <iterator>
+#include <vector>
 
 namespace primus::io {
 namespace {
@@ -18,10 +20,12 @@ thread_local sigset_t g_outermost_mask;
 
 }  // namespace
 
-Result<std::unique_ptr<SignalChannel>> SignalChannel::Open() {
+Result<std::unique_ptr<SignalChannel>> SignalChannel::Open(std::initializer_list<int> also) {
   std::unique_ptr<SignalChannel> channel(new SignalChannel());
   sigemptyset(&channel->handled_);
-  for (int signal : kHandledSignals) {
+  std::vector<int> signals(std::begin(kHandledSignals), std::end(kHandledSignals));
+  signals.insert(signals.end(), also.begin(), also.end());
+  for (int signal : signals) {
     struct sigaction current {};
     sigaction(signal, nullptr, &current);
     if (signal != SIGCHLD && current.sa_handler == SIG_IGN) {

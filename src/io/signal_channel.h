@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <sys/signalfd.h>
 
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,7 +28,9 @@ namespace primus::io {
 
 class SignalChannel {
  public:
-  static Result<std::unique_ptr<SignalChannel>> Open();
+  // `also`: more signals to read as events while the channel is open (the
+  // Slurm step runner forwards SIGQUIT to srun).
+  static Result<std::unique_ptr<SignalChannel>> Open(std::initializer_list<int> also = {});
   ~SignalChannel();
   SignalChannel(const SignalChannel&) = delete;
   SignalChannel& operator=(const SignalChannel&) = delete;

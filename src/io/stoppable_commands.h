@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "util/subprocess.h"
+#include "io/subprocess.h"
 
 namespace primus::io {
 

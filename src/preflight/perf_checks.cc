@@ -8,7 +8,7 @@
 #include "io/stoppable_commands.h"
 #include "util/progress_line.h"
 #include "util/strings.h"
-#include "util/subprocess.h"
+#include "io/subprocess.h"
 
 namespace primus::preflight {
 namespace {

@@ -12,7 +12,7 @@
 #include "benchmark/dynamic_library.h"
 #include "util/files.h"
 #include "util/strings.h"
-#include "util/subprocess.h"
+#include "io/subprocess.h"
 
 namespace primus::preflight {
 namespace {

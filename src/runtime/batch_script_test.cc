@@ -7,7 +7,7 @@
 #include "util/files.h"
 #include "util/scoped_temp_dir.h"
 #include "util/strings.h"
-#include "util/subprocess.h"
+#include "io/subprocess.h"
 
 namespace primus::runtime {
 namespace {

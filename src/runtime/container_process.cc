@@ -14,7 +14,7 @@
 #include "io/unique_fd.h"
 #include "util/log.h"
 #include "util/environment.h"
-#include "util/subprocess.h"
+#include "io/subprocess.h"
 
 namespace primus::runtime {
 namespace {

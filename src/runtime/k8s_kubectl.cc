@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "util/strings.h"
-#include "util/subprocess.h"
+#include "io/subprocess.h"
 
 namespace primus::runtime {
 namespace {

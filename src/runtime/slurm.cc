@@ -26,7 +26,7 @@
 #include "util/files.h"
 #include "util/log.h"
 #include "util/strings.h"
-#include "util/subprocess.h"
+#include "io/subprocess.h"
 
 namespace primus::runtime {
 namespace {

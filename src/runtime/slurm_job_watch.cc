@@ -1,47 +1,34 @@
 #include "runtime/slurm_job_watch.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <optional>
 
+#include "io/signal_channel.h"
+#include "io/subprocess.h"
 #include "util/files.h"
 #include "util/log.h"
 #include "util/strings.h"
-#include "util/subprocess.h"
 
 namespace primus::runtime {
 namespace {
 
-volatile sig_atomic_t g_interrupted_by = 0;
-
-void RecordInterrupt(int signal) { g_interrupted_by = signal; }
-
-constexpr int kInterruptSignals[] = {SIGINT, SIGTERM, SIGHUP};
-
-// Catches the interrupt signals for as long as it lives.
-class InterruptCatcher {
- public:
-  InterruptCatcher() {
-    g_interrupted_by = 0;
-    struct sigaction action = {};
-    action.sa_handler = RecordInterrupt;
-    sigemptyset(&action.sa_mask);
-    for (size_t i = 0; i < std::size(kInterruptSignals); ++i) sigaction(kInterruptSignals[i], &action, &previous_[i]);
+// Waits up to `seconds` for SIGINT, SIGTERM or SIGHUP on `channel`; the
+// signal, or 0 when none came (the children's SIGCHLD is not one).
+int WaitForInterrupt(io::SignalChannel& channel, double seconds) {
+  pollfd watch{channel.fd(), POLLIN, 0};
+  ::poll(&watch, 1, static_cast<int>(seconds * 1000));
+  int interrupted_by = 0;
+  while (std::optional<signalfd_siginfo> info = channel.Read()) {
+    int signal = static_cast<int>(info->ssi_signo);
+    if (interrupted_by == 0 && (signal == SIGINT || signal == SIGTERM || signal == SIGHUP)) interrupted_by = signal;
   }
-  ~InterruptCatcher() {
-    for (size_t i = 0; i < std::size(kInterruptSignals); ++i) sigaction(kInterruptSignals[i], &previous_[i], nullptr);
-  }
-  InterruptCatcher(const InterruptCatcher&) = delete;
-  InterruptCatcher& operator=(const InterruptCatcher&) = delete;
-  int signal() const { return g_interrupted_by; }
-
- private:
-  struct sigaction previous_[std::size(kInterruptSignals)];
-};
+  return interrupted_by;
+}
 
 // Copies what a file gains to stdout; the file may not exist yet.
 class LogFollower {
@@ -81,11 +68,6 @@ CommandOptions Bounded() {
   CommandOptions options;
   options.timeout_s = 30;
   return options;
-}
-
-void Sleep(double seconds) {
-  timespec pause{static_cast<time_t>(seconds), static_cast<long>((seconds - static_cast<double>(static_cast<time_t>(seconds))) * 1e9)};
-  ::nanosleep(&pause, nullptr);  // a signal ends it early: the loop then sees it
 }
 
 // "Key=value" from `scontrol show job` text, or nullopt.
@@ -171,14 +153,17 @@ int JobExitStatus(const JobEnd& end) {
 
 Result<int> FollowJob(const FollowOptions& options) {
   const std::string& id = options.job_id;
-  InterruptCatcher interrupts;
+  // Our signals as events: a Ctrl-C while we wait cancels the job.
+  auto channel = io::SignalChannel::Open();
+  if (!channel.ok()) return channel.error();
   LogFollower log(options.log_path);
+  int interrupted_by = 0;
   int cancelled_by = 0;
   int failed_polls = 0;
   std::string last_state;
   while (true) {
-    if (interrupts.signal() != 0 && cancelled_by == 0) {
-      cancelled_by = interrupts.signal();
+    if (interrupted_by != 0 && cancelled_by == 0) {
+      cancelled_by = interrupted_by;
       log::Warn("interrupted: cancelling job {}", id);
       auto cancel = RunCommand({"scancel", id}, Bounded());
       if (!cancel.ok()) return cancel.error();
@@ -207,7 +192,9 @@ Result<int> FollowJob(const FollowOptions& options) {
       if (state != last_state) log::Info("job {}: {}", id, state);
       last_state = state;
     }
-    Sleep(options.poll_s);
+    if (int signal = WaitForInterrupt(**channel, options.poll_s); signal != 0 && interrupted_by == 0) {
+      interrupted_by = signal;
+    }
   }
   log.CopyNew();
   Result<JobEnd> end = ReadJobEnd(id);

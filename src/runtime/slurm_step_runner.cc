@@ -1,17 +1,19 @@
 #include "runtime/slurm_step_runner.h"
 
-#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
+#include "io/signal_channel.h"
+#include "io/spawn.h"
+#include "io/unique_fd.h"
+#include "util/environment.h"
 #include "util/files.h"
 #include "util/log.h"
-#include "util/environment.h"
 #include "util/strings.h"
 
 namespace primus::runtime {
@@ -20,61 +22,15 @@ namespace {
 constexpr std::string_view kErrorPrefix = "srun: error: ";
 constexpr std::string_view kExited = "Exited with exit code ";
 
-volatile sig_atomic_t g_srun_pid = 0;
-volatile sig_atomic_t g_pending_signal = 0;  // arrived before srun was started
-
-void ForwardToSrun(int signal, siginfo_t* info, void*) {
-  // Signals the kernel generates (a terminal's Ctrl-C, hangup) reach srun in
-  // our process group by themselves; forwarding them would double them.
-  if (info != nullptr && info->si_code > 0) return;
-  pid_t pid = g_srun_pid;
-  if (pid > 0) ::kill(pid, signal);
-  else g_pending_signal = signal;
-}
-
+// What we forward to srun: srun passes them on to the tasks (SIGINT twice
+// within a second cancels the step, as srun's own users expect).
 constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
-// Installs the forwarding handlers for as long as it lives: from before srun
-// starts (a signal in between is passed on once it runs) to after it ended.
-class SignalForwarding {
- public:
-  SignalForwarding() {
-    g_srun_pid = 0;
-    g_pending_signal = 0;
-    struct sigaction action = {};
-    action.sa_sigaction = ForwardToSrun;
-    action.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&action.sa_mask);
-    for (size_t i = 0; i < std::size(kForwardedSignals); ++i) sigaction(kForwardedSignals[i], &action, &previous_[i]);
-    struct sigaction ignore = {};
-    ignore.sa_handler = SIG_IGN;
-    sigaction(SIGPIPE, &ignore, &previous_pipe_);
+bool Forwarded(int signal) {
+  for (int forwarded : kForwardedSignals) {
+    if (forwarded == signal) return true;
   }
-  ~SignalForwarding() {
-    for (size_t i = 0; i < std::size(kForwardedSignals); ++i) sigaction(kForwardedSignals[i], &previous_[i], nullptr);
-    sigaction(SIGPIPE, &previous_pipe_, nullptr);
-    g_srun_pid = 0;
-  }
-  void Started(pid_t pid) {
-    g_srun_pid = pid;
-    if (int pending = g_pending_signal; pending != 0) ::kill(pid, pending);
-  }
-  SignalForwarding(const SignalForwarding&) = delete;
-  SignalForwarding& operator=(const SignalForwarding&) = delete;
-
- private:
-  struct sigaction previous_[std::size(kForwardedSignals)];
-  struct sigaction previous_pipe_;
-};
-
-void WriteAll(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
+  return false;
 }
 
 }  // namespace
@@ -120,41 +76,52 @@ Result<int> RunSrunStep(const std::vector<std::string>& argv, const std::map<std
   }
   std::map<std::string, std::string> environment = ProcessEnvironment();
   for (const auto& [name, value] : extra_env) environment[name] = value;
-  std::vector<std::string> env_strings;
-  for (const auto& [name, value] : environment) env_strings.push_back(name + "=" + value);
-  std::vector<char*> envp, args;
-  for (std::string& entry : env_strings) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (std::string& arg : argv_copy) args.push_back(arg.data());
-  args.push_back(nullptr);
-
-  int err_pipe[2];
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+  io::PipeEnds err;
+  if (!io::MakePipe(&err)) {
     return EnvironmentError(std::string("cannot create a pipe for srun's output: ") + std::strerror(errno));
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
-  SignalForwarding forwarding;
-  pid_t pid = 0;
-  int spawned = posix_spawn(&pid, executable.c_str(), &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(err_pipe[1]);
-  if (spawned != 0) {
-    ::close(err_pipe[0]);
-    return EnvironmentError("cannot start " + executable + ": " + std::strerror(spawned));
+  // Our signals arrive as events from before srun starts (one in between is
+  // passed on once it runs) to after it ended.
+  auto channel = io::SignalChannel::Open({SIGQUIT});
+  if (!channel.ok()) return channel.error();
+  io::SpawnRequest request;
+  request.executable = executable;
+  request.argv = argv;
+  for (const auto& [name, value] : environment) request.environment.push_back(name + "=" + value);
+  request.group = io::ProcessGroup::kCallers;  // a terminal's Ctrl-C reaches srun as it reaches us
+  request.descriptors = {{err.write.get(), 2}};
+  request.signal_mask = &(*channel)->original_mask();
+  for (int signal : kForwardedSignals) {
+    if ((*channel)->WasIgnored(signal)) request.ignored_signals.push_back(signal);  // nohup's SIGHUP
   }
+  auto child = io::SpawnProcess(request);
+  err.write.Reset();
+  if (!child.ok()) return child.error();
+  pid_t pid = child->pid;
 
-  forwarding.Started(pid);
   std::vector<SrunTaskEnd> ends;
   std::string partial;
   char buffer[8192];
+  pollfd fds[2] = {{err.read.get(), POLLIN, 0}, {(*channel)->fd(), POLLIN, 0}};
   while (true) {
-    ssize_t n = ::read(err_pipe[0], buffer, sizeof(buffer));
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[1].revents & POLLIN) {
+      while (std::optional<signalfd_siginfo> info = (*channel)->Read()) {
+        // Signals the kernel generates (a terminal's Ctrl-C, hangup) reach
+        // srun in our process group by themselves; forwarding them would
+        // double them.
+        if (info->ssi_code > 0 || !Forwarded(static_cast<int>(info->ssi_signo))) continue;
+        ::kill(pid, static_cast<int>(info->ssi_signo));
+      }
+    }
+    if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    ssize_t n = ::read(err.read.get(), buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    WriteAll(2, buffer, static_cast<size_t>(n));
+    io::WriteAll(2, buffer, static_cast<size_t>(n));
     partial.append(buffer, static_cast<size_t>(n));
     size_t newline;
     while ((newline = partial.find('\n')) != std::string::npos) {
@@ -163,11 +130,8 @@ Result<int> RunSrunStep(const std::vector<std::string>& argv, const std::map<std
     }
     if (partial.size() > 65536) partial.clear();  // not a line srun wrote about a task
   }
-  ::close(err_pipe[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  int srun_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  err.read.Reset();
+  int srun_status = io::WaitForExit(pid);
   int reported = RootCauseStatus(srun_status, ends);
   if (reported != srun_status) {
     log::Info("first failure: {} task {} exited with {}; srun then stopped the other nodes (srun's status {})",

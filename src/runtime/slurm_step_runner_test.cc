@@ -4,6 +4,14 @@
 #include "runtime/slurm_step_runner.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cstdint>
+
+#include "io/signal_channel.h"
+#include "util/files.h"
+#include "util/scoped_temp_dir.h"
+#include "util/strings.h"
 
 namespace primus::runtime {
 namespace {
@@ -84,6 +92,35 @@ TEST(SlurmStepRunnerTest, ForwardsSignalsSentToUs) {
   Result<int> ran = RunSrunStep({"sh", "-c", "kill -TERM $PPID; exec sleep 20"}, {});
   ASSERT_TRUE(ran.ok()) << ran.error().Format();
   EXPECT_EQ(*ran, 128 + SIGTERM);
+}
+
+TEST(SlurmStepRunnerTest, SrunStartsWithDefaultSignalsWhateverOursAre) {
+  // A launcher that reads its signals through a SignalChannel (a task's,
+  // around the runner's own) and ignores SIGPIPE: srun must get neither, or
+  // it could not be stopped nor see a closed pipe.
+  auto channel = io::SignalChannel::Open();
+  ASSERT_TRUE(channel.ok());
+  struct sigaction ignore {}, old_pipe {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore, &old_pipe);
+  ScopedTempDir dir("srun-signals");
+  std::string status_file = dir.path() + "/status";
+  Result<int> ran = RunSrunStep({"sh", "-c", "exec cat /proc/self/status > \"$STATUS_FILE\""}, {{"STATUS_FILE", status_file}});
+  sigaction(SIGPIPE, &old_pipe, nullptr);
+  channel->reset();
+  ASSERT_TRUE(ran.ok()) << ran.error().Format();
+  ASSERT_EQ(*ran, 0);
+  auto status = ReadFile(status_file);
+  ASSERT_TRUE(status.ok());
+  auto mask = [&](const std::string& field) -> uint64_t {
+    for (const std::string& line : Split(*status, '\n')) {
+      if (line.starts_with(field)) return std::stoull(std::string(Trim(line.substr(field.size()))), nullptr, 16);
+    }
+    ADD_FAILURE() << field << " missing";
+    return ~uint64_t{0};
+  };
+  EXPECT_EQ(mask("SigBlk:"), 0u) << *status;
+  EXPECT_EQ(mask("SigIgn:") & (uint64_t{1} << (SIGPIPE - 1)), 0u) << "SIGPIPE at its default: " << *status;
 }
 
 }  // namespace

@@ -30,7 +30,7 @@
 #include "util/log.h"
 #include "util/environment.h"
 #include "util/strings.h"
-#include "util/subprocess.h"
+#include "io/subprocess.h"
 
 namespace primus::runtime {
 namespace {

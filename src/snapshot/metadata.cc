@@ -5,7 +5,7 @@
 #include "util/files.h"
 #include "util/json_fields.h"
 #include "util/strings.h"
-#include "util/subprocess.h"
+#include "io/subprocess.h"
 
 namespace primus::snapshot {
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "util/files.h"
-#include "util/subprocess.h"
+#include "io/subprocess.h"
 
 namespace primus::snapshot {
 namespace {

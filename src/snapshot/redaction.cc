@@ -149,9 +149,29 @@ bool IsSecretName(std::string_view name) {
   return false;
 }
 
+// Whether `text` holds a literal that every match of the shapes below
+// contains (and is long enough for the shortest, "xoxb-" and 10 more): most
+// text holds none, and then the pattern is never compiled nor run (compiling
+// it was three quarters of `primus-cli --version`).
+bool MayHoldTokenShape(std::string_view text) {
+  if (text.size() < 15) return false;
+  for (std::string_view literal : {"hf_", "github_pat_", "xox", "AKIA", "sk-", "eyJ", "hooks.slack.com/services/"}) {
+    if (text.find(literal) != std::string_view::npos) return true;
+  }
+  for (size_t at = text.find("gh"); at != std::string_view::npos; at = text.find("gh", at + 1)) {
+    if (at + 3 < text.size() && std::string_view("pousr").find(text[at + 2]) != std::string_view::npos &&
+        text[at + 3] == '_') {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::string RedactTokenShapes(std::string_view text) {
   // Hugging Face, GitHub (classic and fine-grained), Slack, AWS access key
-  // ids, OpenAI-style keys, JSON Web Tokens, Slack webhook URLs.
+  // ids, OpenAI-style keys, JSON Web Tokens, Slack webhook URLs; the
+  // literals of MayHoldTokenShape above.
+  if (!MayHoldTokenShape(text)) return std::string(text);
   static const RE2 shapes(
       R"(\b(hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|xox[abeoprs]-[A-Za-z0-9-]{10,})"
       R"(|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
@@ -162,6 +182,7 @@ std::string RedactTokenShapes(std::string_view text) {
 
 std::string RedactUrlCredentials(std::string_view text) {
   // scheme://user:password@  ->  scheme://user:<redacted>@
+  if (text.find("://") == std::string_view::npos) return std::string(text);
   static const RE2 url_credentials(R"([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:([^/\s@]+)@)");
   return ReplaceGroups(
       text, url_credentials, 1, [](const auto&) { return true; }, [](std::string_view) { return std::string(kRedacted); });
@@ -170,6 +191,7 @@ std::string RedactUrlCredentials(std::string_view text) {
 std::string RedactAssignments(std::string_view text) {
   // NAME=VALUE with a secret NAME, as in `--env HF_TOKEN=hf_x`, `export K=V`,
   // `--api-key=x` or `API_KEY="x y"`; a quoted value keeps its quotes.
+  if (text.find('=') == std::string_view::npos) return std::string(text);
   static const RE2 assignment(R"(([A-Za-z_][A-Za-z0-9_.-]*)=("[^"\n]*"|'[^'\n]*'|[^\s"'\\,;]+))");
   return ReplaceGroups(
       text, assignment, 2, [](const auto& match) { return IsSecretName(View(match[1])); },
@@ -183,6 +205,7 @@ std::string RedactAssignments(std::string_view text) {
 
 std::string RedactYamlKeys(std::string_view text) {
   // One line: indentation, an optional "- ", the key (maybe quoted), ": ", the value.
+  if (text.find(':') == std::string_view::npos) return std::string(text);
   static const RE2 key_line(R"((?m)^[ \t]*(?:-[ \t]+)?["']?([A-Za-z_][A-Za-z0-9_.-]*)["']?[ \t]*:[ \t]+([^\n]*?)[ \t]*$)");
   return ReplaceGroups(
       text, key_line, 2,

@@ -55,6 +55,10 @@ TEST(RedactionTest, SecretsInsideConnectionStringsAndWellKnownTokenShapes) {
   EXPECT_EQ(redactor.Text("postgres://me:hunter22@db/x"), "postgres://me:<redacted>@db/x");
   const char* tokens[] = {"hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
                           "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+                          "gho_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+                          "ghu_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+                          "ghs_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+                          "ghr_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
                           "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
                           "xoxb-1234567890-abcdefghij",
                           "AKIAIOSFODNN7EXAMPLE",
@@ -62,6 +66,7 @@ TEST(RedactionTest, SecretsInsideConnectionStringsAndWellKnownTokenShapes) {
                           "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"};
   for (const char* token : tokens) {
     EXPECT_EQ(redactor.Text(std::string("login with ") + token + " now"), "login with <redacted> now") << token;
+    EXPECT_EQ(redactor.Text(token), "<redacted>") << "alone: " << token;
   }
   EXPECT_EQ(redactor.Text("post to https://hooks.slack.com/services/T000/B000/XXXXXXXX done"),
             "post to https://<redacted> done");

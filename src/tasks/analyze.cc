@@ -25,7 +25,7 @@
 #include "util/option_parser.h"
 #include "util/progress_line.h"
 #include "util/strings.h"
-#include "util/subprocess.h"
+#include "io/subprocess.h"
 
 namespace primus::tasks {
 namespace {

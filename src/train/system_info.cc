@@ -1,7 +1,7 @@
 #include "train/system_info.h"
 
 #include "util/strings.h"
-#include "util/subprocess.h"
+#include "io/subprocess.h"
 
 namespace primus::train {
 

@@ -9,7 +9,7 @@
 #include "util/files.h"
 #include "util/scoped_temp_dir.h"
 #include "util/strings.h"
-#include "util/subprocess.h"
+#include "run_process.h"
 
 namespace primus {
 namespace {
@@ -139,24 +139,23 @@ TEST(HostlistTest, AgreesWithScontrolShowHostnames) {
                               "ClusterName=t\nSlurmctldHost=localhost\nAuthType=auth/none\nCredType=cred/none\n"
                               "NodeName=n1 CPUs=1\nPartitionName=p Nodes=ALL\n")
                   .ok());
-  CommandOptions options;
+  testing::ProcessOptions options;
   options.env["SLURM_CONF"] = dir.path() + "/slurm.conf";
   options.timeout_s = 10;
   std::mt19937 rng(20261122);
   int compared = 0, refused = 0;
   for (int i = 0; i < 300; ++i) {
     std::string expression = RandomExpression(rng);
-    auto slurm = RunCommand({"scontrol", "show", "hostnames", expression}, options);
-    ASSERT_TRUE(slurm.ok());
+    testing::ProcessResult slurm = testing::RunProcess({"scontrol", "show", "hostnames", expression}, options);
     auto ours = ExpandHostlist(expression);
     // scontrol reports "Invalid hostlist" on stderr, still exiting 0.
-    if (slurm->exit_code != 0 || slurm->err.find("Invalid hostlist") != std::string::npos) {
-      EXPECT_FALSE(ours.ok()) << expression << ": scontrol refused it (" << slurm->err << ") but we accepted it";
+    if (slurm.exit_code != 0 || slurm.err.find("Invalid hostlist") != std::string::npos) {
+      EXPECT_FALSE(ours.ok()) << expression << ": scontrol refused it (" << slurm.err << ") but we accepted it";
       ++refused;
       continue;
     }
     ASSERT_TRUE(ours.ok()) << expression << ": " << ours.error().Format();
-    std::vector<std::string> expected = Split(std::string(Trim(slurm->out)), '\n');
+    std::vector<std::string> expected = Split(std::string(Trim(slurm.out)), '\n');
     EXPECT_EQ(*ours, expected) << expression;
     ++compared;
   }

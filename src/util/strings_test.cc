@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "util/subprocess.h"
+#include "run_process.h"
 
 namespace primus {
 namespace {
@@ -72,19 +72,19 @@ TEST(StringsTest, ShellQuoteIsExactForBashAndOneLineOfPrintableText) {
 
   std::string script = "printf '%s\\0'";
   for (const std::string& arg : AwkwardArguments()) script += " " + ShellQuote(arg);
-  CommandOptions options;
+  testing::ProcessOptions options;
   options.timeout_s = 10;
-  auto run = RunCommand({"bash", "-c", script}, options);
-  ASSERT_TRUE(run.ok()) << run.error().message;
+  testing::ProcessResult run = testing::RunProcess({"bash", "-c", script}, options);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
   std::string expected;
   for (const std::string& arg : AwkwardArguments()) expected += arg + std::string(1, '\0');
-  EXPECT_EQ(run->out, expected);
+  EXPECT_EQ(run.out, expected);
   // In the C locale too: \xHH escapes are bytes, not characters.
-  CommandOptions c_locale = options;
+  testing::ProcessOptions c_locale = options;
   c_locale.env["LC_ALL"] = "C";
-  auto in_c = RunCommand({"bash", "-c", script}, c_locale);
-  ASSERT_TRUE(in_c.ok());
-  EXPECT_EQ(in_c->out, expected);
+  testing::ProcessResult in_c = testing::RunProcess({"bash", "-c", script}, c_locale);
+  ASSERT_EQ(in_c.exit_code, 0) << in_c.err;
+  EXPECT_EQ(in_c.out, expected);
 }
 
 TEST(StringsTest, ControlCharactersAreEscapedForCommentsAndLogs) {

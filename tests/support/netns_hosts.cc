@@ -16,7 +16,7 @@
 #include "text.h"
 #include "util/files.h"
 #include "util/strings.h"
-#include "util/subprocess.h"
+#include "io/subprocess.h"
 
 namespace primus::testing {
 namespace {

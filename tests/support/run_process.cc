@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "util/subprocess.h"
+#include "io/subprocess.h"
 
 namespace primus::testing {
 

@@ -1,4 +1,4 @@
-#include "util/subprocess.h"
+#include "io/subprocess.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "util/subprocess.h"
+#include "io/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -10,8 +10,10 @@
 
 #include <cstring>
 
-#include "util/files.h"
+#include "io/spawn.h"
+#include "io/unique_fd.h"
 #include "util/environment.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace primus {
@@ -62,69 +64,39 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
                                                                    : "check the path and that the file is executable");
   }
 
-  std::vector<std::string> env_strings = BuildEnvironment(options);
-  std::vector<char*> envp, args;
-  for (auto& text : env_strings) envp.push_back(text.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (auto& text : argv_copy) args.push_back(text.data());
-  args.push_back(nullptr);
-
-  int in_pipe[2], out_pipe[2], err_pipe[2];
-  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+  io::PipeEnds in, out, err;
+  if (!io::MakePipe(&in) || !io::MakePipe(&out) || !io::MakePipe(&err)) {
     return EnvironmentError(std::string("cannot create pipes: ") + std::strerror(errno));
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in_pipe[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
-  if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  // Its own process group, so a timeout takes its children too; default
-  // signal dispositions and an empty mask whatever ours are.
-  sigset_t empty, all;
-  sigemptyset(&empty);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attributes, &empty);
-  posix_spawnattr_setsigdefault(&attributes, &all);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = 0;
+  io::SpawnRequest request;
+  request.executable = executable;
+  request.argv = argv;
+  request.environment = BuildEnvironment(options);
+  request.cwd = options.cwd;
+  // Its own process group, so a timeout takes its children too.
+  request.group = io::ProcessGroup::kOwn;
+  request.descriptors = {{in.read.get(), 0}, {out.write.get(), 1}, {err.write.get(), 2}};
   double started = Now();
-  int rc = posix_spawn(&pid, executable.c_str(), &actions, &attributes, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  close(in_pipe[0]);
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  if (rc != 0) {
-    close(in_pipe[1]);
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    return EnvironmentError("cannot start " + argv[0] + ": " + std::strerror(rc));
-  }
+  auto child = io::SpawnProcess(request);
+  in.read.Reset();
+  out.write.Reset();
+  err.write.Reset();
+  if (!child.ok()) return child.error();
+  pid_t pid = child->pid;
 
   // stdin: write what we have (small: hook protocol input), then close.
   if (!options.stdin_data.empty()) {
     signal(SIGPIPE, SIG_IGN);
-    const char* data = options.stdin_data.data();
-    size_t left = options.stdin_data.size();
-    while (left > 0) {
-      ssize_t n = write(in_pipe[1], data, left);
-      if (n <= 0) break;
-      data += n;
-      left -= static_cast<size_t>(n);
-    }
+    io::WriteAll(in.write.get(), options.stdin_data.data(), options.stdin_data.size());
   }
-  close(in_pipe[1]);
+  in.write.Reset();
 
   CommandResult result;
   std::string partial[2];
   std::string* sinks[2] = {&result.out, &result.err};
   // The third entry watches stop_fd until it fires (poll skips a negative fd).
-  pollfd fds[3] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}, {options.stop_fd, POLLIN, 0}};
+  pollfd fds[3] = {{out.read.get(), POLLIN, 0}, {err.read.get(), POLLIN, 0}, {options.stop_fd, POLLIN, 0}};
+  io::UniqueFd* streams[2] = {&out.read, &err.read};
   int open_streams = 2;
   double deadline = options.timeout_s > 0 ? Now() + options.timeout_s : 0;
   double kill_at = 0;
@@ -174,19 +146,16 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
           }
         }
       } else if (n == 0 || errno != EINTR) {
-        close(fds[i].fd);
+        streams[i]->Reset();
         fds[i].fd = -1;
         --open_streams;
         if (options.on_line && !partial[i].empty()) options.on_line(i == 1, partial[i]);
       }
     }
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  result.exit_code = io::WaitForExit(pid);
   // Whatever the command left in its group is ours to end.
   kill(-pid, SIGKILL);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.seconds = Now() - started;
   return result;
 }

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +13,8 @@
 #include <optional>
 
 #include "io/signal_channel.h"
+#include "io/spawn.h"
+#include "io/unique_fd.h"
 #include "util/files.h"
 #include "util/log.h"
 #include "util/environment.h"
@@ -81,30 +82,16 @@ Result<pid_t> Spawn(const std::vector<std::string>& argv, int in, int out, int e
   if (executable.empty()) {
     return EnvironmentError(argv.front() + " not found on PATH", "install the OpenSSH client: apt install openssh-client");
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in, 0);
-  posix_spawn_file_actions_adddup2(&actions, out, 1);
-  posix_spawn_file_actions_adddup2(&actions, err, 2);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  for (int signal : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&defaults, signal);
-  posix_spawnattr_setsigdefault(&attributes, &defaults);
-  posix_spawnattr_setsigmask(&attributes, &mask);
-  posix_spawnattr_setpgroup(&attributes, 0);  // Ctrl-C is ours to handle
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
-  std::vector<std::string> copy = argv;
-  std::vector<char*> args;
-  for (std::string& arg : copy) args.push_back(arg.data());
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  int spawned = posix_spawn(&pid, executable.c_str(), &actions, &attributes, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  if (spawned != 0) return EnvironmentError("cannot start " + executable + ": " + std::strerror(spawned));
-  return pid;
+  io::SpawnRequest request;
+  request.executable = executable;
+  request.argv = argv;
+  for (char** entry = environ; *entry != nullptr; ++entry) request.environment.push_back(*entry);
+  request.group = io::ProcessGroup::kOwn;  // Ctrl-C is ours to handle
+  request.descriptors = {{in, 0}, {out, 1}, {err, 2}};
+  request.signal_mask = &mask;
+  auto child = io::SpawnProcess(request);
+  if (!child.ok()) return child.error();
+  return child->pid;
 }
 
 }  // namespace
@@ -126,17 +113,14 @@ Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOp
   for (size_t i = 0; i < sessions.size(); ++i) {
     Child& child = children[i];
     child.session = &sessions[i];
-    int in[2], out[2], err[2];
-    if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+    io::PipeEnds in, out, err;
+    if (!io::MakePipe(&in) || !io::MakePipe(&out) || !io::MakePipe(&err)) {
       return EnvironmentError(std::string("cannot create pipes for ssh: ") + std::strerror(errno));
     }
-    Result<pid_t> pid = Spawn(sessions[i].argv, in[0], out[1], err[1], mask);
-    ::close(in[0]);
-    ::close(out[1]);
-    ::close(err[1]);
-    child.in = in[1];
-    child.out = out[0];
-    child.err = err[0];
+    Result<pid_t> pid = Spawn(sessions[i].argv, in.read.get(), out.write.get(), err.write.get(), mask);
+    child.in = in.write.Release();
+    child.out = out.read.Release();
+    child.err = err.read.Release();
     if (!pid.ok()) {
       for (Child& started : children) {
         if (started.pid > 0) ::kill(started.pid, SIGTERM);

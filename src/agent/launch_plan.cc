@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "io/tcp_port.h"
-#include "agent/process_spawner.h"
+#include "io/spawn.h"
 #include "agent/worker_env.h"
 #include "util/files.h"
 #include "util/private_files.h"
@@ -135,7 +135,7 @@ Status ValidateNumbers(const LaunchSpec& spec) {
   }
   for (const WorkerPlacement& placement : spec.placements) {
     for (int cpu : placement.cpus) {
-      if (cpu < 0 || cpu >= kMaxCpus) return UsageError("CPU " + std::to_string(cpu) + " is not a CPU number");
+      if (cpu < 0 || cpu >= io::kMaxCpus) return UsageError("CPU " + std::to_string(cpu) + " is not a CPU number");
     }
   }
   for (const auto* env : {&spec.env, &spec.env_overrides}) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "agent/process_spawner.h"
+#include "io/spawn.h"
 
 namespace primus::agent {
 namespace {
@@ -40,14 +40,13 @@ bool WaitGone(pid_t pid, std::chrono::milliseconds limit) {
 }
 
 pid_t StartSleeper(const std::string& token_entry) {
-  SpawnRequest request;
+  io::SpawnRequest request;
   request.executable = "/bin/sleep";
   request.argv = {"sleep", "30"};
-  request.env = {token_entry};
-  request.die_with_parent = false;
-  auto pid = SpawnProcess(request);
-  EXPECT_TRUE(pid.ok());
-  return pid.ok() ? *pid : -1;
+  request.environment = {token_entry};
+  auto child = io::SpawnProcess(request);
+  EXPECT_TRUE(child.ok());
+  return child.ok() ? child->pid : -1;
 }
 
 TEST(OrphanGuardTest, DisarmedGuardExitsAndKillsNothing) {

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <thread>
 
-#include "agent/process_spawner.h"
+#include "io/spawn.h"
 #include "io/unique_fd.h"
 
 namespace primus::agent {
@@ -24,19 +24,19 @@ TEST(ProcessTreeTest, SubreaperAdoptsOrphansAndDescendantsAreFound) {
 
   io::PipeEnds out;
   ASSERT_TRUE(io::MakePipe(&out));
-  SpawnRequest request;
+  io::SpawnRequest request;
   request.executable = "/bin/sh";
   // A child in the group, a setsid'd daemon, and the shell exits: both orphans
   // come to us.
   request.argv = {"sh", "-c", "sleep 30 & setsid sleep 31 & echo ready; exit 0"};
-  request.stdout_fd = out.write.get();
-  auto shell = SpawnProcess(request);
+  request.descriptors = {{out.write.get(), 1}};
+  auto shell = io::SpawnProcess(request);
   ASSERT_TRUE(shell.ok());
   out.write.Reset();
   char buffer[16];
   ASSERT_GT(::read(out.read.get(), buffer, sizeof(buffer)), 0);
   int status;
-  waitpid(*shell, &status, 0);
+  waitpid(shell->pid, &status, 0);
 
   // setsid runs after "ready": wait until the daemon leads its own group.
   std::vector<ProcessInfo> found;
@@ -51,7 +51,7 @@ TEST(ProcessTreeTest, SubreaperAdoptsOrphansAndDescendantsAreFound) {
   ASSERT_EQ(found.size(), 2u);
   bool saw_group_member = false, saw_daemon = false;
   for (const ProcessInfo& process : found) {
-    if (process.process_group == *shell) saw_group_member = true;
+    if (process.process_group == shell->pid) saw_group_member = true;
     if (process.process_group == process.pid) saw_daemon = true;  // setsid made it a leader
   }
   EXPECT_TRUE(saw_group_member);

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "agent/process_spawner.h"
+#include "io/spawn.h"
 #include "util/files.h"
 
 extern char** environ;
@@ -44,22 +44,21 @@ StackCollection::StackCollection(std::vector<Target> targets, EventPoller& polle
     }
     io::UniqueFd read_end(ends[0]), write_end(ends[1]);
     ::fcntl(read_end.get(), F_SETFL, ::fcntl(read_end.get(), F_GETFL) | O_NONBLOCK);
-    SpawnRequest request;
+    io::SpawnRequest request;
     request.executable = tool;
     request.argv = {"py-spy", "dump", "--pid", std::to_string(target.pid)};
-    request.env = env;
-    request.stdin_fd = null_fd;
-    request.stdout_fd = write_end.get();
-    request.stderr_fd = write_end.get();
+    request.environment = env;
+    request.descriptors = {{null_fd, 0}, {write_end.get(), 1}, {write_end.get(), 2}};
     request.signal_mask = child_signal_mask;
-    auto pid = SpawnProcess(request);
-    if (!pid) {
-      stacks.text = pid.error().message;
+    request.death_signal = SIGKILL;
+    auto child = io::SpawnProcess(request);
+    if (!child) {
+      stacks.text = child.error().message;
     } else if (Status added = poller_.Add(read_end.get(), kFirstStackTag + dumps_.size()); !added) {
-      ::kill(-*pid, SIGKILL);
+      ::kill(-child->pid, SIGKILL);
       stacks.text = "cannot watch py-spy's output: " + added.error().message;
     } else {
-      dump.pid = *pid;
+      dump.pid = child->pid;
       dump.pipe = std::move(read_end);
       ++running_;
     }

@@ -15,9 +15,9 @@
 #include "agent/endings_log.h"
 #include "agent/error_file.h"
 #include "agent/failure_report.h"
-#include "agent/process_spawner.h"
 #include "agent/process_tree.h"
 #include "agent/stack_dump.h"
+#include "io/spawn.h"
 #include "util/files.h"
 #include "util/private_files.h"
 #include "util/log.h"
@@ -169,20 +169,19 @@ Status Supervisor::StartWorker(Worker& worker) {
   ::fcntl(err.write.get(), F_SETPIPE_SZ, kPipeSize);
 
   WorkerSlot slot{worker.local_rank, attempt_, worker.error_file, worker.heartbeat_file, worker.metrics_file};
-  SpawnRequest request;
+  io::SpawnRequest request;
   request.executable = plan_.executable;
   request.argv = plan_.spec.argv;
-  request.env = environment_.For(slot);
-  request.stdin_fd = handles_.dev_null();
-  request.stdout_fd = out.write.get();
-  request.stderr_fd = err.write.get();
+  request.environment = environment_.For(slot);
+  request.descriptors = {{handles_.dev_null(), 0}, {out.write.get(), 1}, {err.write.get(), 2}};
   request.signal_mask = &handles_.signals().original_mask();
+  request.death_signal = SIGKILL;  // with the agent (and orphan_guard.h for what survives it)
   if (!plan_.spec.placements.empty()) request.cpus = plan_.spec.placements[static_cast<size_t>(worker.local_rank)].cpus;
-  auto pid = SpawnProcess(request);
-  if (!pid) return pid.error();
-  worker.pid = *pid;
+  auto child = io::SpawnProcess(request);
+  if (!child) return child.error();
+  worker.pid = child->pid;
   worker.running = true;
-  worker.pidfd.Reset(static_cast<int>(::syscall(SYS_pidfd_open, worker.pid, 0)));
+  worker.pidfd = std::move(child->pidfd);
   if (worker.pidfd.valid()) {
     if (Status status = handles_.poller().Add(worker.pidfd.get(), kFirstPidTag + worker.index); !status) {
       worker.pidfd.Reset();

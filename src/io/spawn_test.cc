@@ -1,6 +1,8 @@
 #include "io/spawn.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +16,14 @@ namespace primus::io {
 namespace {
 
 // Runs `request` with its stdout into a pipe; what it printed.
+std::string ReadAll(int fd) {
+  std::string out;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buffer, sizeof(buffer))) > 0) out.append(buffer, static_cast<size_t>(n));
+  return out;
+}
+
 std::string Output(SpawnRequest request) {
   PipeEnds out;
   EXPECT_TRUE(MakePipe(&out));
@@ -22,10 +32,7 @@ std::string Output(SpawnRequest request) {
   out.write.Reset();
   EXPECT_TRUE(child.ok()) << (child.ok() ? "" : child.error().Format());
   if (!child.ok()) return "";
-  std::string text;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = ::read(out.read.get(), buffer, sizeof(buffer))) > 0) text.append(buffer, static_cast<size_t>(n));
+  std::string text = ReadAll(out.read.get());
   EXPECT_EQ(WaitForExit(child->pid), 0);
   return text;
 }
@@ -64,7 +71,7 @@ TEST(SpawnTest, AChildNeverInheritsOurBlockedSignalsOrIgnoredSigpipe) {
 
   // What the user asked for stays: nohup's SIGHUP, a mask given explicitly.
   SpawnRequest asked = CatOwnStatus();
-  asked.ignored_signals = {SIGHUP};
+  asked.kept_signals = {SIGHUP};
   sigset_t usr1;
   sigemptyset(&usr1);
   sigaddset(&usr1, SIGUSR1);
@@ -115,7 +122,102 @@ TEST(SpawnTest, AProgramThatCannotStartIsAnErrorNamingIt) {
   auto child = SpawnProcess({.executable = "/nonexistent/tool", .argv = {"tool"}, .environment = {}});
   ASSERT_FALSE(child.ok());
   EXPECT_EQ(child.error().code, ExitCode::kEnvironment);
-  EXPECT_NE(child.error().message.find("cannot start tool"), std::string::npos) << child.error().message;
+  EXPECT_NE(child.error().message.find("cannot start /nonexistent/tool: execve: No such file"), std::string::npos)
+      << child.error().message;
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "nothing left to reap";
+}
+
+TEST(SpawnTest, RunsTheCommandWithItsEnvironmentAndPipes) {
+  PipeEnds out, err;
+  ASSERT_TRUE(MakePipe(&out) && MakePipe(&err));
+  SpawnRequest request;
+  request.executable = "/bin/sh";
+  request.argv = {"sh", "-c", "echo \"$GREETING\"; echo oops >&2; exit 3"};
+  request.environment = {"GREETING=hello", "PATH=/usr/bin:/bin"};
+  request.descriptors = {{out.write.get(), 1}, {err.write.get(), 2}};
+  auto pid = SpawnProcess(request);
+  ASSERT_TRUE(pid.ok()) << pid.error().message;
+  out.write.Reset();
+  err.write.Reset();
+  EXPECT_EQ(ReadAll(out.read.get()), "hello\n");
+  EXPECT_EQ(ReadAll(err.read.get()), "oops\n");
+  EXPECT_EQ(WaitForExit(pid->pid), 3);
+}
+
+TEST(SpawnTest, ChildGetsTheRequestedSignalMaskAndNoStrayFds) {
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGUSR2);
+  int stray = ::open("/dev/null", O_RDONLY);  // not close-on-exec on purpose
+  PipeEnds out;
+  ASSERT_TRUE(MakePipe(&out));
+  SpawnRequest request;
+  request.executable = "/bin/sh";
+  // The shell's own mask and fds, before it starts anything.
+  request.argv = {"sh", "-c", "exec grep -c -e 'SigBlk:.0000000000000800' /proc/self/status"};
+  request.descriptors = {{out.write.get(), 1}};
+  request.signal_mask = &blocked;
+  auto pid = SpawnProcess(request);
+  ASSERT_TRUE(pid.ok());
+  out.write.Reset();
+  std::string output = ReadAll(out.read.get());
+  WaitForExit(pid->pid);
+  ::close(stray);
+  // SIGUSR2 is signal 12: bit 11 -> 0x800.
+  EXPECT_EQ(output, "1\n");
+
+  // No stray descriptor: only 0, 1, 2 and the one ls opens for the listing.
+  int stray_again = ::open("/dev/null", O_RDONLY);
+  PipeEnds listing;
+  ASSERT_TRUE(MakePipe(&listing));
+  request.executable = "/bin/ls";
+  request.argv = {"ls", "/proc/self/fd"};
+  request.descriptors = {{listing.write.get(), 1}};
+  request.signal_mask = nullptr;
+  auto ls = SpawnProcess(request);
+  ASSERT_TRUE(ls.ok());
+  listing.write.Reset();
+  EXPECT_EQ(ReadAll(listing.read.get()), "0\n1\n2\n3\n");
+  WaitForExit(ls->pid);
+  ::close(stray_again);
+}
+
+TEST(SpawnTest, BindsTheChildToTheRequestedCpus) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  int bound = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE && bound < 4; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    ++bound;
+    PipeEnds out;
+    ASSERT_TRUE(MakePipe(&out));
+    SpawnRequest request;
+    request.executable = "/bin/sh";
+    request.argv = {"sh", "-c", "exec grep Cpus_allowed_list /proc/self/status"};
+    request.descriptors = {{out.write.get(), 1}};
+    request.cpus = {cpu};
+    auto pid = SpawnProcess(request);
+    ASSERT_TRUE(pid.ok()) << pid.error().message;
+    out.write.Reset();
+    EXPECT_EQ(ReadAll(out.read.get()), "Cpus_allowed_list:\t" + std::to_string(cpu) + "\n");
+    EXPECT_EQ(WaitForExit(pid->pid), 0);
+  }
+  cpu_set_t after;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(after), &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&allowed, &after)) << "the agent's own affinity is untouched";
+}
+
+TEST(SpawnTest, UnusableCpusComeBackAsAnError) {
+  SpawnRequest request;
+  request.executable = "/bin/true";
+  request.argv = {"true"};
+  request.cpus = {kMaxCpus - 1};  // no such CPU here
+  auto pid = SpawnProcess(request);
+  ASSERT_FALSE(pid.ok());
+  EXPECT_EQ(pid.error().code, ExitCode::kEnvironment);
+  EXPECT_NE(pid.error().message.find("sched_setaffinity: Invalid argument"), std::string::npos)
+      << pid.error().message;
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1);
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -11,10 +10,11 @@
 #include <cstring>
 
 #include "io/signal_channel.h"
-#include "io/unique_fd.h"
-#include "util/log.h"
-#include "util/environment.h"
+#include "io/spawn.h"
 #include "io/subprocess.h"
+#include "io/unique_fd.h"
+#include "util/environment.h"
+#include "util/log.h"
 
 namespace primus::runtime {
 namespace {
@@ -28,57 +28,27 @@ double Now() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-// fork + exec with only async-signal-safe calls in the child: its own
-// process group, SIGTERM when we die, our original signal mask, stdin from
-// /dev/null, stderr into `stderr_fd`.
+// The engine's client (docker/podman run): its own process group, SIGTERM
+// when we die, our original signal mask, stdin from /dev/null, stderr into
+// `stderr_fd`.
 Result<pid_t> StartClient(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                           const sigset_t& mask, int stderr_fd) {
-  std::vector<std::string> argv_copy = argv, env_copy = env;
-  std::vector<char*> args, envp;
-  for (std::string& arg : argv_copy) args.push_back(arg.data());
-  args.push_back(nullptr);
-  for (std::string& entry : env_copy) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-  int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null_fd < 0) return EnvironmentError(std::string("cannot open /dev/null: ") + std::strerror(errno));
-  int exec_status[2];  // close-on-exec: EOF means execve succeeded, else the child sends errno
-  if (pipe2(exec_status, O_CLOEXEC) != 0) {
-    close(null_fd);
-    return EnvironmentError(std::string("cannot create a pipe: ") + std::strerror(errno));
+  io::UniqueFd null_fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (!null_fd.valid()) return EnvironmentError(std::string("cannot open /dev/null: ") + std::strerror(errno));
+  io::SpawnRequest request;
+  request.executable = argv[0];
+  request.argv = argv;
+  request.environment = env;
+  request.descriptors = {{null_fd.get(), 0}, {stderr_fd, 2}};
+  request.signal_mask = &mask;
+  request.death_signal = SIGTERM;
+  auto child = io::SpawnProcess(request);
+  if (!child.ok()) {
+    Error error = child.error();
+    error.hint = "check that the container engine is installed and executable";
+    return error;
   }
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(128 + SIGTERM);
-    dup2(null_fd, 0);
-    dup2(stderr_fd, 2);
-    sigprocmask(SIG_SETMASK, &mask, nullptr);
-    execve(args[0], args.data(), envp.data());
-    int error = errno;
-    (void)!write(exec_status[1], &error, sizeof(error));
-    _exit(127);
-  }
-  int saved = errno;
-  close(null_fd);
-  close(exec_status[1]);
-  if (pid < 0) {
-    close(exec_status[0]);
-    return EnvironmentError(std::string("cannot start ") + argv[0] + ": fork: " + std::strerror(saved));
-  }
-  int exec_error = 0;
-  ssize_t n;
-  while ((n = read(exec_status[0], &exec_error, sizeof(exec_error))) < 0 && errno == EINTR) {
-  }
-  close(exec_status[0]);
-  if (n == static_cast<ssize_t>(sizeof(exec_error))) {
-    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    return EnvironmentError(std::string("cannot start ") + argv[0] + ": " + std::strerror(exec_error),
-                            "check that the container engine is installed and executable");
-  }
-  return pid;
+  return child->pid;
 }
 
 class ClientWatch {
@@ -212,17 +182,12 @@ Result<ContainerExit> RunContainer(const ContainerRun& run) {
   std::vector<std::string> env_strings;
   for (const auto& [name, value] : env) env_strings.push_back(name + "=" + value);
 
-  int err_pipe[2];
-  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-    return EnvironmentError(std::string("cannot create a pipe: ") + std::strerror(errno));
-  }
-  auto pid = StartClient(run.argv, env_strings, (*signals)->original_mask(), err_pipe[1]);
-  close(err_pipe[1]);
-  if (!pid.ok()) {
-    close(err_pipe[0]);
-    return pid.error();
-  }
-  ClientWatch watch(run, *pid, signals->get(), err_pipe[0]);
+  io::PipeEnds err;
+  if (!io::MakePipe(&err)) return EnvironmentError(std::string("cannot create a pipe: ") + std::strerror(errno));
+  auto pid = StartClient(run.argv, env_strings, (*signals)->original_mask(), err.write.get());
+  err.write.Reset();
+  if (!pid.ok()) return pid.error();
+  ClientWatch watch(run, *pid, signals->get(), err.read.Release());  // the watch closes it
   ContainerExit exit = watch.Wait();
   return exit;
 }

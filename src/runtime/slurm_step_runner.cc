@@ -92,7 +92,7 @@ Result<int> RunSrunStep(const std::vector<std::string>& argv, const std::map<std
   request.descriptors = {{err.write.get(), 2}};
   request.signal_mask = &(*channel)->original_mask();
   for (int signal : kForwardedSignals) {
-    if ((*channel)->WasIgnored(signal)) request.ignored_signals.push_back(signal);  // nohup's SIGHUP
+    if ((*channel)->WasIgnored(signal)) request.kept_signals.push_back(signal);  // nohup's SIGHUP
   }
   auto child = io::SpawnProcess(request);
   err.write.Reset();

@@ -79,7 +79,8 @@ TEST_F(RunWorkersTest, BackoffDoublesAndIsCapped) {
 }
 
 TEST_F(RunWorkersTest, SignalDuringTheBackoffStopsWithoutRestarting) {
-  LaunchSpec spec = Spec(1, "exit 1");
+  std::string ended = dir_ + "/ended";
+  LaunchSpec spec = Spec(1, "touch " + ended + "; exit 1");
   spec.max_restarts = 5;
   spec.restart_backoff_s = 20;
   // The helper thread must not take signals meant for the agent (SIGTERM,
@@ -88,9 +89,9 @@ TEST_F(RunWorkersTest, SignalDuringTheBackoffStopsWithoutRestarting) {
   sigfillset(&all);
   sigset_t previous;
   pthread_sigmask(SIG_BLOCK, &all, &previous);
-  std::thread sender([] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    ::kill(getpid(), SIGTERM);
+  std::thread sender([&] {
+    // The worker has failed: the agent is (about to be) in its 20 s backoff.
+    if (testing::WaitFor([&] { return PathExists(ended); }, 30)) ::kill(getpid(), SIGTERM);
   });
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   Stopwatch watch;

@@ -40,7 +40,6 @@ class GpuRuntime {
   Status CopyToDevice(void* device, const void* host, size_t bytes) const;
   Status CopyToHost(void* host, const void* device, size_t bytes) const;
   Status Memset(void* device, int value, size_t bytes) const;
-  Status Synchronize() const;
 
   Result<GpuStream> CreateStream() const;  // non-blocking
   void DestroyStream(GpuStream stream) const;
@@ -68,7 +67,6 @@ class GpuRuntime {
     int (*free)(void*) = nullptr;
     int (*memcpy)(void*, const void*, size_t, int) = nullptr;
     int (*memset)(void*, int, size_t) = nullptr;
-    int (*device_synchronize)() = nullptr;
     int (*stream_create_with_flags)(void**, unsigned) = nullptr;
     int (*stream_destroy)(void*) = nullptr;
     int (*stream_synchronize)(void*) = nullptr;

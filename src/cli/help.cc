@@ -32,14 +32,12 @@ std::string ModeHelp(const runtime::Runtime& mode) {
     out += "\nafter '--': one of the modes " + Join(mode.inner_modes(), ", ") + ", or a task\n";
   }
   out += "\nglobal options (accepted here too):\n" + FormatOptionHelp(runtime::GlobalOptions());
-  if (!mode.available()) out += "\nnote: this mode is not available yet in this build (--dry-run works).\n";
   return out;
 }
 
 std::string TaskHelp(const tasks::Task& task) {
   std::string out = task.help();
   if (!task.subtasks().empty()) out += "\nsubtasks: " + Join(task.subtasks(), ", ") + "\n";
-  if (!task.available()) out += "\nnote: this task is not available yet in this build (--dry-run works).\n";
   return out;
 }
 
@@ -58,12 +56,12 @@ std::string OverviewHelp() {
       "\nmodes:\n";
   for (const auto& name : runtime::RuntimeRegistry::Global().Names()) {
     const auto* mode = runtime::RuntimeRegistry::Global().Find(name);
-    out += Row(name, mode->summary() + (mode->available() ? "" : " [not available yet]"));
+    out += Row(name, mode->summary());
   }
   out += "\ntasks:\n";
   for (const auto& name : tasks::TaskRegistry::Global().Names()) {
     const auto* task = tasks::TaskRegistry::Global().Find(name);
-    out += Row(name, task->summary() + (task->available() ? "" : " [not available yet]"));
+    out += Row(name, task->summary());
   }
   out += "\nglobal options:\n" + FormatOptionHelp(runtime::GlobalOptions());
   out +=
@@ -75,7 +73,7 @@ std::string OverviewHelp() {
       "\nexit codes:\n"
       "  0 success; 1 the task failed (agent-run tasks: the failing worker's own code);\n"
       "  2 usage error; 3 configuration error; 4 missing environment (tool, library, device, port);\n"
-      "  5 task or mode not available yet in this build; 128+N killed by signal N.\n"
+      "  6 the work finished, but a worker stuck in its teardown was stopped; 128+N killed by signal N.\n"
       "\nmore: 'primus-cli <mode> --help', 'primus-cli direct -- <task> --help', docs/ in the repository.\n";
   return out;
 }

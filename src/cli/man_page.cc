@@ -128,7 +128,6 @@ std::string OverviewPage() {
          "2      usage error\n"
          "3      configuration error\n"
          "4      missing environment (tool, library, device, port)\n"
-         "5      not available in this build\n"
          "6      the work finished but a worker stuck in its teardown was stopped\n"
          "128+N  killed by signal N\n.fi\n";
   return out + SeeAlso(kProgram);

@@ -5,10 +5,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "io/signal_channel.h"
+#include "util/files.h"
+#include "util/scoped_temp_dir.h"
 #include "util/thread_signals.h"
+#include "wait_for.h"
 
 namespace primus::io {
 namespace {
@@ -33,13 +37,25 @@ TEST(StoppableCommandsTest, KeepsOrderAndRunsInParallelWithTimeouts) {
   EXPECT_LT(seconds, 3.0);  // in parallel, not 6 x 0.3 s + 0.5 s... and never the sleep's 10 s
 }
 
+int FilesStartingWith(const std::string& prefix) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(DirName(prefix))) {
+    if (entry.path().string().starts_with(prefix)) ++count;
+  }
+  return count;
+}
+
 // Ctrl-C (here SIGTERM) during ssh's host checks: the running commands end
 // at once, the queued one never starts, and the signal is reported.
 TEST(StoppableCommandsTest, ASignalStopsEveryRunningCommandAndStartsNoMore) {
-  std::vector<StoppableCommand> commands(3, StoppableCommand{{"sleep", "30"}, {.timeout_s = 60, .kill_grace_s = 1}});
-  std::thread sender([] {
+  ScopedTempDir dir("stoppable");
+  std::string started = dir.path() + "/started.";
+  std::vector<StoppableCommand> commands(
+      3, StoppableCommand{{"sh", "-c", "touch " + started + "$$; exec sleep 30"}, {.timeout_s = 60, .kill_grace_s = 1}});
+  std::thread sender([&] {
     BlockAllSignalsInThisThread();  // the signal is the process's, read by RunStoppable
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // Once the two that run at a time have started (bounded: never forever).
+    testing::WaitFor([&] { return FilesStartingWith(started) == 2; }, 30);
     ::kill(::getpid(), SIGTERM);
   });
   auto start = std::chrono::steady_clock::now();

@@ -48,11 +48,6 @@ std::vector<int> ApplyVisibilityList(const HostInfo& host, const std::vector<int
 
 }  // namespace
 
-const std::vector<std::string>& VisibleDeviceVariables() {
-  static const std::vector<std::string> variables = {"ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
-                                                     "CUDA_VISIBLE_DEVICES"};
-  return variables;
-}
 
 std::vector<int> VisibleGpuIndices(const HostInfo& host, const Environment& environment) {
   std::vector<int> visible;

@@ -13,8 +13,6 @@
 
 namespace primus::platform {
 
-// The variables that restrict GPU visibility, in the order runtimes apply them.
-const std::vector<std::string>& VisibleDeviceVariables();
 
 // Indices into host.gpus that the runtime will enumerate, in its order (the
 // first is the job's device 0). GPUs of the host's first vendor only.

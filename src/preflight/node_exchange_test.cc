@@ -138,7 +138,9 @@ TEST(NodeExchangeTest, AMalformedReportIsRefusedWithoutEndingNode0) {
   for (const char* line : {R"({"node_rank": "1", "results": []})", R"({"node_rank": 1, "results": [null, 5, {"status": 3}], "facts": {"a": 1}})",
                            "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]", "not json"}) {
     auto report = ReportFromJson(line);
-    if (report.ok()) EXPECT_EQ(report->node_rank, 1) << line;
+    if (report.ok()) {
+      EXPECT_EQ(report->node_rank, 1) << line;
+    }
   }
   EXPECT_FALSE(ReportFromJson(R"({"node_rank": "1", "results": []})").ok());
   auto odd = ReportFromJson(R"({"node_rank": 1, "results": [null, 5, {"status": 3, "name": "a\u001b[2Jb"}]})");

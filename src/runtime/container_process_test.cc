@@ -12,6 +12,7 @@
 
 #include "util/files.h"
 #include "util/scoped_temp_dir.h"
+#include "wait_for.h"
 
 namespace primus::runtime {
 namespace {
@@ -70,8 +71,8 @@ TEST_F(ProcessTest, ASignalIsForwardedOnceAndTheClientsCodeComesBack) {
   run.stop_grace_s = 30;
   std::thread interrupt([&] {
     BlockStopSignalsInThisThread();
-    while (!PathExists(dir_.path() + "/started")) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    kill(getpid(), SIGINT);
+    // Bounded: when the client never starts, RunContainer has returned already.
+    if (testing::WaitFor([&] { return PathExists(dir_.path() + "/started"); }, 30)) kill(getpid(), SIGINT);
   });
   auto exit = RunContainer(run);
   interrupt.join();
@@ -96,8 +97,7 @@ TEST_F(ProcessTest, AClientThatIgnoresTheSignalGetsItsContainerRemovedByName) {
   run.stop_grace_s = 0.3;
   std::thread terminate([&] {
     BlockStopSignalsInThisThread();
-    while (!PathExists(dir_.path() + "/pid")) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    kill(getpid(), SIGTERM);
+    if (testing::WaitFor([&] { return PathExists(dir_.path() + "/pid"); }, 30)) kill(getpid(), SIGTERM);
   });
   auto started = std::chrono::steady_clock::now();
   auto exit = RunContainer(run);

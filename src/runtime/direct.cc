@@ -85,10 +85,6 @@ class DirectRuntime : public Runtime {
     task_context.launcher = context.launcher;
     task_context.dry_run = context.dry_run;
     task_context.debug = context.debug;
-    if (!task->available() && context.dry_run) {
-      log::Warn("task '{}' is not available yet in this build: a real run would stop here (exit 5)", task->name());
-      return 0;
-    }
     return task->Run(task_context);
   }
 };

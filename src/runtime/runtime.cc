@@ -10,7 +10,7 @@ RuntimeRegistry& RuntimeRegistry::Global() {
 }
 
 std::vector<std::string> RuntimeRegistry::Names() const {
-  static const std::vector<std::string> kOrder = {"direct", "container", "slurm", "k8s"};
+  static const std::vector<std::string> kOrder = {"direct", "container", "slurm", "ssh", "k8s"};
   std::vector<std::string> names;
   for (const auto& runtime : items()) names.push_back(runtime->name());
   std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {

@@ -66,15 +66,13 @@ class Runtime {
   virtual std::vector<std::string> actions() const { return {}; }
   virtual std::string default_action() const { return ""; }
   virtual UnknownOptionPolicy unknown_options() const { return UnknownOptionPolicy::kReject; }
-  // False while the implementation has not landed (exit code 5 when run).
-  virtual bool available() const { return true; }
   virtual Result<int> Execute(const RuntimeContext& context) = 0;
 };
 
 class RuntimeRegistry : public Registry<Runtime> {
  public:
   static RuntimeRegistry& Global();
-  std::vector<std::string> Names() const;  // direct, container, slurm, k8s, then any others
+  std::vector<std::string> Names() const;  // direct, container, slurm, ssh, k8s, then any others
 };
 
 template <typename T>

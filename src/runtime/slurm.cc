@@ -22,7 +22,6 @@
 #include "runtime/slurm_step_runner.h"
 #include "snapshot/metadata.h"
 #include "snapshot/redaction.h"
-#include "tasks/task.h"
 #include "util/files.h"
 #include "util/log.h"
 #include "util/strings.h"
@@ -37,24 +36,6 @@ Error MissingCommand(const std::string& name) {
   return EnvironmentError(name + " not found on PATH: this host is not a Slurm client",
                           "run on a Slurm login node (or install the Slurm client: apt install slurm-client); "
                           "without Slurm, run primus-cli direct --nnodes N --node-rank R --master-addr A on each node");
-}
-
-// The modes after `slurm ... --` and the task must exist in this build, or
-// every node would fail the same way after the job waited in the queue.
-Status CheckRunnable(const Launch& launch, size_t depth) {
-  for (size_t i = depth + 1; i < launch.chain.size(); ++i) {
-    Runtime* inner = RuntimeRegistry::Global().Find(launch.chain[i].mode);
-    if (inner != nullptr && !inner->available()) {
-      return Error{ExitCode::kNotAvailable, "mode '" + inner->name() + "' is not available yet in this build",
-                   "run the task with 'slurm ... -- direct -- <task>' instead"};
-    }
-  }
-  tasks::Task* task = tasks::TaskRegistry::Global().Find(launch.task);
-  if (task != nullptr && !task->available()) {
-    return Error{ExitCode::kNotAvailable, "task '" + task->name() + "' is not available yet in this build",
-                 "primus-cli --help lists the tasks"};
-  }
-  return Status::Ok();
 }
 
 // A flag of the other action given on this command line is a mistake;
@@ -113,9 +94,6 @@ class SlurmRuntime : public Runtime {
     const ModeInvocation& mode = launch.chain[context.depth];
     const config::LauncherConfig& launcher = *context.launcher;
     if (Status status = CheckActionFlags(launcher, mode.action); !status.ok()) return status.error();
-    Status runnable = CheckRunnable(launch, context.depth);
-    if (!runnable.ok() && !context.dry_run) return runnable.error();
-    if (!runnable.ok()) log::Warn("{}: a real run would stop here (exit 5)", runnable.error().message);
 
     Result<std::string> binary = SelfExecutable();
     if (!binary.ok()) return binary.error();

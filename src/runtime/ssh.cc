@@ -25,7 +25,6 @@
 #include "runtime/ssh_command.h"
 #include "runtime/ssh_session.h"
 #include "snapshot/redaction.h"
-#include "tasks/task.h"
 #include "util/files.h"
 #include "util/log.h"
 #include "util/environment.h"
@@ -191,9 +190,9 @@ class SshRuntime : public Runtime {
         container_options = inner.written;
         continue;
       }
-      if (inner.mode != "direct") {
-        return Error{ExitCode::kNotAvailable, "'ssh ... -- " + inner.mode + "' is not supported",
-                     "primus-cli ssh ... -- [container ... --] [direct ... --] <task>"};
+      if (inner.mode != "direct") {  // the command line parser allows only inner_modes()
+        return UsageError("'ssh ... -- " + inner.mode + "' is not supported",
+                          "primus-cli ssh ... -- [container ... --] [direct ... --] <task>");
       }
       for (const std::string& token : inner.written) {
         std::string flag = NormalizedFlag(token);
@@ -206,11 +205,6 @@ class SshRuntime : public Runtime {
         }
       }
       direct_options = inner.written;
-    }
-    tasks::Task* task = tasks::TaskRegistry::Global().Find(launch.task);
-    if (task != nullptr && !task->available() && !context.dry_run) {
-      return Error{ExitCode::kNotAvailable, "task '" + task->name() + "' is not available yet in this build",
-                   "primus-cli --help lists the tasks"};
     }
 
     Result<std::vector<HostEntry>> hosts = LoadHosts(launcher);

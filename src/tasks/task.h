@@ -43,9 +43,6 @@ class Task {
   // --help/-h does; a task that passes arguments on to a command (run)
   // only looks at the first one.
   virtual bool IsHelpRequest(const std::vector<std::string>& args) const;
-  // False while the implementation has not landed: dispatch answers with a
-  // clear "not available yet" error and exit code 5 instead of running it.
-  virtual bool available() const { return true; }
   // True for a task that only reads and prints on this host (analyze,
   // monitor): it starts no agent and no workers, so it may run anywhere,
   // such as a Slurm allocation's batch shell, where a launch would be refused.

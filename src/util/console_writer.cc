@@ -160,11 +160,6 @@ void Start(size_t limit_bytes) {
   state.started = true;
 }
 
-bool Started() {
-  State& state = Global();
-  std::lock_guard<std::mutex> guard(state.mutex);
-  return state.started;
-}
 
 bool Write(int fd, std::string_view lines) {
   Stream* stream = StreamFor(fd);

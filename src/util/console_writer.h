@@ -27,7 +27,6 @@ inline constexpr size_t kDefaultLimitBytes = 8 << 20;
 
 // Starts the writer threads (idempotent); `limit_bytes` per stream.
 void Start(size_t limit_bytes = kDefaultLimitBytes);
-bool Started();
 
 // `lines` (whole lines) for fd 1 or 2, through the writer threads once
 // started; written directly when not started, and always for another

@@ -10,7 +10,7 @@
 
 namespace primus {
 
-// The documented exit codes (docs/exit-codes.md). A worker's own failure
+// The documented exit codes (docs/cli.md, "Exit codes"). A worker's own failure
 // code, or 128+N for signal N, passes through unchanged.
 enum class ExitCode : int {
   kOk = 0,
@@ -18,7 +18,6 @@ enum class ExitCode : int {
   kUsage = 2,         // unknown mode, flag or task; malformed command line
   kConfig = 3,        // a configuration file or value is wrong
   kEnvironment = 4,   // a required tool, library, device or port is missing
-  kNotAvailable = 5,  // the task or mode is registered but not built yet
   // The workers' work finished (a worker exited 0), but another worker did
   // not exit within the exit grace and was stopped (stuck in teardown).
   kStuckAtExit = 6,

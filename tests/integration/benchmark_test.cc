@@ -142,15 +142,9 @@ void ExpectConsistentRow(const NcclSection& s, const NcclRow& row, int nranks) {
 class BenchmarkTest : public ::testing::Test {
  protected:
   ProcessOptions Isolated() const {
-    ProcessOptions options;
-    options.cwd = dir_.path();
-    options.env["HOME"] = dir_.path();
-    options.env["NO_COLOR"] = "1";
+    ProcessOptions options =
+        IsolatedOptions(dir_.path(), {"PRIMUS_BENCHMARK_CORRUPT_RANK", "GLOO_SOCKET_IFNAME", "OMP_NUM_THREADS"});
     options.timeout_s = 120;
-    for (const char* name : {"PRIMUS_LOG_LEVEL", "PET_NPROC_PER_NODE", "SLURM_JOB_ID", "PRIMUS_BENCHMARK_CORRUPT_RANK",
-                             "GLOO_SOCKET_IFNAME", "OMP_NUM_THREADS"}) {
-      options.env[name] = std::nullopt;
-    }
     return options;
   }
   ProcessResult Run(const std::string& line, ProcessOptions options) const {

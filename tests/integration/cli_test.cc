@@ -20,16 +20,7 @@ namespace {
 // A clean HOME and working directory, so no user configuration leaks in.
 class CliTest : public ::testing::Test {
  protected:
-  ProcessOptions Isolated() const {
-    ProcessOptions options;
-    options.cwd = dir_.path();
-    options.env["HOME"] = dir_.path();
-    options.env["NO_COLOR"] = "1";
-    for (const char* name : {"PRIMUS_CONTAINER_IMAGE", "PRIMUS_LOG_LEVEL", "PET_NPROC_PER_NODE", "SLURM_JOB_ID"}) {
-      options.env[name] = std::nullopt;
-    }
-    return options;
-  }
+  ProcessOptions Isolated() const { return IsolatedOptions(dir_.path(), {"PRIMUS_CONTAINER_IMAGE"}); }
   ProcessResult Run(const std::string& line) const { return RunPrimus(Split(line, ' '), Isolated()); }
   // The experiment files the seed command lines name, and the recorded
   // experiment directory their --replay names, as a user would have them.
@@ -136,6 +127,16 @@ TEST_F(CliTest, HelpAtEveryLevel) {
   for (const char* word : {"direct", "container", "slurm", "k8s", "train", "benchmark", "preflight", "analyze", "run", "info", "exit codes"}) {
     EXPECT_NE(top.out.find(word), std::string::npos) << word;
   }
+  // The modes in the usage line's order (direct|container|slurm|ssh|k8s), and every exit code.
+  size_t previous = 0;
+  for (const char* mode : {"\n  direct ", "\n  container ", "\n  slurm ", "\n  ssh ", "\n  k8s "}) {
+    size_t at = top.out.find(mode);
+    ASSERT_NE(at, std::string::npos) << mode << " in:\n" << top.out;
+    EXPECT_GT(at, previous) << mode << " out of order:\n" << top.out;
+    previous = at;
+  }
+  EXPECT_NE(top.out.find("6 the work finished"), std::string::npos) << top.out;
+  EXPECT_EQ(top.out.find("not available"), std::string::npos) << top.out;
   ProcessResult slurm = Run("slurm --help");
   EXPECT_EQ(slurm.exit_code, 0);
   EXPECT_NE(slurm.out.find("--partition, -p NAME"), std::string::npos) << slurm.out;

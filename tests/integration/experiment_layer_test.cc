@@ -29,15 +29,8 @@ class ExperimentLayerTest : public ::testing::Test {
     dir_.Write(".primus.yaml", "direct:\n  nproc_per_node: 5\n  max_restarts: 7\n  hang_timeout: 99\n");
   }
   ProcessOptions Isolated() const {
-    ProcessOptions options;
-    options.cwd = dir_.path();
-    options.env["HOME"] = dir_.path();
-    options.env["NO_COLOR"] = "1";
-    for (const char* name : {"PRIMUS_DIRECT_NPROC_PER_NODE", "PRIMUS_DIRECT_MAX_RESTARTS", "PRIMUS_LOG_LEVEL",
-                             "PET_NPROC_PER_NODE", "PET_MAX_RESTARTS", "SLURM_JOB_ID", "PRIMUS_JOB_ID", "EXP"}) {
-      options.env[name] = std::nullopt;
-    }
-    return options;
+    return IsolatedOptions(dir_.path(), {"PRIMUS_DIRECT_NPROC_PER_NODE", "PRIMUS_DIRECT_MAX_RESTARTS",
+                                         "PET_MAX_RESTARTS", "PRIMUS_JOB_ID", "EXP"});
   }
   // The plan of `train pretrain --config exp.yaml`, with `direct_flags` on direct.
   ProcessResult DryRun(std::vector<std::string> direct_flags, const ProcessOptions& options) const {

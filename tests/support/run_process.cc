@@ -37,6 +37,16 @@ ProcessResult RunPrimus(const std::vector<std::string>& args, const ProcessOptio
   return RunProcess(argv, options);
 }
 
+ProcessOptions IsolatedOptions(const std::string& dir, std::initializer_list<const char*> also_unset) {
+  ProcessOptions options;
+  options.cwd = dir;
+  options.env["HOME"] = dir;
+  options.env["NO_COLOR"] = "1";
+  for (const char* name : {"PRIMUS_LOG_LEVEL", "PET_NPROC_PER_NODE", "SLURM_JOB_ID"}) options.env[name] = std::nullopt;
+  for (const char* name : also_unset) options.env[name] = std::nullopt;
+  return options;
+}
+
 TempDir::TempDir() {
   char pattern[] = "/tmp/primus-test-XXXXXX";
   path_ = mkdtemp(pattern);

@@ -3,6 +3,7 @@
 // return its exit status (128+N when killed by signal N, like a shell).
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,6 +29,12 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOpti
 
 // The binary under test (PRIMUS_BINARY from CMake).
 ProcessResult RunPrimus(const std::vector<std::string>& args, const ProcessOptions& options = {});
+
+// How a user without configuration of their own runs primus-cli: working
+// directory and HOME in `dir`, no colours, and unset what the test machine's
+// environment would add (PRIMUS_LOG_LEVEL, PET_NPROC_PER_NODE, a Slurm job
+// around the test, and `also_unset`).
+ProcessOptions IsolatedOptions(const std::string& dir, std::initializer_list<const char*> also_unset = {});
 
 // The NUL-terminated strings in `text` (an argv a worker wrote out with
 // printf '%s\0'); bytes after the last NUL are not a part.

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/control_protocol.h"
-#include "agent/http_client.h"
+#include "io/http_client.h"
 #include "io/message_socket.h"
 #include "util/json_fields.h"
 #include "util/seconds_left.h"
@@ -44,7 +44,7 @@ bool IsKeySegment(std::string_view text) {
 
 // The server and the job's key, checked.
 struct EtcdKey {
-  HttpEndpoint endpoint;
+  io::HttpEndpoint endpoint;
   std::string path;  // "/v2/keys/primus/rdzv/<run_id>/coordinator"
   std::string run_id;
 
@@ -65,7 +65,7 @@ Result<EtcdKey> Locate(const EtcdSettings& etcd, const std::string& run_id) {
     return ConfigError("etcd key prefix \"" + EscapeControlCharacters(etcd.prefix) + "\" is not a key directory",
                        "write it as /name/name with letters, digits, '-', '_' and '.' between the slashes");
   }
-  auto endpoint = ParseHttpEndpoint(etcd.endpoint, kDefaultEtcdPort, "etcd endpoint");
+  auto endpoint = io::ParseHttpEndpoint(etcd.endpoint, kDefaultEtcdPort, "etcd endpoint");
   if (!endpoint.ok()) return endpoint.error();
   return EtcdKey{*endpoint, "/v2/keys" + std::string(prefix) + "/" + run_id + "/coordinator", run_id};
 }
@@ -89,8 +89,8 @@ std::string Hint(const EtcdKey& key) {
 
 std::variant<Reply, CallError> Call(const EtcdKey& key, const std::string& method, const std::string& query,
                                     const std::string& form, double timeout_s) {
-  HttpRequest request{method, key.path + (query.empty() ? "" : "?" + query), form};
-  auto response = SendHttpRequest(key.endpoint, request, timeout_s);
+  io::HttpRequest request{method, key.path + (query.empty() ? "" : "?" + query), form};
+  auto response = io::SendHttpRequest(key.endpoint, request, timeout_s);
   if (!response.ok()) {
     return CallError{EnvironmentError("rendezvous \"" + key.run_id + "\": cannot reach the etcd server at " +
                                           key.endpoint.Describe() + ": " + response.error().message,
@@ -169,7 +169,7 @@ Result<RendezvousPoint> TakeOffice(const EtcdKey& key, const RendezvousPoint& se
                  (in_office ? in_office(previous.host, previous.port) : CoordinatorAccepts(previous.host, previous.port));
     if (alive) {
       // Withdraw this claim, so that the running coordinator re-claims its key.
-      auto withdrawn = Call(key, "DELETE", FormEncode({{"prevValue", self.value}}), "", timeout_s);
+      auto withdrawn = Call(key, "DELETE", io::FormEncode({{"prevValue", self.value}}), "", timeout_s);
       if (auto* failure = std::get_if<CallError>(&withdrawn)) return failure->error;
       previous.coordinator = false;
       previous.fenced = true;
@@ -178,7 +178,7 @@ Result<RendezvousPoint> TakeOffice(const EtcdKey& key, const RendezvousPoint& se
   } else if (current.error_code != kKeyNotFound) {
     return Unexpected(fence, "read", current);
   }
-  auto written = Call(fence, "PUT", "", FormEncode({{"value", self.value}}), timeout_s);
+  auto written = Call(fence, "PUT", "", io::FormEncode({{"value", self.value}}), timeout_s);
   if (auto* failure = std::get_if<CallError>(&written)) return failure->error;
   const Reply& reply = std::get<Reply>(written);
   if (reply.status != 200 && reply.status != 201) return Unexpected(fence, "write", reply);
@@ -226,7 +226,7 @@ Result<RendezvousPoint> ElectCoordinator(const EtcdSettings& etcd, const std::st
                        "the address must be a host name or IP address and the port 1-65535");
   }
   RendezvousPoint self{true, self_host, self_port, self_host + ":" + std::to_string(self_port) + ":" + Nonce()};
-  std::string create_form = FormEncode({{"value", self.value}, {"ttl", TtlField(etcd)}});
+  std::string create_form = io::FormEncode({{"value", self.value}, {"ttl", TtlField(etcd)}});
 
   auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
   double backoff_s = 0.05;
@@ -274,14 +274,14 @@ Result<Refreshed> RefreshCoordinator(const EtcdSettings& etcd, const std::string
                                      double timeout_s) {
   auto key = Locate(etcd, run_id);
   if (!key.ok()) return key.error();
-  std::string query = "prevExist=true&refresh=true&" + FormEncode({{"prevValue", self.value}});
-  auto refreshed = Call(*key, "PUT", query, FormEncode({{"ttl", TtlField(etcd)}}), timeout_s);
+  std::string query = "prevExist=true&refresh=true&" + io::FormEncode({{"prevValue", self.value}});
+  auto refreshed = Call(*key, "PUT", query, io::FormEncode({{"ttl", TtlField(etcd)}}), timeout_s);
   if (auto* failure = std::get_if<CallError>(&refreshed)) return failure->error;
   const Reply& reply = std::get<Reply>(refreshed);
   if (reply.status == 200) return Refreshed::kRefreshed;
   if (reply.error_code == kKeyNotFound) {
     // It expired while etcd could not be reached: claim it again, as it was.
-    std::string form = FormEncode({{"value", self.value}, {"ttl", TtlField(etcd)}});
+    std::string form = io::FormEncode({{"value", self.value}, {"ttl", TtlField(etcd)}});
     auto created = Call(*key, "PUT", "prevExist=false", form, timeout_s);
     if (auto* failure = std::get_if<CallError>(&created)) return failure->error;
     const Reply& again = std::get<Reply>(created);
@@ -302,7 +302,7 @@ Status ReleaseCoordinator(const EtcdSettings& etcd, const std::string& run_id, c
   auto key = Locate(etcd, run_id);
   if (!key.ok()) return key.error();
   for (const EtcdKey& target : {*key, key->Fence()}) {
-    auto deleted = Call(target, "DELETE", FormEncode({{"prevValue", point.value}}), "", timeout_s);
+    auto deleted = Call(target, "DELETE", io::FormEncode({{"prevValue", point.value}}), "", timeout_s);
     if (auto* failure = std::get_if<CallError>(&deleted)) return failure->error;
     const Reply& reply = std::get<Reply>(deleted);
     if (reply.status != 200 && reply.error_code != kKeyNotFound && reply.error_code != kCompareFailed) {

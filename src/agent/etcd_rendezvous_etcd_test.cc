@@ -20,7 +20,7 @@
 #include "agent/agent_test_util.h"
 #include "io/message_socket.h"
 #include "agent/etcd_rendezvous.h"
-#include "agent/http_client.h"
+#include "io/http_client.h"
 #include "agent/job_link.h"
 #include "util/files.h"
 
@@ -63,7 +63,7 @@ class EtcdServer {
 
   // The value of `key` ("" when absent), read with the v2 API.
   std::string Value(const std::string& key) const {
-    auto response = SendHttpRequest({"127.0.0.1", client_port_}, {"GET", "/v2/keys" + key, ""}, 2);
+    auto response = io::SendHttpRequest({"127.0.0.1", client_port_}, {"GET", "/v2/keys" + key, ""}, 2);
     if (!response.ok() || response->status != 200) return "";
     auto json = nlohmann::json::parse(response->body, nullptr, false);
     return json.is_object() && json["node"].is_object() && json["node"]["value"].is_string()
@@ -106,7 +106,7 @@ class EtcdServer {
     bool ready = WaitFor(
         [&] {
           if (::waitpid(pid_, nullptr, WNOHANG) == pid_) return pid_ = -1, true;
-          auto response = SendHttpRequest({"127.0.0.1", client_port_}, {"GET", "/version", ""}, 1);
+          auto response = io::SendHttpRequest({"127.0.0.1", client_port_}, {"GET", "/version", ""}, 1);
           return response.ok() && response->status == 200;
         },
         15);

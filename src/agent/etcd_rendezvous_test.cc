@@ -5,15 +5,15 @@
 #include <string>
 
 #include "agent/agent_test_util.h"
-#include "agent/http_test_server.h"
+#include "http_test_server.h"
 
 namespace primus::agent {
 namespace {
 
 // The fake etcd answers each request with a canned response.
-using testing::HttpTestServer;
-using testing::CannedReply;
-using testing::Respond;
+using primus::testing::CannedReply;
+using primus::testing::HttpTestServer;
+using primus::testing::Respond;
 using testing::Contains;
 
 TEST(EtcdRendezvousTest, RunIdsAreNamesNotPaths) {

@@ -232,8 +232,6 @@ std::string GenerateRunId() {
   return std::string(stamp) + "-" + RandomHex(3);
 }
 
-std::string GenerateToken() { return RandomHex(16); }
-
 int UsableCpuCount() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
@@ -296,7 +294,9 @@ Result<LaunchPlan> PlanLaunch(const LaunchSpec& spec) {
   plan.spec.log_dir = std::move(*log_dir);
 
   plan.host = log::HostName();
-  plan.token = GenerateToken();
+  auto token = NewJobToken();
+  if (!token.ok()) return token.error();
+  plan.token = std::move(*token);
   plan.cpu_count = UsableCpuCount();
   return plan;
 }

@@ -54,7 +54,5 @@ int UsableCpuCount();
 
 // "<yyyymmdd-hhmmss>-<6 hex digits>" in local time.
 std::string GenerateRunId();
-// 32 random hex digits.
-std::string GenerateToken();
 
 }  // namespace primus::agent

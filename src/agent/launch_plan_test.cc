@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "util/files.h"
+#include "util/random.h"
 
 namespace primus::agent {
 namespace {
@@ -59,7 +60,7 @@ TEST(LaunchPlanTest, FillsDefaults) {
   EXPECT_GT(plan->spec.master_port, 0);
   EXPECT_EQ(plan->executable, FindExecutable("true"));
   EXPECT_EQ(plan->token.size(), 32u);
-  EXPECT_NE(plan->token, GenerateToken());
+  EXPECT_NE(plan->token, *NewJobToken());
   EXPECT_GE(plan->cpu_count, 1);
   EXPECT_EQ(plan->world_size(), 2);
 }

@@ -48,7 +48,8 @@ StackCollection::StackCollection(std::vector<Target> targets, EventPoller& polle
     request.executable = tool;
     request.argv = {"py-spy", "dump", "--pid", std::to_string(target.pid)};
     request.environment = env;
-    request.descriptors = {{null_fd, 0}, {write_end.get(), 1}, {write_end.get(), 2}};
+    request.descriptors = {{write_end.get(), 1}, {write_end.get(), 2}};
+    if (null_fd >= 0) request.descriptors.push_back({null_fd, 0});
     request.signal_mask = child_signal_mask;
     request.death_signal = SIGKILL;
     auto child = io::SpawnProcess(request);

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "benchmark/dynamic_library.h"
+#include "util/dynamic_library.h"
 #include "benchmark/gemm_data.h"
 #include "util/files.h"
 #include "util/strings.h"

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "benchmark/blaslt_api.h"
-#include "benchmark/dynamic_library.h"
+#include "util/dynamic_library.h"
 #include "benchmark/gemm_data.h"
 #include "platform/device_table.h"
 #include "util/strings.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "benchmark/dynamic_library.h"
+#include "util/dynamic_library.h"
 #include "util/error.h"
 
 namespace primus::benchmark {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "benchmark/dynamic_library.h"
+#include "util/dynamic_library.h"
 
 namespace primus::benchmark {
 namespace {

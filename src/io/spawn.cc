@@ -118,6 +118,9 @@ UniqueFd OpenPidfd(pid_t pid) {
 Result<SpawnedProcess> SpawnProcess(const SpawnRequest& request) {
   if (request.argv.empty() || request.executable.empty()) return UsageError("no program to start");
   if (request.descriptors.size() > kMaxDescriptors) return UsageError("too many descriptors for one child");
+  for (const auto& [ours, theirs] : request.descriptors) {
+    if (ours < 0 || theirs < 0) return UsageError("cannot start " + request.executable + ": a descriptor to map is not open");
+  }
   std::vector<char*> argv = PointerArray(request.argv);
   std::vector<char*> envp = PointerArray(request.environment);
   std::vector<unsigned long> cpu_mask = CpuMask(request.cpus);

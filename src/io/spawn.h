@@ -12,8 +12,9 @@
 //   - in a process group of its own (a timeout or a stop then ends it and
 //     everything it started), or in ours when asked (srun, so that a
 //     terminal's Ctrl-C reaches it as it reaches us);
-//   - its descriptors mapped from ours, and no other of ours: every other
-//     descriptor is closed at exec, like torchrun's close_fds;
+//   - its descriptors mapped from ours; of the others, only 0-2 that it does
+//     not map are inherited, every other is closed at exec (torchrun's
+//     close_fds);
 //   - optionally a signal when the thread that started it dies
 //     (PR_SET_PDEATHSIG), a CPU binding, a working directory;
 //   - a pidfd when the kernel has one (Linux 5.3+): waiting and signalling

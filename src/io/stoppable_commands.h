@@ -1,4 +1,4 @@
-// Helper commands (util/subprocess RunCommand: host checks over ssh, binary
+// Helper commands (io/subprocess RunCommand: host checks over ssh, binary
 // copies, hooks and patches) that our own SIGINT, SIGTERM or SIGHUP stops.
 //
 // RunCommand puts each command in a process group of its own, so that a

@@ -1,5 +1,5 @@
-// Runs one helper command to completion: a hook, a patch, srun, docker,
-// scontrol. Captures stdout and stderr (bounded), optionally streams each
+// Runs one helper command to completion: a hook, a patch, docker, scontrol,
+// kubectl (through io/spawn.h, as every child). Captures stdout and stderr (bounded), optionally streams each
 // output line to a callback as it arrives, and enforces a timeout by
 // SIGTERM then SIGKILL to the command's own process group, so a timed-out
 // hook leaves nothing behind. (Workers are the node agent's business, not

@@ -135,7 +135,7 @@ Result<JobSource> ResolveTarget(const std::string& target, const SearchPlaces& p
   }
   if (LooksLikeEndpoint(target)) {
     std::string address = target.ends_with("/job.json") ? target.substr(0, target.size() - 9) : target;
-    auto endpoint = agent::ParseHttpEndpoint(address, 0, "monitor's TARGET");
+    auto endpoint = io::ParseHttpEndpoint(address, 0, "monitor's TARGET");
     if (!endpoint.ok()) {
       return UsageError(endpoint.error().message, "write HOST:PORT (or http://HOST:PORT), the port given to --metrics-port");
     }
@@ -234,9 +234,9 @@ Result<std::string> ReadJobViewText(const JobSource& source, double timeout_s) {
     }
     return *text;
   }
-  agent::HttpRequest request;
+  io::HttpRequest request;
   request.target = "/job.json";
-  auto response = agent::SendHttpRequest(source.endpoint, request, timeout_s, kMaxViewBytes);
+  auto response = io::SendHttpRequest(source.endpoint, request, timeout_s, kMaxViewBytes);
   if (!response.ok()) {
     Error error = response.error();
     error.code = ExitCode::kEnvironment;

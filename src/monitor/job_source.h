@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/http_client.h"
+#include "io/http_client.h"
 #include "util/error.h"
 
 namespace primus::monitor {
@@ -22,7 +22,7 @@ namespace primus::monitor {
 struct JobSource {
   bool http = false;
   std::string file;               // a job.json on this host (http = false)
-  agent::HttpEndpoint endpoint;   // the metrics port (http = true)
+  io::HttpEndpoint endpoint;   // the metrics port (http = true)
 
   // The file's path, or http://host:port/job.json.
   std::string Describe() const;

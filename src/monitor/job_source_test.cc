@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include <utime.h>
 
-#include "agent/http_test_server.h"
+#include "http_test_server.h"
 #include "monitor/job_view_text.h"
 #include "util/process_stamp.h"
 #include "util/files.h"
@@ -164,11 +164,11 @@ TEST_F(JobSourceTest, ReadingFromAPortNobodyListensOnIsAnEnvironmentError) {
 
 TEST_F(JobSourceTest, TheMetricsPortServesTheSameView) {
   std::string body = View("served", "running");
-  agent::testing::HttpTestServer server([&](const std::string& request) {
+  testing::HttpTestServer server([&](const std::string& request) {
     bool asked = request.starts_with("GET /job.json ");
     std::string status = asked ? "200 OK" : "404 Not Found";
     std::string content = asked ? body : "";
-    return agent::testing::CannedReply{{"HTTP/1.1 " + status + "\r\nContent-Type: application/json\r\nContent-Length: " +
+    return testing::CannedReply{{"HTTP/1.1 " + status + "\r\nContent-Type: application/json\r\nContent-Length: " +
                                         std::to_string(content.size()) + "\r\n\r\n" + content}};
   });
   auto source = ResolveTarget("127.0.0.1:" + std::to_string(server.port()), places_);

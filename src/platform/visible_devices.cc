@@ -48,7 +48,6 @@ std::vector<int> ApplyVisibilityList(const HostInfo& host, const std::vector<int
 
 }  // namespace
 
-
 std::vector<int> VisibleGpuIndices(const HostInfo& host, const Environment& environment) {
   std::vector<int> visible;
   if (host.gpus.empty()) return visible;

@@ -1,15 +1,13 @@
 #include "preflight/software_checks.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <cstring>
 
-#include "benchmark/dynamic_library.h"
+#include "util/dynamic_library.h"
 #include "util/files.h"
 #include "util/strings.h"
 #include "io/subprocess.h"
@@ -31,22 +29,6 @@ std::string Resolve(const std::string& python) {
 std::string NcclVersionText(int code) {
   if (code >= 10000) return fmt::format("{}.{}.{}", code / 10000, code % 10000 / 100, code % 100);
   return fmt::format("{}.{}.{}", code / 1000, code % 1000 / 100, code % 100);
-}
-
-bool FileContains(const std::string& path, const std::string& marker) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  struct stat info {};
-  bool found = false;
-  if (::fstat(fd, &info) == 0 && info.st_size > 0) {
-    void* data = ::mmap(nullptr, static_cast<size_t>(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-    if (data != MAP_FAILED) {
-      found = ::memmem(data, static_cast<size_t>(info.st_size), marker.data(), marker.size()) != nullptr;
-      ::munmap(data, static_cast<size_t>(info.st_size));
-    }
-  }
-  ::close(fd);
-  return found;
 }
 
 std::vector<CheckResult> CheckSoftware(const platform::HostInfo& host, const SoftwareSettings& settings,
@@ -92,7 +74,7 @@ std::vector<CheckResult> CheckSoftware(const platform::HostInfo& host, const Sof
   }
   bool amd = host.gpus.front().vendor == "amd";
   std::string what = amd ? "RCCL" : "NCCL";
-  auto library = benchmark::DynamicLibrary::Open(
+  auto library = DynamicLibrary::Open(
       amd ? std::vector<std::string>{"librccl.so.1", "librccl.so"} : std::vector<std::string>{"libnccl.so.2", "libnccl.so"},
       what, "");
   if (!library.ok()) {

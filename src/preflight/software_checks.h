@@ -34,7 +34,4 @@ std::vector<CheckResult> CheckSoftware(const platform::HostInfo& host, const Sof
 // NCCL's version code (ncclGetVersion) as text: 22105 -> "2.21.5", 2708 -> "2.7.8".
 std::string NcclVersionText(int code);
 
-// Whether the file holds `marker` (VCCL's builds carry "VCCL" in their strings).
-bool FileContains(const std::string& path, const std::string& marker);
-
 }  // namespace primus::preflight

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "util/dynamic_library.h"
 #include "util/files.h"
 #include "util/scoped_temp_dir.h"
 

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <iostream>
 
-#include "agent/launch_plan.h"
 #include "config/launcher_config.h"
 #include "platform/host_detect.h"
 #include "runtime/k8s_kubectl.h"
@@ -17,6 +16,7 @@
 #include "snapshot/redaction.h"
 #include "util/files.h"
 #include "util/log.h"
+#include "util/random.h"
 #include "util/strings.h"
 
 namespace primus::runtime {
@@ -163,7 +163,9 @@ Result<int> Submit(const RuntimeContext& context, const Request& request) {
     if (Status status = WriteManifestFile(request.output, text); !status.ok()) return status.error();
   }
   // The token lives in kubectl's stdin and in the cluster's Secret only.
-  std::string token = agent::GenerateToken();
+  auto new_token = NewJobToken();
+  if (!new_token.ok()) return new_token.error();
+  std::string token = std::move(*new_token);
   if (Status status = Apply(kubectl, job.namespace_name, ToYaml(TokenSecret(job, token)), "the token Secret " + secret);
       !status.ok()) {
     return status.error();

@@ -1,7 +1,7 @@
 // PRIMUS_JOB_TOKEN: the secret that every node agent of one job shares, so
 // that node 0's control channel can refuse peers from another job. The
-// launching side creates it (here: `slurm srun` and `slurm sbatch`) from
-// /dev/urandom and hands it to srun/sbatch through their environment only;
+// launching side creates it (here: `slurm srun` and `slurm sbatch`; the token
+// itself is util/random.h's NewJobToken) and hands it to srun/sbatch through their environment only;
 // it is never written to a file or printed.
 #pragma once
 
@@ -13,10 +13,6 @@
 namespace primus::runtime {
 
 inline constexpr char kJobTokenVariable[] = "PRIMUS_JOB_TOKEN";
-
-// 32 hexadecimal characters from /dev/urandom; an EnvironmentError when it
-// cannot be read.
-Result<std::string> NewJobToken();
 
 // The variable to add to srun's/sbatch's environment: a new token, or
 // nothing when `environment` already has one (the user's wins: agents

@@ -5,15 +5,6 @@
 namespace primus::runtime {
 namespace {
 
-TEST(SlurmJobTokenTest, ThirtyTwoRandomHexCharacters) {
-  Result<std::string> first = NewJobToken();
-  Result<std::string> second = NewJobToken();
-  ASSERT_TRUE(first.ok() && second.ok());
-  EXPECT_EQ(first->size(), 32u);
-  EXPECT_EQ(first->find_first_not_of("0123456789abcdef"), std::string::npos) << *first;
-  EXPECT_NE(*first, *second);
-}
-
 TEST(SlurmJobTokenTest, TheUsersTokenIsKept) {
   Result<std::map<std::string, std::string>> kept = JobTokenEnvironment({{"PRIMUS_JOB_TOKEN", "mine"}});
   ASSERT_TRUE(kept.ok());

@@ -132,6 +132,10 @@ Result<int> RunSrunStep(const std::vector<std::string>& argv, const std::map<std
   }
   err.read.Reset();
   int srun_status = io::WaitForExit(pid);
+  // srun has ended: what is queued now is read here, not delivered (and
+  // fatal) when the channel closes.
+  while ((*channel)->Read()) {
+  }
   int reported = RootCauseStatus(srun_status, ends);
   if (reported != srun_status) {
     log::Info("first failure: {} task {} exited with {}; srun then stopped the other nodes (srun's status {})",

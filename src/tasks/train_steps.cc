@@ -504,10 +504,10 @@ int RecordOutcome(TrainLaunch* launch, const agent::RunResult& result) {
                                                                                        : "failed";
   int exit_code = WorkerLaunchExitCode(result, *launch->launcher);
   Finish(launch, exit_code, status);
-  std::string worker_code = exit_code == result.exit_code
+  std::string worker_code = exit_code == result.exit_code || !result.root_cause
                                 ? ""
                                 : fmt::format("; the failing worker's own code {} (direct.failure_exit_code)",
-                                              result.exit_code);
+                                              result.root_cause->exit_code);
   log::Info("experiment {}: {} (exit {}{}), {}", launch->dir.root, status, exit_code, worker_code,
             result.restarts ? std::to_string(result.restarts) + " restart(s)" : "no restarts");
   return exit_code;

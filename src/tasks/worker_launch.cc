@@ -28,7 +28,9 @@ std::string DescribeWorkerLaunch(const WorkerLaunch& launch) {
 Result<agent::RunResult> RunWorkerLaunch(const WorkerLaunch& launch) { return agent::RunWorkers(launch.spec); }
 
 int WorkerLaunchExitCode(const agent::RunResult& result, const config::LauncherConfig& launcher, bool as_torchrun) {
-  if (result.exit_code == 0 || result.agent_signal != 0) return result.exit_code;
+  // Stuck at exit (6) is not a failure of the work: it keeps its own code.
+  bool stuck_at_exit = !result.root_cause && result.exit_code == static_cast<int>(ExitCode::kStuckAtExit);
+  if (result.exit_code == 0 || result.agent_signal != 0 || stuck_at_exit) return result.exit_code;
   int configured = static_cast<int>(launcher.GetInt("direct.failure_exit_code"));
   if (configured != 0) return configured;
   if (as_torchrun && result.exit_code != 1) {

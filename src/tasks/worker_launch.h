@@ -43,9 +43,10 @@ std::string DescribeWorkerLaunch(const WorkerLaunch& launch);
 Result<agent::RunResult> RunWorkerLaunch(const WorkerLaunch& launch);
 
 // The launcher's exit code for a finished launch: 0; 128+N when the launcher
-// itself was stopped by signal N; when the workers failed, the root-cause
-// worker's own code (128+signal for one killed by a signal), or
-// direct.failure_exit_code when it is set (not 0). Invoked as torchrun, a
+// itself was stopped by signal N; 6 when the work finished but a worker was
+// stuck at exit; when the workers failed, the root-cause worker's own code
+// (128+signal for one killed by a signal), or direct.failure_exit_code when
+// it is set (not 0). Invoked as torchrun, a
 // worker code other than torchrun's 1 is explained once in the log.
 int WorkerLaunchExitCode(const agent::RunResult& result, const config::LauncherConfig& launcher,
                          bool as_torchrun = false);

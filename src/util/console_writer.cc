@@ -160,7 +160,6 @@ void Start(size_t limit_bytes) {
   state.started = true;
 }
 
-
 bool Write(int fd, std::string_view lines) {
   Stream* stream = StreamFor(fd);
   if (stream == nullptr) {

@@ -11,7 +11,8 @@
 namespace primus {
 
 // The documented exit codes (docs/cli.md, "Exit codes"). A worker's own failure
-// code, or 128+N for signal N, passes through unchanged.
+// code, or 128+N for signal N, passes through unchanged unless
+// direct.failure_exit_code sets one code for every failure.
 enum class ExitCode : int {
   kOk = 0,
   kTaskFailed = 1,    // the task failed (the agent reports the worker's own code)

@@ -11,9 +11,10 @@
 
 namespace primus {
 
-std::string RandomHex(size_t bytes) {
-  unsigned char buffer[64] = {};
-  bytes = std::min(bytes, sizeof(buffer));
+namespace {
+
+// Fills `buffer` from the kernel; how many bytes it got.
+size_t KernelRandomBytes(unsigned char* buffer, size_t bytes) {
   size_t filled = 0;
   while (filled < bytes) {
     ssize_t got = ::getrandom(buffer + filled, bytes - filled, 0);
@@ -32,13 +33,10 @@ std::string RandomHex(size_t bytes) {
     }
     if (fd >= 0) ::close(fd);
   }
-  if (filled < bytes) {
-    timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    uint64_t mix = static_cast<uint64_t>(now.tv_nsec) ^ (static_cast<uint64_t>(getpid()) << 32) ^
-                   static_cast<uint64_t>(now.tv_sec);
-    for (size_t i = filled; i < bytes; ++i) buffer[i] = static_cast<unsigned char>(mix >> ((i % 8) * 8));
-  }
+  return filled;
+}
+
+std::string Hex(const unsigned char* buffer, size_t bytes) {
   static const char kDigits[] = "0123456789abcdef";
   std::string out;
   out.reserve(bytes * 2);
@@ -47,6 +45,31 @@ std::string RandomHex(size_t bytes) {
     out.push_back(kDigits[buffer[i] & 15]);
   }
   return out;
+}
+
+}  // namespace
+
+Result<std::string> NewJobToken() {
+  unsigned char buffer[16] = {};
+  if (KernelRandomBytes(buffer, sizeof(buffer)) < sizeof(buffer)) {
+    return EnvironmentError("the kernel gives no random bytes (getrandom, /dev/urandom) for the job token",
+                            "set PRIMUS_JOB_TOKEN yourself (32 random hex characters) on every node");
+  }
+  return Hex(buffer, sizeof(buffer));
+}
+
+std::string RandomHex(size_t bytes) {
+  unsigned char buffer[64] = {};
+  bytes = std::min(bytes, sizeof(buffer));
+  size_t filled = KernelRandomBytes(buffer, bytes);
+  if (filled < bytes) {
+    timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t mix = static_cast<uint64_t>(now.tv_nsec) ^ (static_cast<uint64_t>(getpid()) << 32) ^
+                   static_cast<uint64_t>(now.tv_sec);
+    for (size_t i = filled; i < bytes; ++i) buffer[i] = static_cast<unsigned char>(mix >> ((i % 8) * 8));
+  }
+  return Hex(buffer, bytes);
 }
 
 }  // namespace primus

@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -312,6 +314,33 @@ TEST_F(SlurmTest, CtrlCWhileWaitingCancelsTheJob) {
   EXPECT_TRUE(JobGone(id));
   EXPECT_NE(cluster_->Client({"scontrol", "show", "job", id}).out.find("JobState=CANCELLED"), std::string::npos);
   std::cerr << "[Ctrl-C to job gone: " << seconds << " s]\n";
+}
+
+TEST_F(SlurmTest, WaitingAsksTheControllerOnlyEveryPollInterval) {
+  // squeue through a wrapper that counts its calls. Each call's child ends
+  // with a SIGCHLD, which must not cut the quarter-second wait short (it
+  // once did: squeue ran back to back for the whole job).
+  std::string wrappers = dir_.path() + "/wrappers";
+  std::filesystem::create_directories(wrappers);
+  std::string count = dir_.path() + "/squeue-calls";
+  {
+    std::ofstream script(wrappers + "/squeue");
+    script << "#!/bin/sh\necho call >> " << count << "\nexec /usr/bin/squeue \"$@\"\n";
+  }
+  std::filesystem::permissions(wrappers + "/squeue", std::filesystem::perms::owner_all);
+  ProcessOptions options = UserOptions();
+  const char* path = std::getenv("PATH");
+  std::optional<std::string> cluster_path = options.env.count("PATH") ? options.env["PATH"] : std::nullopt;
+  options.env["PATH"] = wrappers + ":" + (cluster_path ? *cluster_path : std::string(path ? path : "/usr/bin:/bin"));
+  auto started = Clock::now();
+  ProcessResult result =
+      testing::RunPrimus({"slurm", "sbatch", "-N", "1", "--wait", "--", "direct", "--", "run", "sleep", "3"}, options);
+  double seconds = SecondsSince(started);
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  size_t calls = Split(ReadOrEmpty(count), '\n').size() - 1;
+  EXPECT_GE(calls, 2u) << "squeue was asked while the job ran";
+  // At most one call per 0.25 s of waiting, and a few more for the end.
+  EXPECT_LE(static_cast<double>(calls), seconds / 0.25 + 6) << calls << " squeue calls in " << seconds << " s";
 }
 
 TEST_F(SlurmTest, RequeuedJobRunsAgainWithItsRestartCount) {

@@ -19,7 +19,7 @@
 
 #include "util/error.h"
 
-namespace primus::agent {
+namespace primus::io {
 
 // Where a server listens. host may be a name, an IPv4 or an IPv6 address.
 struct HttpEndpoint {
@@ -61,4 +61,4 @@ inline constexpr size_t kMaxHttpResponseBytes = 1 << 20;
 Result<HttpResponse> SendHttpRequest(const HttpEndpoint& endpoint, const HttpRequest& request, double timeout_s,
                                      size_t max_body_bytes = kMaxHttpResponseBytes);
 
-}  // namespace primus::agent
+}  // namespace primus::io

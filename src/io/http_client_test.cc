@@ -1,20 +1,22 @@
-#include "agent/http_client.h"
+#include "io/http_client.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "agent/agent_test_util.h"
-#include "agent/http_test_server.h"
+#include "free_port.h"
+#include "http_test_server.h"
+#include "text.h"
+#include "wait_for.h"
 
-namespace primus::agent {
+namespace primus::io {
 namespace {
 
-using testing::CannedReply;
-using testing::Contains;
-using testing::HttpTestServer;
-using testing::Respond;
-using testing::Stopwatch;
+using primus::testing::CannedReply;
+using primus::testing::Contains;
+using primus::testing::HttpTestServer;
+using primus::testing::Respond;
+using primus::testing::SecondsSince;
 
 HttpEndpoint Loopback(int port) { return {"127.0.0.1", port}; }
 
@@ -152,12 +154,12 @@ TEST(HttpClientTest, RefusesABodyOverTheLimitNamingIt) {
 
 TEST(HttpClientTest, GivesUpOnAStalledServerAtTheDeadline) {
   HttpTestServer server([](const std::string&) { return CannedReply{{"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab"}, true}; });
-  Stopwatch watch;
+  auto started = std::chrono::steady_clock::now();
   auto response = SendHttpRequest(Loopback(server.port()), {"GET", "/", ""}, 0.3);
   ASSERT_FALSE(response.ok());
   EXPECT_TRUE(Contains(response.error().message, "no complete response within 0.3 s")) << response.error().message;
-  EXPECT_GE(watch.Seconds(), 0.25);
-  EXPECT_LT(watch.Seconds(), 2.0);
+  EXPECT_GE(SecondsSince(started), 0.25);
+  EXPECT_LT(SecondsSince(started), 2.0);
 }
 
 TEST(HttpClientTest, NamesTheEndpointWhenNothingListens) {
@@ -173,4 +175,4 @@ TEST(HttpClientTest, NamesTheEndpointWhenNothingListens) {
 }
 
 }  // namespace
-}  // namespace primus::agent
+}  // namespace primus::io

@@ -21,7 +21,7 @@
 #include "io/unique_fd.h"
 #include "util/strings.h"
 
-namespace primus::agent::testing {
+namespace primus::testing {
 
 struct CannedReply {
   std::vector<std::string> pieces;  // written one by one, a few ms apart
@@ -127,4 +127,4 @@ inline CannedReply Respond(int status, const std::string& body, const std::strin
            "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body}};
 }
 
-}  // namespace primus::agent::testing
+}  // namespace primus::testing

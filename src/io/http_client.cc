@@ -1,4 +1,4 @@
-#include "agent/http_client.h"
+#include "io/http_client.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -17,7 +17,7 @@
 #include "util/seconds_left.h"
 #include "util/strings.h"
 
-namespace primus::agent {
+namespace primus::io {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -288,4 +288,4 @@ Result<HttpResponse> SendHttpRequest(const HttpEndpoint& endpoint, const HttpReq
   }
 }
 
-}  // namespace primus::agent
+}  // namespace primus::io

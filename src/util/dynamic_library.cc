@@ -1,4 +1,4 @@
-#include "benchmark/dynamic_library.h"
+#include "util/dynamic_library.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -9,7 +9,7 @@
 
 #include "util/strings.h"
 
-namespace primus::benchmark {
+namespace primus {
 
 Result<DynamicLibrary> DynamicLibrary::Open(const std::vector<std::string>& names, const std::string& what,
                                             const std::string& hint) {
@@ -82,4 +82,4 @@ bool FileContains(const std::string& path, const std::string& text) {
   return found;
 }
 
-}  // namespace primus::benchmark
+}  // namespace primus

@@ -1,5 +1,5 @@
 // A shared library opened at run time (dlopen), for the vendor libraries the
-// benchmarks need: OpenBLAS, the CUDA/HIP runtimes, cuBLASLt/hipBLASLt and
+// benchmarks and preflight need: OpenBLAS, the CUDA/HIP runtimes, cuBLASLt/hipBLASLt and
 // NCCL/RCCL. primus-cli links none of them, so it loads on any host; a
 // missing library is an error naming what was tried and how to get it, and
 // a missing symbol names the library file it was looked up in.
@@ -10,7 +10,7 @@
 
 #include "util/error.h"
 
-namespace primus::benchmark {
+namespace primus {
 
 class DynamicLibrary {
  public:
@@ -54,4 +54,4 @@ class DynamicLibrary {
 // VCCL build of libnccl.so is told apart (`strings libnccl.so | grep VCCL`).
 bool FileContains(const std::string& path, const std::string& text);
 
-}  // namespace primus::benchmark
+}  // namespace primus

@@ -1,11 +1,11 @@
-#include "benchmark/dynamic_library.h"
+#include "util/dynamic_library.h"
 
 #include <gtest/gtest.h>
 
 #include "util/files.h"
 #include "util/scoped_temp_dir.h"
 
-namespace primus::benchmark {
+namespace primus {
 namespace {
 
 TEST(DynamicLibraryTest, MissingLibraryNamesWhatWasTriedAndHowToGetIt) {
@@ -40,4 +40,4 @@ TEST(DynamicLibraryTest, FileContainsFindsTextAcrossChunks) {
 }
 
 }  // namespace
-}  // namespace primus::benchmark
+}  // namespace primus

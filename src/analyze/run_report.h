@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyze/run_summary.h"
-#include "analyze/svg_chart.h"
+#include "util/svg_chart.h"
 #include "util/error.h"
 
 namespace primus::analyze {

@@ -9,7 +9,7 @@
 
 #include "analyze/log_line.h"
 #include "analyze/log_scan.h"
-#include "benchmark/svg_plot.h"
+#include "util/svg_chart.h"
 #include "snapshot/metadata.h"
 #include "telemetry/node_sample.h"
 #include "util/files.h"
@@ -199,15 +199,15 @@ std::string RenderRunPlot(const RunSummary& s) {
       break;
     }
   }
-  benchmark::PlotSeries loss{"loss", {}}, rate{"tokens/s", {}};
+  PlotSeries loss{"loss", {}}, rate{"tokens/s", {}};
   for (const RunPoint& point : s.points) {
     if (point.time <= 0) continue;
     loss.points.emplace_back(point.time - t0, point.loss);
     if (point.tokens_per_s > 0) rate.points.emplace_back(point.time - t0, point.tokens_per_s);
   }
-  benchmark::PlotSpec loss_panel{"loss: " + s.dir, "seconds since the first step", "loss", false, {loss}};
-  benchmark::PlotSpec rate_panel{"throughput", "seconds since the first step", "tokens/s", false, {rate}};
-  return benchmark::RenderSvgPanels({loss_panel, rate_panel});
+  PlotSpec loss_panel{"loss: " + s.dir, "seconds since the first step", "loss", false, {loss}};
+  PlotSpec rate_panel{"throughput", "seconds since the first step", "tokens/s", false, {rate}};
+  return RenderSvgPanels({loss_panel, rate_panel});
 }
 
 }  // namespace primus::analyze

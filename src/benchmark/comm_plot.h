@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "benchmark/svg_plot.h"
+#include "util/svg_chart.h"
 
 namespace primus::benchmark {
 

@@ -13,7 +13,7 @@
 
 #include "benchmark/gemm_result.h"
 #include "benchmark/report_file.h"
-#include "benchmark/svg_plot.h"
+#include "util/svg_chart.h"
 
 namespace primus::benchmark {
 

@@ -190,7 +190,7 @@ Result<int> RunGemm(const TaskContext& context, const std::vector<std::string>& 
   }
   std::cout << std::flush;
   if (!request->plot.empty()) {
-    if (Status written = benchmark::WriteSvgPlot(request->plot, benchmark::GemmPlot(*results)); !written.ok()) {
+    if (Status written = WriteSvgPlot(request->plot, benchmark::GemmPlot(*results)); !written.ok()) {
       return written.error();
     }
     log::Info("TFLOPS plot: {}", request->plot);
@@ -279,7 +279,7 @@ Result<int> RunComm(const TaskContext& context, const std::vector<std::string>& 
     if (report.is_discarded()) return TaskError("rank 0's report " + report_file + " is not JSON");
     if (request->json) std::cout << report.dump(2) << std::endl;
     if (!request->plot.empty()) {
-      if (Status written = benchmark::WriteSvgPlot(request->plot, benchmark::BusBandwidthPlot(report)); !written.ok()) {
+      if (Status written = WriteSvgPlot(request->plot, benchmark::BusBandwidthPlot(report)); !written.ok()) {
         return written.error();
       }
       log::Info("bus bandwidth plot: {}", request->plot);

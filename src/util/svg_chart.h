@@ -1,19 +1,51 @@
-// The charts of the HTML run report (`analyze run --html`), as SVG elements
-// to inline in the page: line charts over a linear axis, a box-and-strip
-// chart (one box per group, e.g. step times per rank) and a timeline of
-// spans and marks (attempts and how each worker ended). benchmark's
-// svg_plot draws whole files with a marker on every point; these draw many
-// thousands of points as bounded polylines and carry data attributes
-// (`data-series`, `data-points`) that say what was drawn.
-//
-// Every text that reaches the SVG goes through EscapeXml.
+// Charts as SVG, drawn by our own few lines rather than a plotting package;
+// the one SVG module of primus-cli:
+//   - whole files with a marker on every point, over a linear or a log2 x
+//     axis: `benchmark gemm|comm --plot` (TFLOPS or bus bandwidth against
+//     size), `analyze run --plot` (panels stacked over one time axis);
+//   - elements to inline in the HTML run report (`analyze run --html`): line
+//     charts of many thousands of points as bounded polylines, a
+//     box-and-strip chart (one box per group, e.g. step times per rank) and a
+//     timeline of spans and marks (attempts and how each worker ended); they
+//     carry data attributes (`data-series`, `data-points`) saying what was
+//     drawn.
+// Both kinds share one palette, one tick rule and one escaping: every text
+// that reaches the SVG goes through EscapeXml.
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace primus::analyze {
+#include "util/error.h"
+
+namespace primus {
+
+// ---- Whole files (benchmark and analyze --plot)
+
+struct PlotSeries {
+  std::string name;
+  std::vector<std::pair<double, double>> points;  // (x, y), x > 0 on a log axis
+};
+
+struct PlotSpec {
+  std::string title;
+  std::string x_label;
+  std::string y_label;
+  bool log2_x = true;
+  std::vector<PlotSeries> series;
+};
+
+std::string RenderSvgPlot(const PlotSpec& spec);
+Status WriteSvgPlot(const std::string& path, const PlotSpec& spec);
+// Several charts stacked top to bottom in one SVG file (`analyze run`: loss
+// and throughput over the same time axis).
+std::string RenderSvgPanels(const std::vector<PlotSpec>& panels);
+
+// "1K", "32M", "8G" for byte sizes on axis labels; plain numbers otherwise.
+std::string ByteSizeLabel(double bytes);
+
+// ---- Elements of the HTML run report
 
 using ChartPoint = std::pair<double, double>;  // (x, y)
 
@@ -79,4 +111,4 @@ struct Timeline {
 };
 std::string RenderTimeline(const Timeline& timeline);
 
-}  // namespace primus::analyze
+}  // namespace primus

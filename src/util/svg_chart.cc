@@ -1,18 +1,23 @@
-#include "analyze/svg_chart.h"
+#include "util/svg_chart.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "util/files.h"
 #include "util/strings.h"
 #include "util/xml_escape.h"
 
-namespace primus::analyze {
+namespace primus {
 namespace {
 
+// The report's inline charts.
 constexpr double kWidth = 900;
 constexpr double kLeft = 70, kRight = 180, kTop = 36, kBottom = 46;  // the legend sits on the right
+// Whole files.
+constexpr double kFileWidth = 900, kFileHeight = 500;
+constexpr double kFileLeft = 80, kFileRight = 260, kFileTop = 50, kFileBottom = 60;
 const char* const kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
 
 const char* Color(size_t i) { return kColors[i % (sizeof(kColors) / sizeof(kColors[0]))]; }
@@ -91,6 +96,105 @@ double Quantile(const std::vector<double>& sorted, double q) {
 }
 
 }  // namespace
+
+std::string ByteSizeLabel(double bytes) {
+  const char* units[] = {"", "K", "M", "G", "T"};
+  int unit = 0;
+  while (bytes >= 1024 && unit < 4) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return fmt::format("{:g}{}", bytes, units[unit]);
+}
+
+std::string RenderSvgPlot(const PlotSpec& spec) {
+  double x_min = INFINITY, x_max = -INFINITY, y_max = 0;
+  for (const PlotSeries& series : spec.series) {
+    for (auto [x, y] : series.points) {
+      if (spec.log2_x && x <= 0) continue;
+      double px = spec.log2_x ? std::log2(x) : x;
+      x_min = std::min(x_min, px);
+      x_max = std::max(x_max, px);
+      y_max = std::max(y_max, y);
+    }
+  }
+  if (!std::isfinite(x_min)) x_min = 0, x_max = 1;
+  if (x_max == x_min) x_min -= 1, x_max += 1;
+  double y_step = NiceStep(y_max > 0 ? y_max : 1, 5);
+  double y_top = std::max(y_step, std::ceil((y_max > 0 ? y_max : 1) / y_step) * y_step);
+  double plot_w = kFileWidth - kFileLeft - kFileRight, plot_h = kFileHeight - kFileTop - kFileBottom;
+  auto sx = [&](double x) { return kFileLeft + ((spec.log2_x ? std::log2(x) : x) - x_min) / (x_max - x_min) * plot_w; };
+  auto sy = [&](double y) { return kFileTop + plot_h - y / y_top * plot_h; };
+
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"{2}\" y=\"28\" font-size=\"16\" text-anchor=\"middle\">{3}</text>\n",
+      kFileWidth, kFileHeight, kFileLeft + plot_w / 2, EscapeXml(spec.title));
+  // Axes, grid and ticks.
+  for (double y = 0; y <= y_top + y_step / 2; y += y_step) {
+    svg += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n", kFileLeft, sy(y), kFileLeft + plot_w, sy(y));
+    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{:g}</text>\n", kFileLeft - 6, sy(y) + 4, y);
+  }
+  int first = static_cast<int>(std::ceil(x_min)), last = static_cast<int>(std::floor(x_max));
+  int every = std::max(1, (last - first + 1) / 12);
+  for (int e = first; spec.log2_x && e <= last; e += every) {
+    double x = std::ldexp(1.0, e);
+    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#eee\"/>\n", sx(x), kFileTop, kFileTop + plot_h);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", sx(x), kFileTop + plot_h + 18,
+                       ByteSizeLabel(x));
+  }
+  if (!spec.log2_x) {
+    double x_step = NiceStep(x_max - x_min, 8);
+    for (double x = std::ceil(x_min / x_step) * x_step; x <= x_max + x_step / 1000; x += x_step) {
+      svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#eee\"/>\n", sx(x), kFileTop,
+                         kFileTop + plot_h);
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{:g}</text>\n", sx(x), kFileTop + plot_h + 18, x);
+    }
+  }
+  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n", kFileLeft, kFileTop,
+                     plot_w, plot_h);
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", kFileLeft + plot_w / 2, kFileHeight - 15,
+                     EscapeXml(spec.x_label));
+  svg += fmt::format("<text x=\"20\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {0})\">{1}</text>\n",
+                     kFileTop + plot_h / 2, EscapeXml(spec.y_label));
+  // Series and legend.
+  for (size_t i = 0; i < spec.series.size(); ++i) {
+    const PlotSeries& series = spec.series[i];
+    const char* color = Color(i);
+    std::string points;
+    for (auto [x, y] : series.points) {
+      if (spec.log2_x && x <= 0) continue;
+      points += fmt::format("{:.1f},{:.1f} ", sx(x), sy(y));
+    }
+    svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>\n", color, Trim(points));
+    for (auto [x, y] : series.points) {
+      if (spec.log2_x && x <= 0) continue;
+      svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n", sx(x), sy(y), color);
+    }
+    double ly = kFileTop + 10 + 20 * static_cast<double>(i);
+    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"2\"/>\n",
+                       kFileLeft + plot_w + 15, ly, kFileLeft + plot_w + 40, color);
+    svg += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", kFileLeft + plot_w + 45, ly + 4, EscapeXml(series.name));
+  }
+  return svg + "</svg>\n";
+}
+
+Status WriteSvgPlot(const std::string& path, const PlotSpec& spec) { return WriteFileAtomic(path, RenderSvgPlot(spec), kUserOutputMode); }
+
+std::string RenderSvgPanels(const std::vector<PlotSpec>& panels) {
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\">\n", kFileWidth,
+      kFileHeight * static_cast<double>(panels.size()));
+  for (size_t i = 0; i < panels.size(); ++i) {
+    // A nested <svg> is positioned by its x/y attributes.
+    std::string panel = RenderSvgPlot(panels[i]);
+    panel.insert(4, fmt::format(" x=\"0\" y=\"{}\"", kFileHeight * static_cast<double>(i)));
+    svg += panel;
+  }
+  return svg + "</svg>\n";
+}
 
 std::vector<ChartPoint> Downsample(const std::vector<ChartPoint>& points, size_t max_points) {
   if (points.size() <= max_points || max_points < 4) return points;
@@ -275,4 +379,4 @@ std::string RenderTimeline(const Timeline& timeline) {
   return svg + "</svg>\n";
 }
 
-}  // namespace primus::analyze
+}  // namespace primus

@@ -52,7 +52,7 @@ Result<GpuRuntime> GpuRuntime::Open(GpuVendor vendor) {
   for (Status status : {load("GetDeviceCount", &c.get_device_count), load("SetDevice", &c.set_device),
                         load("DeviceGetPCIBusId", &c.device_get_pci_bus_id), load("MemGetInfo", &c.mem_get_info),
                         load("Malloc", &c.malloc), load("Free", &c.free), load("Memcpy", &c.memcpy),
-                        load("Memset", &c.memset),
+                        load("Memset", &c.memset), load("DeviceSynchronize", &c.device_synchronize),
                         load("StreamCreateWithFlags", &c.stream_create_with_flags),
                         load("StreamDestroy", &c.stream_destroy), load("StreamSynchronize", &c.stream_synchronize),
                         load("EventCreate", &c.event_create), load("EventDestroy", &c.event_destroy),
@@ -154,6 +154,8 @@ Status GpuRuntime::Memset(void* device, int value, size_t bytes) const {
   return Check(calls_.memset(device, value, bytes), "Memset");
 }
 
+
+Status GpuRuntime::Synchronize() const { return Check(calls_.device_synchronize(), "DeviceSynchronize"); }
 
 Result<GpuStream> GpuRuntime::CreateStream() const {
   void* stream = nullptr;

@@ -40,6 +40,11 @@ class GpuRuntime {
   Status CopyToDevice(void* device, const void* host, size_t bytes) const;
   Status CopyToHost(void* host, const void* device, size_t bytes) const;
   Status Memset(void* device, int value, size_t bytes) const;
+  // Waits for everything queued on the device, the legacy default stream
+  // too: Memset and an upload from pageable memory may still be running
+  // there when they return, and our streams are non-blocking (they do not
+  // wait for the default stream by themselves).
+  Status Synchronize() const;
 
   Result<GpuStream> CreateStream() const;  // non-blocking
   void DestroyStream(GpuStream stream) const;
@@ -66,6 +71,7 @@ class GpuRuntime {
     int (*malloc)(void**, size_t) = nullptr;
     int (*free)(void*) = nullptr;
     int (*memcpy)(void*, const void*, size_t, int) = nullptr;
+    int (*device_synchronize)() = nullptr;
     int (*memset)(void*, int, size_t) = nullptr;
     int (*stream_create_with_flags)(void**, unsigned) = nullptr;
     int (*stream_destroy)(void*) = nullptr;

@@ -87,6 +87,15 @@ std::optional<signalfd_siginfo> SignalChannel::Read() {
   }
 }
 
+int SignalChannel::ReadStopSignal() {
+  int stop = 0;
+  while (std::optional<signalfd_siginfo> info = Read()) {
+    int signal = static_cast<int>(info->ssi_signo);
+    if (stop == 0 && (signal == SIGINT || signal == SIGTERM || signal == SIGHUP)) stop = signal;
+  }
+  return stop;
+}
+
 bool SignalChannel::WasIgnored(int signal) const {
   return signal > 0 && signal < NSIG && ignored_[signal];
 }

@@ -38,6 +38,9 @@ class SignalChannel {
   int fd() const { return fd_.get(); }
   // The next queued signal, or nullopt when none is pending.
   std::optional<signalfd_siginfo> Read();
+  // Reads everything queued (a child's SIGCHLD too); the first SIGINT,
+  // SIGTERM or SIGHUP among it (a request to stop), or 0.
+  int ReadStopSignal();
 
   // The mask the thread had before any channel was open (channels nest: a
   // task's channel may hold the agent's): children get it back before exec.

@@ -15,7 +15,7 @@
 namespace primus::io {
 namespace {
 
-// Runs `request` with its stdout into a pipe; what it printed.
+// Everything `fd` gives until its end.
 std::string ReadAll(int fd) {
   std::string out;
   char buffer[4096];
@@ -24,6 +24,7 @@ std::string ReadAll(int fd) {
   return out;
 }
 
+// Runs `request` with its stdout into a pipe; what it printed (it must exit 0).
 std::string Output(SpawnRequest request) {
   PipeEnds out;
   EXPECT_TRUE(MakePipe(&out));
@@ -149,37 +150,20 @@ TEST(SpawnTest, ChildGetsTheRequestedSignalMaskAndNoStrayFds) {
   sigemptyset(&blocked);
   sigaddset(&blocked, SIGUSR2);
   int stray = ::open("/dev/null", O_RDONLY);  // not close-on-exec on purpose
-  PipeEnds out;
-  ASSERT_TRUE(MakePipe(&out));
   SpawnRequest request;
   request.executable = "/bin/sh";
   // The shell's own mask and fds, before it starts anything.
   request.argv = {"sh", "-c", "exec grep -c -e 'SigBlk:.0000000000000800' /proc/self/status"};
-  request.descriptors = {{out.write.get(), 1}};
   request.signal_mask = &blocked;
-  auto pid = SpawnProcess(request);
-  ASSERT_TRUE(pid.ok());
-  out.write.Reset();
-  std::string output = ReadAll(out.read.get());
-  WaitForExit(pid->pid);
-  ::close(stray);
   // SIGUSR2 is signal 12: bit 11 -> 0x800.
-  EXPECT_EQ(output, "1\n");
+  EXPECT_EQ(Output(request), "1\n");
 
   // No stray descriptor: only 0, 1, 2 and the one ls opens for the listing.
-  int stray_again = ::open("/dev/null", O_RDONLY);
-  PipeEnds listing;
-  ASSERT_TRUE(MakePipe(&listing));
   request.executable = "/bin/ls";
   request.argv = {"ls", "/proc/self/fd"};
-  request.descriptors = {{listing.write.get(), 1}};
   request.signal_mask = nullptr;
-  auto ls = SpawnProcess(request);
-  ASSERT_TRUE(ls.ok());
-  listing.write.Reset();
-  EXPECT_EQ(ReadAll(listing.read.get()), "0\n1\n2\n3\n");
-  WaitForExit(ls->pid);
-  ::close(stray_again);
+  EXPECT_EQ(Output(request), "0\n1\n2\n3\n");
+  ::close(stray);
 }
 
 TEST(SpawnTest, BindsTheChildToTheRequestedCpus) {
@@ -189,18 +173,11 @@ TEST(SpawnTest, BindsTheChildToTheRequestedCpus) {
   for (int cpu = 0; cpu < CPU_SETSIZE && bound < 4; ++cpu) {
     if (!CPU_ISSET(cpu, &allowed)) continue;
     ++bound;
-    PipeEnds out;
-    ASSERT_TRUE(MakePipe(&out));
     SpawnRequest request;
     request.executable = "/bin/sh";
     request.argv = {"sh", "-c", "exec grep Cpus_allowed_list /proc/self/status"};
-    request.descriptors = {{out.write.get(), 1}};
     request.cpus = {cpu};
-    auto pid = SpawnProcess(request);
-    ASSERT_TRUE(pid.ok()) << pid.error().message;
-    out.write.Reset();
-    EXPECT_EQ(ReadAll(out.read.get()), "Cpus_allowed_list:\t" + std::to_string(cpu) + "\n");
-    EXPECT_EQ(WaitForExit(pid->pid), 0);
+    EXPECT_EQ(Output(request), "Cpus_allowed_list:\t" + std::to_string(cpu) + "\n");
   }
   cpu_set_t after;
   ASSERT_EQ(sched_getaffinity(0, sizeof(after), &after), 0);

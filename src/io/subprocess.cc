@@ -26,15 +26,13 @@ double Now() {
 }
 
 std::vector<std::string> BuildEnvironment(const CommandOptions& options) {
-  std::map<std::string, std::string> merged;
+  Environment merged;
   if (!options.clear_env) merged = ProcessEnvironment();
   for (const auto& [name, value] : options.env) {
     if (value) merged[name] = *value;
     else merged.erase(name);
   }
-  std::vector<std::string> out;
-  for (const auto& [name, value] : merged) out.push_back(name + "=" + value);
-  return out;
+  return EnvironmentEntries(merged);
 }
 
 // Appends data to a bounded capture, keeping the tail.

@@ -82,7 +82,7 @@ class ClientWatch {
     pid_t done = waitpid(pid_, &status, WNOHANG);
     if (done != pid_) return false;
     exited_ = true;
-    result_.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    result_.exit_code = io::ShellStatus(status);
     return true;
   }
 
@@ -177,14 +177,12 @@ bool RemoveContainer(const std::string& engine_executable, const std::string& na
 Result<ContainerExit> RunContainer(const ContainerRun& run) {
   auto signals = io::SignalChannel::Open();
   if (!signals.ok()) return signals.error();
-  std::map<std::string, std::string> env = ProcessEnvironment();
+  Environment env = ProcessEnvironment();
   for (const auto& [name, value] : run.env_additions) env[name] = value;
-  std::vector<std::string> env_strings;
-  for (const auto& [name, value] : env) env_strings.push_back(name + "=" + value);
 
   io::PipeEnds err;
   if (!io::MakePipe(&err)) return EnvironmentError(std::string("cannot create a pipe: ") + std::strerror(errno));
-  auto pid = StartClient(run.argv, env_strings, (*signals)->original_mask(), err.write.get());
+  auto pid = StartClient(run.argv, EnvironmentEntries(env), (*signals)->original_mask(), err.write.get());
   err.write.Reset();
   if (!pid.ok()) return pid.error();
   ClientWatch watch(run, *pid, signals->get(), err.read.Release());  // the watch closes it

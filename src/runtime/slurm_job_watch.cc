@@ -18,24 +18,13 @@
 namespace primus::runtime {
 namespace {
 
-// The first SIGINT, SIGTERM or SIGHUP queued on `channel`, or 0; reads
-// everything queued (the SIGCHLD of our squeue and scontrol calls too).
-int ReadInterrupt(io::SignalChannel& channel) {
-  int interrupted_by = 0;
-  while (std::optional<signalfd_siginfo> info = channel.Read()) {
-    int signal = static_cast<int>(info->ssi_signo);
-    if (interrupted_by == 0 && (signal == SIGINT || signal == SIGTERM || signal == SIGHUP)) interrupted_by = signal;
-  }
-  return interrupted_by;
-}
-
 // Waits `seconds` or until SIGINT, SIGTERM or SIGHUP arrives on `channel`;
 // the signal, or 0 when none came. Other signals (a child's SIGCHLD) do not
 // end the wait.
 int WaitForInterrupt(io::SignalChannel& channel, double seconds) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (true) {
-    if (int signal = ReadInterrupt(channel); signal != 0) return signal;
+    if (int signal = channel.ReadStopSignal(); signal != 0) return signal;
     auto left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) return 0;
     pollfd watch{channel.fd(), POLLIN, 0};
@@ -213,7 +202,7 @@ Result<int> FollowJob(const FollowOptions& options) {
   Result<JobEnd> end = ReadJobEnd(id);
   // The job has ended: a Ctrl-C queued now is read here, not delivered (and
   // fatal) when the channel closes.
-  ReadInterrupt(**channel);
+  (*channel)->ReadStopSignal();
   if (cancelled_by != 0) return 128 + cancelled_by;
   if (!end.ok()) return end.error();
   int status = JobExitStatus(*end);

@@ -87,7 +87,7 @@ Result<int> RunSrunStep(const std::vector<std::string>& argv, const std::map<std
   io::SpawnRequest request;
   request.executable = executable;
   request.argv = argv;
-  for (const auto& [name, value] : environment) request.environment.push_back(name + "=" + value);
+  request.environment = EnvironmentEntries(environment);
   request.group = io::ProcessGroup::kCallers;  // a terminal's Ctrl-C reaches srun as it reaches us
   request.descriptors = {{err.write.get(), 2}};
   request.signal_mask = &(*channel)->original_mask();
@@ -134,8 +134,7 @@ Result<int> RunSrunStep(const std::vector<std::string>& argv, const std::map<std
   int srun_status = io::WaitForExit(pid);
   // srun has ended: what is queued now is read here, not delivered (and
   // fatal) when the channel closes.
-  while ((*channel)->Read()) {
-  }
+  (*channel)->ReadStopSignal();
   int reported = RootCauseStatus(srun_status, ends);
   if (reported != srun_status) {
     log::Info("first failure: {} task {} exited with {}; srun then stopped the other nodes (srun's status {})",

@@ -19,7 +19,6 @@
 #include "util/log.h"
 #include "util/environment.h"
 
-extern char** environ;
 
 namespace primus::runtime {
 namespace {
@@ -85,7 +84,7 @@ Result<pid_t> Spawn(const std::vector<std::string>& argv, int in, int out, int e
   io::SpawnRequest request;
   request.executable = executable;
   request.argv = argv;
-  for (char** entry = environ; *entry != nullptr; ++entry) request.environment.push_back(*entry);
+  request.environment = EnvironmentEntries(ProcessEnvironment());
   request.group = io::ProcessGroup::kOwn;  // Ctrl-C is ours to handle
   request.descriptors = {{in, 0}, {out, 1}, {err, 2}};
   request.signal_mask = &mask;
@@ -227,7 +226,7 @@ Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOp
       int status = 0;
       pid_t done = ::waitpid(child.pid, &status, WNOHANG);
       if (done != child.pid) continue;
-      child.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      child.status = io::ShellStatus(status);
       CloseFd(&child.in);
       log::Debug("[{}] ssh exited with {}", child.session->host, *child.status);
       if (*child.status == 255 && !terminated && stop_signal == 0) {

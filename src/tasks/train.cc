@@ -81,16 +81,6 @@ Result<TrainArgs> ParseTrainArgs(const std::vector<std::string>& args) {
   return parsed;
 }
 
-
-// The first SIGINT, SIGTERM or SIGHUP that arrived, or 0 (others are dropped).
-int StopSignal(io::SignalChannel& signals) {
-  while (auto info = signals.Read()) {
-    int signal = static_cast<int>(info->ssi_signo);
-    if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) return signal;
-  }
-  return 0;
-}
-
 Error StoppedBetweenSteps(int signal) {
   return StoppedBySignal(signal, "train: stopped by " + io::SignalName(signal) + " before the workers started");
 }
@@ -141,16 +131,15 @@ class TrainTask : public Task {
     // itself: an error, a signal, an escaped exception (the last resort).
     AbnormalEndRecord last_resort([&launch](const std::string& why) { RecordFailure(&launch, TaskError(why)); });
     for (auto step : {WriteSnapshot, RunHooks, BuildWorkerCommand}) {
-      if (int signal = StopSignal(**signals)) return RecordFailure(&launch, StoppedBetweenSteps(signal));
+      if (int signal = (*signals)->ReadStopSignal()) return RecordFailure(&launch, StoppedBetweenSteps(signal));
       if (Status status = step(&launch); !status.ok()) return RecordFailure(&launch, status.error());
     }
-    if (int signal = StopSignal(**signals)) return RecordFailure(&launch, StoppedBetweenSteps(signal));
+    if (int signal = (*signals)->ReadStopSignal()) return RecordFailure(&launch, StoppedBetweenSteps(signal));
     auto result = Launch(&launch);
     if (!result.ok()) return RecordFailure(&launch, result.error());
     int code = RecordOutcome(&launch, *result);
-    while (StopSignal(**signals) != 0) {
-      // A Ctrl-C while the end was recorded: the record is written; nothing left to stop.
-    }
+    // A Ctrl-C while the end was recorded: the record is written; nothing left to stop.
+    (*signals)->ReadStopSignal();
     return code;
   }
 };

@@ -15,6 +15,13 @@ Environment ProcessEnvironment() {
   return variables;
 }
 
+std::vector<std::string> EnvironmentEntries(const Environment& environment) {
+  std::vector<std::string> entries;
+  entries.reserve(environment.size());
+  for (const auto& [name, value] : environment) entries.push_back(name + "=" + value);
+  return entries;
+}
+
 std::optional<std::string> Lookup(const Environment& environment, std::string_view name) {
   auto found = environment.find(std::string(name));
   if (found == environment.end()) return std::nullopt;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace primus {
 
@@ -16,6 +17,9 @@ using Environment = std::map<std::string, std::string>;
 
 // This process's environment (environ); the one place that reads it.
 Environment ProcessEnvironment();
+
+// NAME=VALUE entries, as execve takes an environment (io/spawn.h).
+std::vector<std::string> EnvironmentEntries(const Environment& environment);
 
 // The value of `name`, or nullopt when it is not set (set-but-empty is "").
 std::optional<std::string> Lookup(const Environment& environment, std::string_view name);

@@ -414,6 +414,11 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
         outcome->ending == Ending::kStuckAtExit) {
       break;
     }
+    if (outcome->agent_signal != 0) {  // it came while the failed workers were being stopped
+      log::Warn("received {} while stopping the failed workers: not restarting", io::SignalName(outcome->agent_signal));
+      result.exit_code = 128 + outcome->agent_signal;
+      break;
+    }
     if (attempt >= plan->spec.max_restarts) {
       if (plan->spec.max_restarts > 0) {
         log::Error("giving up after {} restart{}", attempt, attempt == 1 ? "" : "s");

@@ -103,6 +103,33 @@ TEST_F(RunWorkersTest, SignalDuringTheBackoffStopsWithoutRestarting) {
   EXPECT_EQ(result->restarts, 0);
 }
 
+TEST_F(RunWorkersTest, SignalWhileStoppingTheFailedWorkersStopsWithoutRestarting) {
+  // Rank 0 fails; rank 1 notes the agent's SIGTERM and goes on, so the agent
+  // stays in its stopping phase until the signal to it arrives.
+  // Rank 0 fails once rank 1 is ready to note the SIGTERM.
+  std::string term = dir_ + "/term", ready = dir_ + "/ready";
+  LaunchSpec spec = Spec(2, "if [ $RANK = 0 ]; then while [ ! -e " + ready + " ]; do sleep 0.02; done; exit 1; fi; "
+                            "trap 'touch " + term + "' TERM; touch " + ready + "; while :; do sleep 0.05; done");
+  spec.max_restarts = 1;
+  spec.restart_backoff_s = 0.1;
+  spec.term_timeout_s = 20;
+  sigset_t all;
+  sigfillset(&all);
+  sigset_t previous;
+  pthread_sigmask(SIG_BLOCK, &all, &previous);
+  std::thread sender([&] {
+    if (testing::WaitFor([&] { return PathExists(term); }, 30)) ::kill(getpid(), SIGTERM);
+  });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  auto result = RunWorkers(spec);
+  sender.join();
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->exit_code, 128 + SIGTERM) << "the stop asked for, not the failure's 1";
+  EXPECT_EQ(result->restarts, 0) << "a SIGTERM while stopping is not lost to a restart";
+  ASSERT_TRUE(result->root_cause.has_value()) << "the failure stays the root cause";
+  EXPECT_EQ(result->root_cause->rank, 0);
+}
+
 TEST_F(RunWorkersTest, MissingExecutableFailsWithCode4BeforeAnythingStarts) {
   LaunchSpec spec = Spec(2, "");
   spec.argv = {"definitely-not-a-worker-binary"};

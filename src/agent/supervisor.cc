@@ -465,7 +465,15 @@ void Supervisor::OnAgentSignal(int signal) {
     if (link_ != nullptr) link_->ReportLocalSignal(signal);
     return;
   }
-  if (phase_ == Phase::kStopping && !killed_) {
+  if (phase_ != Phase::kStopping) return;
+  // Stopping after a failure (here or on another node): the stop asked for
+  // now still holds, so no restart follows it (node 0 reads it from this
+  // node's outcome). A stop after the work was done changes nothing.
+  using Ending = AttemptResult::Ending;
+  bool restart_would_follow =
+      ending_ == Ending::kWorkerFailed || ending_ == Ending::kHung || ending_ == Ending::kStoppedByJob;
+  if (agent_signal_ == 0 && restart_would_follow) agent_signal_ = signal;
+  if (!killed_) {
     log::Warn("received {} while stopping: killing the workers now", io::SignalName(signal));
     KillEverything();
   }

@@ -42,7 +42,7 @@ TEST_PACKAGES=(
   graphviz
   # `analyze run --html`: its test renders the report in a real headless browser
   chromium
-  # the etcd rendezvous tests start a real etcd 3.4 (src/agent/etcd_rendezvous_etcd_test.cc)
+  # the etcd rendezvous tests start a real etcd 3.4 (src/job/etcd_rendezvous_etcd_test.cc)
   etcd-server
   # the ssh runtime's tests: a real sshd per network-namespace host, the system's ssh client
   openssh-server openssh-client

@@ -1,7 +1,8 @@
-// What a node agent sees of the other nodes of its job. A single-node launch
-// has no link; with nnodes > 1, node 0's agent holds a JobCoordinator and
-// every other agent a JobMember, joined by the control channel
-// (control_protocol.h). The link makes the agents act as one job:
+// What a node agent sees of the other nodes of its job: the interface the
+// supervisor drives, and the shapes of a generation's start and end. A
+// single-node launch has no link; with nnodes > 1 the job layer (src/job/)
+// gives node 0's agent a JobCoordinator and every other agent a JobMember,
+// joined by the control channel (job/control_protocol.h). The link makes the agents act as one job:
 //   - Join: a start barrier; no worker starts until every node joined (an
 //     elastic job: at least its minimum, and the last call passed), and a
 //     job whose nodes disagree (version, nnodes, nproc, node rank) is refused.
@@ -17,46 +18,48 @@
 //     at least min_nnodes remain (layout() says this node's place).
 #pragma once
 
-#include <functional>
-
 #include <nlohmann/json.hpp>
-#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
-#include "agent/launch_handles.h"
-#include "agent/control_protocol.h"
 #include "agent/deadline_timer.h"
+#include "agent/launch_spec.h"
 #include "util/error.h"
 
 namespace primus::agent {
 
-struct JobLinkSettings {
-  NodeIdentity self;
-  std::string token;        // PRIMUS_JOB_TOKEN; "" when unset (then every node must lack it)
-  std::string master_addr;  // node 0, as the user or the scheduler gave it
-  int control_port = 0;
-  int master_port = 0;      // the workers' MASTER_PORT; 0: the coordinator picks one for each generation
-  std::string run_id;       // this node's TORCHELASTIC_RUN_ID; the coordinator's is the job's
-  double last_call_timeout_s = 30;  // elastic: once min_nnodes joined, how long more may join before the start
-  // Decided before the link opens (etcd-v2 elected it): whether this agent
-  // coordinates. Unset: node rank 0 (static) or the endpoint's host (c10d).
-  std::optional<bool> coordinates;
-  // Called by the coordinator every keep_alive_interval_s while the job runs
-  // (etcd-v2: the refresh of its key); none when unset.
-  std::function<void()> keep_alive;
-  double keep_alive_interval_s = 0;
-  double join_timeout_s = 300;
-  double exit_barrier_timeout_s = 30;
-  double heartbeat_interval_s = 1;
-  double heartbeat_timeout_s = 10;
-  double term_timeout_s = 30;  // how long a stopping node may take, on top of the exit barrier
-  int max_restarts = 0;
-  int restarts_before = 0;     // restarts a scheduler already made (SLURM_RESTART_COUNT)
-  double restart_backoff_s = 1;
-  double max_restart_backoff_s = 30;
-  // The coordinator hands each member's telemetry sample (docs/monitor.md) here.
-  std::function<void(const nlohmann::json&)> on_telemetry;
+// A node's place in one generation of the job, sent in each start message.
+// In a fixed-size job it never changes; in an elastic one node ranks are
+// renumbered and nnodes changes as nodes are lost and join.
+struct GenerationLayout {
+  int node_rank = 0;
+  int nnodes = 1;
+  std::string master_addr;  // the workers' MASTER_ADDR and MASTER_PORT
+  int master_port = 0;
+  std::string run_id;       // the coordinator's: one TORCHELASTIC_RUN_ID for the job ("" keeps the node's own)
+};
+
+// The end of one generation on one node, as its agent reports it.
+struct NodeOutcome {
+  int exit_code = 0;
+  int agent_signal = 0;
+  bool stopped_by_job = false;
+  std::vector<int> stuck_at_exit;  // ranks stopped after the exit grace, their work done
+  std::optional<WorkerFailure> root_cause;
+  std::vector<WorkerFailure> other_failures;
+};
+
+// Node 0's verdict on a generation, the same for every node.
+struct JobDecision {
+  bool restart = false;
+  int exit_code = 0;
+  int restarts = 0;         // restarts of the whole job so far (including this one when restart)
+  bool membership_changed = false;  // an elastic restart: a node was lost or joined (not counted in restarts)
+  int next_nnodes = 0;      // the nodes of the next generation, when restart
+  std::string reason;       // why the job ends or restarts, for the log
+  std::optional<WorkerFailure> root_cause;
+  std::vector<WorkerFailure> other_failures;
 };
 
 class JobLink {
@@ -92,23 +95,5 @@ class JobLink {
   // On a restart it returns once the next generation may start.
   virtual JobDecision EndGeneration(const NodeOutcome& outcome) = 0;
 };
-
-// Node 0 binds its control port here, so a busy port fails before anything
-// starts. With the c10d rendezvous the agent coordinates when the endpoint
-// (master_addr) is an address of this host and it binds the port first; the
-// others join it, as torchrun's agents do.
-Result<std::unique_ptr<JobLink>> OpenJobLink(const JobLinkSettings& settings, LaunchHandles& handles);
-
-// Whether what listens at host:port is a coordinator holding `token`: it
-// answers a hello with a challenge whose proof is right (the handshake of
-// control_protocol.h), within `timeout_s`. The probe's hello says it is one,
-// so node 0 drops it without a warning; nothing of the token is sent.
-bool CoordinatorProvesItself(const std::string& host, int port, const std::string& token, double timeout_s = 3);
-
-// Waits for the runtime's next events until `until` (nullopt: no limit but the
-// link's own deadline) and dispatches them to `link`: its tags, the timer (the
-// earlier of `until` and link.NextDeadline()), SIGCHLD (strays reaped). Returns
-// a terminating signal (SIGINT/SIGTERM/SIGHUP) that arrived, else 0.
-int PumpLinkEvents(LaunchHandles& handles, JobLink& link, std::optional<SteadyTime> until);
 
 }  // namespace primus::agent

@@ -21,6 +21,10 @@ namespace primus::agent {
 //            binds it first); node ranks are handed out as nodes join.
 //   etcd-v2  an etcd server names the coordinator; ranks as with c10d.
 // Only a job whose ranks are handed out can be elastic (min_nnodes < nnodes).
+// The environment variable carrying the per-job secret; the launching side
+// (the Slurm runtime, the pod's Secret) creates it, every agent reads it.
+inline constexpr char kJobTokenVariable[] = "PRIMUS_JOB_TOKEN";
+
 inline constexpr char kStaticRendezvous[] = "static";
 inline constexpr char kC10dRendezvous[] = "c10d";
 inline constexpr char kEtcdRendezvous[] = "etcd-v2";

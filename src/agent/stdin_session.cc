@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "agent/control_protocol.h"
+#include "agent/launch_spec.h"
 
 namespace primus::agent {
 namespace {

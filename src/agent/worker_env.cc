@@ -4,7 +4,7 @@
 #include <array>
 #include <set>
 
-#include "agent/control_protocol.h"
+#include "agent/launch_spec.h"
 
 namespace primus::agent {
 namespace {

@@ -1,7 +1,7 @@
 // TCP connections that carry newline-delimited JSON messages: a listening
 // socket on every local address (IPv4 and IPv6), connecting to a host by name
 // (resolved forward only, never reverse), and reading and writing whole
-// messages. The node agents' control channel (agent/control_protocol.h) and
+// messages. The node agents' control channel (job/control_protocol.h) and
 // preflight's node exchange run over it. Reads never block — the caller's
 // epoll loop says when a connection is readable; writes are small and block
 // at most a few seconds before the peer is given up as lost.

@@ -6,8 +6,8 @@
 #include <ctime>
 #include <iostream>
 
-#include "agent/control_protocol.h"
 #include "agent/launch_plan.h"
+#include "agent/launch_spec.h"
 #include "agent/launch_summary.h"
 #include "preflight/preflight_runner.h"
 #include "snapshot/redaction.h"

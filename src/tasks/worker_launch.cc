@@ -2,7 +2,7 @@
 
 #include "agent/launch_spec_from_config.h"
 #include "agent/launch_summary.h"
-#include "agent/run_workers.h"
+#include "job/run_workers.h"
 #include "util/log.h"
 
 namespace primus::tasks {
@@ -25,7 +25,7 @@ std::string DescribeWorkerLaunch(const WorkerLaunch& launch) {
   return agent::DescribeLaunch(launch.spec) + agent::DescribeWorkerEnvironment(launch.setup);
 }
 
-Result<agent::RunResult> RunWorkerLaunch(const WorkerLaunch& launch) { return agent::RunWorkers(launch.spec); }
+Result<agent::RunResult> RunWorkerLaunch(const WorkerLaunch& launch) { return job::RunWorkers(launch.spec); }
 
 int WorkerLaunchExitCode(const agent::RunResult& result, const config::LauncherConfig& launcher, bool as_torchrun) {
   // Stuck at exit (6) is not a failure of the work: it keeps its own code.

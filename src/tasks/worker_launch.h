@@ -39,7 +39,7 @@ Result<WorkerLaunch> PrepareWorkerLaunch(const config::LauncherConfig& launcher,
 // The --dry-run text: the layout and the worker environment with origins.
 std::string DescribeWorkerLaunch(const WorkerLaunch& launch);
 
-// Runs the workers; an Error only for what prevented the launch (agent::RunWorkers).
+// Runs the workers; an Error only for what prevented the launch (job::RunWorkers).
 Result<agent::RunResult> RunWorkerLaunch(const WorkerLaunch& launch);
 
 // The launcher's exit code for a finished launch: 0; 128+N when the launcher

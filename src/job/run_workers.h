@@ -18,7 +18,7 @@
 #include "telemetry/telemetry_hub.h"
 #include "util/error.h"
 
-namespace primus::agent {
+namespace primus::job {
 
 // An Error only for what prevents launching: a bad spec (code 2), a missing
 // executable, a busy port, an unwritable log directory, exec failure (code 4).
@@ -28,12 +28,12 @@ namespace primus::agent {
 // a telemetry::TelemetryHub for the launch (MakeTelemetryHub below); the
 // supervisor feeds it, node 0 writes <log_dir>/telemetry/, and its JobView()
 // and NodeView() are what a metrics endpoint serves.
-Result<RunResult> RunWorkers(const LaunchSpec& spec);
+Result<agent::RunResult> RunWorkers(const agent::LaunchSpec& spec);
 
 // The launch's hub: the host's GPUs (spec.host, or detected now), the job's
 // network interface (the NCCL/GLOO_SOCKET_IFNAME the workers get), and
 // writes_files for a single-node job (a multi-node job's coordinator is known
 // once the link is open). Null when telemetry is off.
-std::unique_ptr<telemetry::TelemetryHub> MakeTelemetryHub(const LaunchPlan& plan, const WorkerEnvironment& workers);
+std::unique_ptr<telemetry::TelemetryHub> MakeTelemetryHub(const agent::LaunchPlan& plan, const agent::WorkerEnvironment& workers);
 
-}  // namespace primus::agent
+}  // namespace primus::job

@@ -10,31 +10,31 @@
 #include <memory>
 
 #include "io/message_socket.h"
-#include "agent/job_link.h"
+#include "job/open_link.h"
 
-namespace primus::agent {
+namespace primus::job {
 
-class JobMember : public JobLink {
+class JobMember : public agent::JobLink {
  public:
-  JobMember(const JobLinkSettings& settings, LaunchHandles& handles);
+  JobMember(const JobLinkSettings& settings, agent::LaunchHandles& handles);
   ~JobMember() override;
 
   Result<int> Join() override;
   int generation() const override { return generation_; }
-  const GenerationLayout& layout() const override { return layout_; }
+  const agent::GenerationLayout& layout() const override { return layout_; }
   void OnEvent(uint64_t tag) override;
-  std::optional<SteadyTime> NextDeadline() const override;
-  void OnDeadline(SteadyTime now) override;
+  std::optional<agent::SteadyTime> NextDeadline() const override;
+  void OnDeadline(agent::SteadyTime now) override;
   std::optional<std::string> stop_reason() const override { return stop_reason_; }
-  void ReportLocalFailure(const WorkerFailure& failure) override;
+  void ReportLocalFailure(const agent::WorkerFailure& failure) override;
   void ReportLocalSignal(int signal) override;
   bool coordinates() const override { return false; }
   void SendTelemetry(const Json& sample) override;
-  JobDecision EndGeneration(const NodeOutcome& outcome) override;
+  agent::JobDecision EndGeneration(const agent::NodeOutcome& outcome) override;
 
  private:
   std::string Coordinator() const;  // "node 0 at host:port"
-  Status Connect(SteadyTime deadline, int* signal);
+  Status Connect(agent::SteadyTime deadline, int* signal);
   void HandleMessages();
   void OnMessage(const Json& message);
   void LoseCoordinator(std::string why);
@@ -44,25 +44,25 @@ class JobMember : public JobLink {
   void WaitUntil(const std::function<bool()>& done);
 
   JobLinkSettings settings_;
-  LaunchHandles& handles_;
+  agent::LaunchHandles& handles_;
   std::unique_ptr<io::MessageConnection> connection_;
   Json hello_;                           // as sent: the auth is bound to it
   std::string own_nonce_;
   bool coordinator_proven_ = false;      // node 0 answered with a valid challenge
   std::optional<std::string> impostor_;  // what listens there could not prove it is node 0: why
   std::optional<std::string> unproven_refusal_;  // a refusal before any proof (an older node 0?): said, not obeyed
-  SteadyTime last_seen_{}, last_sent_{};
+  agent::SteadyTime last_seen_{}, last_sent_{};
   int generation_ = 0;
-  GenerationLayout layout_;              // from the last start order
-  GenerationLayout next_layout_;         // of a start not yet taken up
+  agent::GenerationLayout layout_;              // from the last start order
+  agent::GenerationLayout next_layout_;         // of a start not yet taken up
   bool welcomed_ = false;
   bool standby_ = false;                 // welcomed while the job runs at its maximum
   std::optional<int> start_generation_;   // the last start order
   std::optional<std::string> refused_;    // node 0 refused this node or the job
   std::optional<std::string> lost_;       // node 0 is gone: why
   std::optional<std::string> stop_reason_;
-  std::optional<JobDecision> decision_;   // of the current generation
+  std::optional<agent::JobDecision> decision_;   // of the current generation
   int agent_signal_ = 0;
 };
 
-}  // namespace primus::agent
+}  // namespace primus::job

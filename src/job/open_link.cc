@@ -1,14 +1,26 @@
-#include "agent/job_link.h"
+#include "job/open_link.h"
 
 #include <poll.h>
 #include <signal.h>
 
 #include <algorithm>
 
-#include "agent/job_coordinator.h"
-#include "agent/job_member.h"
+#include "job/job_coordinator.h"
+#include "job/job_member.h"
 
-namespace primus::agent {
+namespace primus::job {
+
+using agent::JobLink;
+using agent::LaunchHandles;
+using agent::Seconds;
+using agent::SteadyClock;
+using agent::SteadyTime;
+using agent::kFirstLinkTag;
+using agent::kFirstMetricsTag;
+using agent::kSignalTag;
+using agent::kStaticRendezvous;
+using agent::kTimerTag;
+
 
 Result<std::unique_ptr<JobLink>> OpenJobLink(const JobLinkSettings& settings, LaunchHandles& handles) {
   bool assigned = settings.self.rendezvous != kStaticRendezvous;
@@ -86,4 +98,4 @@ int PumpLinkEvents(LaunchHandles& handles, JobLink& link, std::optional<SteadyTi
   return terminating;
 }
 
-}  // namespace primus::agent
+}  // namespace primus::job

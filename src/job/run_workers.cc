@@ -1,4 +1,4 @@
-#include "agent/run_workers.h"
+#include "job/run_workers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,8 +10,8 @@
 
 #include "agent/launch_handles.h"
 #include "io/message_socket.h"
-#include "agent/etcd_rendezvous.h"
-#include "agent/job_link.h"
+#include "job/etcd_rendezvous.h"
+#include "job/open_link.h"
 #include "agent/launch_plan.h"
 #include "agent/launch_view.h"
 #include "agent/metrics_server.h"
@@ -27,7 +27,32 @@
 
 extern char** environ;
 
-namespace primus::agent {
+namespace primus::job {
+
+using agent::AttemptResult;
+using agent::GenerationLayout;
+using agent::JobDecision;
+using agent::LaunchHandles;
+using agent::LaunchPlan;
+using agent::LaunchSpec;
+using agent::LaunchView;
+using agent::LaunchViewJson;
+using agent::MetricsProviders;
+using agent::MetricsServer;
+using agent::NodeOutcome;
+using agent::PlanLaunch;
+using agent::RunResult;
+using agent::Seconds;
+using agent::SteadyClock;
+using agent::SteadyTime;
+using agent::Supervisor;
+using agent::WorkerEnvironment;
+using agent::WorkerFailure;
+using agent::kEtcdRendezvous;
+using agent::kJobTokenVariable;
+using agent::kLaunchTokenVariable;
+using agent::kStaticRendezvous;
+
 namespace {
 
 double BackoffSeconds(const LaunchSpec& spec, int restart_index) {
@@ -452,4 +477,4 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
   return result;
 }
 
-}  // namespace primus::agent
+}  // namespace primus::job

@@ -1,6 +1,6 @@
 // RunWorkers end to end: restarts and their bookkeeping, signals during the
 // backoff, launch errors, the environment the workers see.
-#include "agent/run_workers.h"
+#include "job/run_workers.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -19,13 +19,16 @@
 
 #include "agent/agent_test_util.h"
 
-namespace primus::agent {
+namespace primus::job {
+
+using agent::LaunchSpec;
+
 namespace {
 
-using testing::MakeTempDir;
-using testing::RankLog;
-using testing::ShellSpec;
-using testing::Stopwatch;
+using agent::testing::MakeTempDir;
+using agent::testing::RankLog;
+using agent::testing::ShellSpec;
+using agent::testing::Stopwatch;
 
 class RunWorkersTest : public ::testing::Test {
  protected:
@@ -91,7 +94,7 @@ TEST_F(RunWorkersTest, SignalDuringTheBackoffStopsWithoutRestarting) {
   pthread_sigmask(SIG_BLOCK, &all, &previous);
   std::thread sender([&] {
     // The worker has failed: the agent is (about to be) in its 20 s backoff.
-    if (testing::WaitFor([&] { return PathExists(ended); }, 30)) ::kill(getpid(), SIGTERM);
+    if (agent::testing::WaitFor([&] { return PathExists(ended); }, 30)) ::kill(getpid(), SIGTERM);
   });
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   Stopwatch watch;
@@ -118,7 +121,7 @@ TEST_F(RunWorkersTest, SignalWhileStoppingTheFailedWorkersStopsWithoutRestarting
   sigset_t previous;
   pthread_sigmask(SIG_BLOCK, &all, &previous);
   std::thread sender([&] {
-    if (testing::WaitFor([&] { return PathExists(term); }, 30)) ::kill(getpid(), SIGTERM);
+    if (agent::testing::WaitFor([&] { return PathExists(term); }, 30)) ::kill(getpid(), SIGTERM);
   });
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   auto result = RunWorkers(spec);
@@ -170,9 +173,9 @@ TEST_F(RunWorkersTest, WorkersSeeTheirRankAndTheLaunchSettings) {
 }
 
 }  // namespace
-}  // namespace primus::agent
+}  // namespace primus::job
 
-namespace primus::agent {
+namespace primus::job {
 namespace {
 
 std::vector<nlohmann::json> JsonLines(const std::string& path) {
@@ -184,13 +187,13 @@ std::vector<nlohmann::json> JsonLines(const std::string& path) {
 
 class RunWorkersTelemetryTest : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = testing::MakeTempDir("run-workers-telemetry"); }
+  void SetUp() override { dir_ = agent::testing::MakeTempDir("run-workers-telemetry"); }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string dir_;
 };
 
 TEST_F(RunWorkersTelemetryTest, TheJobViewFollowsARestartToTheEnd) {
-  LaunchSpec spec = testing::ShellSpec(
+  LaunchSpec spec = agent::testing::ShellSpec(
       2,
       "echo \"{\\\"step\\\": $((RANK + 1)), \\\"step_time_s\\\": 0.1}\" >> \"$PRIMUS_METRICS_FILE\"; sleep 0.3; "
       "[ $TORCHELASTIC_RESTART_COUNT = 0 ] && [ $RANK = 1 ] && exit 3; exit 0",
@@ -219,13 +222,13 @@ TEST_F(RunWorkersTelemetryTest, TheJobViewFollowsARestartToTheEnd) {
 }
 
 TEST_F(RunWorkersTelemetryTest, OffMeansNoFilesButWorkersStillGetTheirMetricsFile) {
-  LaunchSpec spec = testing::ShellSpec(1, "echo \"$PRIMUS_METRICS_FILE\"", dir_ + "/logs");
+  LaunchSpec spec = agent::testing::ShellSpec(1, "echo \"$PRIMUS_METRICS_FILE\"", dir_ + "/logs");
   spec.telemetry_interval_s = 0;
   auto result = RunWorkers(spec);
   ASSERT_TRUE(result.ok());
-  EXPECT_NE(testing::RankLog(*result, 0, 0).find(".rank0.metrics.jsonl"), std::string::npos);
+  EXPECT_NE(agent::testing::RankLog(*result, 0, 0).find(".rank0.metrics.jsonl"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/logs/telemetry"));
 }
 
 }  // namespace
-}  // namespace primus::agent
+}  // namespace primus::job

@@ -1,4 +1,4 @@
-#include "agent/job_member.h"
+#include "job/job_member.h"
 
 #include <signal.h>
 
@@ -9,7 +9,20 @@
 #include "util/log.h"
 #include "util/strings.h"
 
-namespace primus::agent {
+namespace primus::job {
+
+using agent::GenerationLayout;
+using agent::JobDecision;
+using agent::LaunchHandles;
+using agent::NodeOutcome;
+using agent::Seconds;
+using agent::SteadyClock;
+using agent::SteadyTime;
+using agent::WorkerFailure;
+using agent::kFirstLinkTag;
+using agent::kJobTokenVariable;
+using agent::kStaticRendezvous;
+
 namespace {
 
 constexpr uint64_t kConnectionTag = kFirstLinkTag;
@@ -302,4 +315,4 @@ JobDecision JobMember::EndGeneration(const NodeOutcome& outcome) {
   return decision;
 }
 
-}  // namespace primus::agent
+}  // namespace primus::job

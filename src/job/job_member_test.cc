@@ -6,7 +6,7 @@
 // heartbeat timeout), a restart decision and the next generation, node 0's
 // final decision (exit 6 for a stuck exit), and node 0 vanishing before it
 // decides.
-#include "agent/job_member.h"
+#include "job/job_member.h"
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -22,10 +22,19 @@
 #include "agent/agent_test_util.h"
 #include "util/error.h"
 
-namespace primus::agent {
+namespace primus::job {
+
+using agent::JobDecision;
+using agent::LaunchHandles;
+using agent::NodeOutcome;
+using agent::Seconds;
+using agent::SteadyClock;
+using agent::SteadyTime;
+using agent::WorkerFailure;
+
 namespace {
 
-using testing::FreePort;
+using agent::testing::FreePort;
 
 // Node 0, played by a thread: accepts the member, then runs `script` with the
 // connection (read what the member sent, answer).
@@ -293,4 +302,4 @@ TEST_F(JobMemberTest, Node0VanishingBeforeItDecidesEndsTheMemberWithItsOwnFailur
 }
 
 }  // namespace
-}  // namespace primus::agent
+}  // namespace primus::job

@@ -15,19 +15,26 @@
 #include <thread>
 
 #include "agent/agent_test_util.h"
-#include "agent/run_workers.h"
+#include "job/run_workers.h"
 #include "io/signal_channel.h"
 #include "util/strings.h"
 
-namespace primus::agent {
+namespace primus::job {
+
+using agent::LaunchSpec;
+using agent::LineStamp;
+using agent::RunResult;
+using agent::kStderrStream;
+using agent::kStdoutStream;
+
 namespace {
 
-using testing::MakeTempDir;
-using testing::PidsInFile;
-using testing::ProcessAlive;
-using testing::RankLog;
-using testing::ShellSpec;
-using testing::Stopwatch;
+using agent::testing::MakeTempDir;
+using agent::testing::PidsInFile;
+using agent::testing::ProcessAlive;
+using agent::testing::RankLog;
+using agent::testing::ShellSpec;
+using agent::testing::Stopwatch;
 
 class SupervisorTest : public ::testing::Test {
  protected:
@@ -326,4 +333,4 @@ TEST_F(SupervisorTest, StderrLinesCanGoToTheAgentsStderr) {
 }
 
 }  // namespace
-}  // namespace primus::agent
+}  // namespace primus::job

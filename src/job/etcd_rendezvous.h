@@ -60,7 +60,7 @@
 
 #include "util/error.h"
 
-namespace primus::agent {
+namespace primus::job {
 
 struct EtcdSettings {
   std::string endpoint;                // "host:port" or "http://host:port" (port 2379 when omitted)
@@ -123,4 +123,4 @@ bool CoordinatorAccepts(const std::string& host, int port, double patience_s = 3
 Status ReleaseCoordinator(const EtcdSettings& etcd, const std::string& run_id, const RendezvousPoint& point,
                           double timeout_s);
 
-}  // namespace primus::agent
+}  // namespace primus::job

@@ -35,19 +35,23 @@
 #include <fmt/format.h>
 
 #include "agent/agent_test_util.h"
-#include "agent/run_workers.h"
+#include "job/run_workers.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/strings.h"
 
-namespace primus::agent {
+namespace primus::job {
+
+using agent::LaunchSpec;
+using agent::RunResult;
+
 namespace {
 
-using testing::MakeTempDir;
-using testing::ProcessAlive;
-using testing::ShellSpec;
-using testing::Contains;
-using testing::Stopwatch;
+using agent::testing::MakeTempDir;
+using agent::testing::ProcessAlive;
+using agent::testing::ShellSpec;
+using agent::testing::Contains;
+using agent::testing::Stopwatch;
 
 // A helper thread that signals the agent's own process must not take the
 // signal itself (a thread that does not block it would, and die of it).
@@ -194,7 +198,7 @@ TEST_F(FaultInjectionTest, SlowStackToolRunsInParallelUnderOneBound) {
   EXPECT_TRUE(result.root_cause->hung);
   EXPECT_LT(seconds, 4.5) << "dumps ran one after another? " << log_;
   EXPECT_GE(seconds, 1.5) << "the stop waited for the stacks";
-  auto dumps = testing::PidsInFile(dir_ + "/dumps.pids");
+  auto dumps = agent::testing::PidsInFile(dir_ + "/dumps.pids");
   EXPECT_EQ(dumps.size(), 4u);
   for (pid_t pid : dumps) EXPECT_FALSE(ProcessAlive(pid)) << "dump process " << pid << " left running";
   EXPECT_TRUE(Contains(log_, "stacks of hung rank")) << log_;
@@ -211,7 +215,7 @@ TEST_F(FaultInjectionTest, StackToolThatHangsIsKilledAtTheBoundAndTheStopGoesOn)
   ASSERT_TRUE(result.root_cause.has_value()) << log_;
   EXPECT_TRUE(result.root_cause->hung);
   EXPECT_TRUE(Contains(log_, "py-spy did not finish within 1 s")) << log_;
-  auto dumps = testing::PidsInFile(dir_ + "/dumps.pids");
+  auto dumps = agent::testing::PidsInFile(dir_ + "/dumps.pids");
   EXPECT_EQ(dumps.size(), 2u);
   for (pid_t pid : dumps) EXPECT_FALSE(ProcessAlive(pid)) << "dump process " << pid << " left running";
 }
@@ -227,7 +231,7 @@ TEST_F(FaultInjectionTest, SigtermDuringStacksStopsAtOnce) {
   std::thread terminator([&] {
     BlockTerminatingSignals();  // the signal must go to the agent's signalfd, not to this thread
     // Once a dump runs, the agent is taking stacks.
-    for (int i = 0; i < 500 && testing::PidsInFile(dir_ + "/dumps.pids").empty(); ++i) {
+    for (int i = 0; i < 500 && agent::testing::PidsInFile(dir_ + "/dumps.pids").empty(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -240,9 +244,9 @@ TEST_F(FaultInjectionTest, SigtermDuringStacksStopsAtOnce) {
   EXPECT_EQ(result.exit_code, 128 + SIGTERM) << log_;
   EXPECT_EQ(result.agent_signal, SIGTERM);
   EXPECT_TRUE(Contains(log_, "while taking stacks")) << log_;
-  auto dumps = testing::PidsInFile(dir_ + "/dumps.pids");
+  auto dumps = agent::testing::PidsInFile(dir_ + "/dumps.pids");
   ASSERT_EQ(dumps.size(), 1u);
-  EXPECT_TRUE(testing::WaitFor([&] { return !ProcessAlive(dumps[0]); }, 2)) << "the dump was left running";
+  EXPECT_TRUE(agent::testing::WaitFor([&] { return !ProcessAlive(dumps[0]); }, 2)) << "the dump was left running";
 }
 
 TEST_F(FaultInjectionTest, SighupStopsTheWorkersAndTheExitIs129) {
@@ -251,7 +255,7 @@ TEST_F(FaultInjectionTest, SighupStopsTheWorkersAndTheExitIs129) {
   pid_t agent = getpid();
   std::thread hangup([&] {
     BlockTerminatingSignals();
-    testing::WaitFor([&] { return PathExists(started + "0") && PathExists(started + "1"); }, 5);
+    agent::testing::WaitFor([&] { return PathExists(started + "0") && PathExists(started + "1"); }, 5);
     ::kill(agent, SIGHUP);
   });
   Stopwatch watch;
@@ -327,4 +331,4 @@ TEST_F(FaultInjectionTest, UnwritableLogDirectoryIsExit4NamingItWithNothingLeftR
 }
 
 }  // namespace
-}  // namespace primus::agent
+}  // namespace primus::job

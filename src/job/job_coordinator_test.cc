@@ -9,7 +9,7 @@
 // the start after the minimum and the last call, ranks handed out and
 // renumbered after a loss, a scale-up when a node joins, standbys at the
 // maximum, and the end below the minimum.
-#include "agent/job_coordinator.h"
+#include "job/job_coordinator.h"
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -27,10 +27,19 @@
 #include "agent/agent_test_util.h"
 #include "util/error.h"
 
-namespace primus::agent {
+namespace primus::job {
+
+using agent::JobDecision;
+using agent::LaunchHandles;
+using agent::NodeOutcome;
+using agent::Seconds;
+using agent::SteadyClock;
+using agent::SteadyTime;
+using agent::WorkerFailure;
+
 namespace {
 
-using testing::FreePort;
+using agent::testing::FreePort;
 
 // One of the other nodes, played by the test. After its hello a thread of
 // its own answers node 0's challenge, as a real member does (node 0's Join()
@@ -582,4 +591,4 @@ TEST_F(ElasticCoordinatorTest, ANodeWithItsOwnRankIsRefusedAndTheJobGoesOn) {
 }
 
 }  // namespace
-}  // namespace primus::agent
+}  // namespace primus::job

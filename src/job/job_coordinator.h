@@ -14,31 +14,31 @@
 #include <vector>
 
 #include "io/message_socket.h"
-#include "agent/job_link.h"
+#include "job/open_link.h"
 #include "agent/log_limiter.h"
 
-namespace primus::agent {
+namespace primus::job {
 
-class JobCoordinator : public JobLink {
+class JobCoordinator : public agent::JobLink {
  public:
   // Binds the control port (an EnvironmentError when it is taken).
   // `port_in_use`, when given, is set when the port was taken (rather than
   // some other failure): with c10d another agent coordinates then.
-  static Result<std::unique_ptr<JobCoordinator>> Open(const JobLinkSettings& settings, LaunchHandles& handles,
+  static Result<std::unique_ptr<JobCoordinator>> Open(const JobLinkSettings& settings, agent::LaunchHandles& handles,
                                                       bool* port_in_use = nullptr);
   ~JobCoordinator() override;
 
   Result<int> Join() override;
   int generation() const override { return generation_; }
-  const GenerationLayout& layout() const override { return layout_; }
+  const agent::GenerationLayout& layout() const override { return layout_; }
   void OnEvent(uint64_t tag) override;
-  std::optional<SteadyTime> NextDeadline() const override;
-  void OnDeadline(SteadyTime now) override;
+  std::optional<agent::SteadyTime> NextDeadline() const override;
+  void OnDeadline(agent::SteadyTime now) override;
   std::optional<std::string> stop_reason() const override { return stop_reason_; }
-  void ReportLocalFailure(const WorkerFailure& failure) override;
+  void ReportLocalFailure(const agent::WorkerFailure& failure) override;
   void ReportLocalSignal(int signal) override;
   bool coordinates() const override { return true; }
-  JobDecision EndGeneration(const NodeOutcome& outcome) override;
+  agent::JobDecision EndGeneration(const agent::NodeOutcome& outcome) override;
 
  private:
   struct Peer {
@@ -47,28 +47,28 @@ class JobCoordinator : public JobLink {
     bool joined = false;
     bool active = false;  // one of the nodes of the running generation
     std::string lost;  // why the node was lost; empty while it is fine
-    SteadyTime last_seen{}, last_sent{};
-    std::optional<NodeOutcome> outcome;  // of the current generation
+    agent::SteadyTime last_seen{}, last_sent{};
+    std::optional<agent::NodeOutcome> outcome;  // of the current generation
   };
   // A connection that has not proved itself yet: it said nothing, or said
   // hello and was sent a challenge.
   struct Pending {
     std::unique_ptr<io::MessageConnection> connection;
-    SteadyTime since{};
+    agent::SteadyTime since{};
     std::optional<Json> hello;  // once received
     NodeIdentity node;
     std::string member_nonce;
     std::string own_nonce;
   };
 
-  JobCoordinator(const JobLinkSettings& settings, LaunchHandles& handles, io::UniqueFd listener);
+  JobCoordinator(const JobLinkSettings& settings, agent::LaunchHandles& handles, io::UniqueFd listener);
 
-  bool AssignsRanks() const { return settings_.self.rendezvous != kStaticRendezvous; }
+  bool AssignsRanks() const { return settings_.self.rendezvous != agent::kStaticRendezvous; }
   int maximum() const { return settings_.self.nnodes; }
   int minimum() const { return settings_.self.Minimum(); }
   int LiveNodes() const;  // joined and not lost, this node included
-  Result<int> JoinFixed(SteadyTime deadline);
-  Result<int> JoinElastic(SteadyTime deadline);
+  Result<int> JoinFixed(agent::SteadyTime deadline);
+  Result<int> JoinElastic(agent::SteadyTime deadline);
   // Numbers the nodes of the next generation, picks its master port and
   // sends each node its start.
   Status StartGeneration();
@@ -86,33 +86,33 @@ class JobCoordinator : public JobLink {
   void Broadcast(const Json& message);
   void RefuseEveryone(const std::string& reason);
   std::vector<int> MissingRanks() const;
-  JobDecision Decide(const std::vector<int>& never_reported);
-  void PrintBanner(const JobDecision& decision) const;
+  agent::JobDecision Decide(const std::vector<int>& never_reported);
+  void PrintBanner(const agent::JobDecision& decision) const;
   bool SleepForBackoff(double seconds);
   // The restart `decided` on does not happen: every node ends with `exit_code`.
-  JobDecision CallOffRestart(JobDecision decided, int exit_code, const std::string& why, int generation);
+  agent::JobDecision CallOffRestart(agent::JobDecision decided, int exit_code, const std::string& why, int generation);
   void ReleaseStandbys(const std::string& why);
   std::string TooFewNodes() const;  // "only 1 node left, fewer than the minimum of 2"
 
   JobLinkSettings settings_;
-  LaunchHandles& handles_;
+  agent::LaunchHandles& handles_;
   io::UniqueFd listener_;
   std::vector<Peer> peers_;  // index = node rank; [0] is this node and has no connection
   std::map<uint64_t, Pending> pending_;  // connections that have not proved themselves yet (bounded)
-  SteadyTime next_keep_alive_{};
-  LogLimiter stranger_log_{5, 10};       // refused and dropped connections
+  agent::SteadyTime next_keep_alive_{};
+  agent::LogLimiter stranger_log_{5, 10};       // refused and dropped connections
   uint64_t next_pending_id_ = 0;
   int generation_ = 0;
-  GenerationLayout layout_;
+  agent::GenerationLayout layout_;
   int restarts_ = 0;
   int membership_changes_ = 0;
   std::string scale_up_;                      // a node joined the running job: who
   bool started_ = false;
   std::optional<std::string> refusal_;        // an inconsistent job: why
   std::optional<std::string> stop_reason_;    // set once per generation
-  std::vector<WorkerFailure> reported_failures_;  // failure messages of this generation
+  std::vector<agent::WorkerFailure> reported_failures_;  // failure messages of this generation
   int agent_signal_ = 0;                      // a node's agent was signalled: no restart
   bool fatal_ = false;                        // a node could not start its workers: no restart
 };
 
-}  // namespace primus::agent
+}  // namespace primus::job

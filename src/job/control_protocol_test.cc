@@ -1,8 +1,14 @@
-#include "agent/control_protocol.h"
+#include "job/control_protocol.h"
 
 #include <gtest/gtest.h>
 
-namespace primus::agent {
+namespace primus::job {
+
+using agent::GenerationLayout;
+using agent::JobDecision;
+using agent::NodeOutcome;
+using agent::WorkerFailure;
+
 namespace {
 
 NodeIdentity Node(int rank, int nnodes = 2, int nproc = 8, std::string version = "0.1.0") {
@@ -195,4 +201,4 @@ TEST(ControlProtocolTest, MessagesWithoutTypeOrGenerationAreRecognised) {
 }
 
 }  // namespace
-}  // namespace primus::agent
+}  // namespace primus::job

@@ -37,16 +37,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/job_link.h"
 #include "agent/launch_spec.h"
 #include "util/json_fields.h"
 
-namespace primus::agent {
+namespace primus::job {
 
 using Json = nlohmann::json;
 
-// The environment variable carrying the per-job secret; the launching side
-// (the Slurm runtime, the pod's Secret) creates it, every agent reads it.
-inline constexpr char kJobTokenVariable[] = "PRIMUS_JOB_TOKEN";
 
 // What a node says about itself when it joins.
 struct NodeIdentity {
@@ -57,7 +55,7 @@ struct NodeIdentity {
   std::string host;
   int pid = 0;
   int min_nnodes = 0;  // the fewest nodes it may run with; 0: nnodes (a fixed-size job)
-  std::string rendezvous = kStaticRendezvous;
+  std::string rendezvous = agent::kStaticRendezvous;
 
   int Minimum() const { return min_nnodes > 0 ? min_nnodes : nnodes; }
 
@@ -65,23 +63,6 @@ struct NodeIdentity {
   std::string Describe() const;
 };
 
-// A node's place in one generation of the job, sent in each start message.
-// In a fixed-size job it never changes; in an elastic one node ranks are
-// renumbered and nnodes changes as nodes are lost and join.
-struct GenerationLayout {
-  int node_rank = 0;
-  int nnodes = 1;
-  std::string master_addr;  // the workers' MASTER_ADDR and MASTER_PORT
-  int master_port = 0;
-  std::string run_id;       // the coordinator's: one TORCHELASTIC_RUN_ID for the job ("" keeps the node's own)
-};
-Json StartMessage(int generation, const GenerationLayout& layout);
-// Reads a start message into `layout`, which is left as it was when any
-// field is out of place (then the text says which): node_rank within
-// nnodes, nnodes from 1 to `max_nnodes`, master_addr a host, master_port a
-// port, run_id empty (keep this node's) or a safe path component. A field
-// the message lacks keeps its value.
-std::optional<std::string> ReadStartMessage(const Json& message, int max_nnodes, GenerationLayout* layout);
 
 // A host name or address as a peer may send it: letters, digits and
 // . - _ : % [ ], at most 253 characters (nothing that could break a log
@@ -110,34 +91,25 @@ bool CheckAuth(const Json& auth, const std::string& token, const std::string& me
 // range (or given where the coordinator hands them out). nullopt when it fits.
 std::optional<std::string> Inconsistency(const NodeIdentity& reference, const NodeIdentity& joining);
 
-Json FailureToJson(const WorkerFailure& failure);
-WorkerFailure FailureFromJson(const Json& json);
+// The start message carries a GenerationLayout (agent/job_link.h).
+Json StartMessage(int generation, const agent::GenerationLayout& layout);
+// Reads a start message into `layout`, which is left as it was when any
+// field is out of place (then the text says which): node_rank within
+// nnodes, nnodes from 1 to `max_nnodes`, master_addr a host, master_port a
+// port, run_id empty (keep this node's) or a safe path component. A field
+// the message lacks keeps its value.
+std::optional<std::string> ReadStartMessage(const Json& message, int max_nnodes, agent::GenerationLayout* layout);
 
-// The end of one generation on one node, as its agent reports it.
-struct NodeOutcome {
-  int exit_code = 0;
-  int agent_signal = 0;
-  bool stopped_by_job = false;
-  std::vector<int> stuck_at_exit;  // ranks stopped after the exit grace, their work done
-  std::optional<WorkerFailure> root_cause;
-  std::vector<WorkerFailure> other_failures;
-};
-Json OutcomeToJson(const NodeOutcome& outcome);
-NodeOutcome OutcomeFromJson(const Json& json);
+Json FailureToJson(const agent::WorkerFailure& failure);
+agent::WorkerFailure FailureFromJson(const Json& json);
 
-// Node 0's verdict on a generation, the same for every node.
-struct JobDecision {
-  bool restart = false;
-  int exit_code = 0;
-  int restarts = 0;         // restarts of the whole job so far (including this one when restart)
-  bool membership_changed = false;  // an elastic restart: a node was lost or joined (not counted in restarts)
-  int next_nnodes = 0;      // the nodes of the next generation, when restart
-  std::string reason;       // why the job ends or restarts, for the log
-  std::optional<WorkerFailure> root_cause;
-  std::vector<WorkerFailure> other_failures;
-};
-Json DecisionToJson(const JobDecision& decision, int generation);
-JobDecision DecisionFromJson(const Json& json);
+// A node's end of a generation (done) and node 0's verdict (decision).
+Json OutcomeToJson(const agent::NodeOutcome& outcome);
+agent::NodeOutcome OutcomeFromJson(const Json& json);
+Json DecisionToJson(const agent::JobDecision& decision, int generation);
+agent::JobDecision DecisionFromJson(const Json& json);
+
+
 
 // The "type" field, or "" when absent. Fields are read with util/json_fields.h.
 std::string MessageType(const Json& message);
@@ -146,4 +118,4 @@ int MessageGeneration(const Json& message);
 // A text field of a peer's message for our log lines: one line, escaped.
 std::string MessageText(const Json& message, const char* key, const std::string& fallback = "");
 
-}  // namespace primus::agent
+}  // namespace primus::job

@@ -1,4 +1,4 @@
-#include "agent/job_coordinator.h"
+#include "job/job_coordinator.h"
 
 #include <signal.h>
 
@@ -11,7 +11,24 @@
 #include "util/log.h"
 #include "util/strings.h"
 
-namespace primus::agent {
+namespace primus::job {
+
+using agent::BannerInput;
+using agent::ChooseRootCause;
+using agent::DescribeEnding;
+using agent::FailedBefore;
+using agent::FormatFailureBanner;
+using agent::GenerationLayout;
+using agent::JobDecision;
+using agent::LaunchHandles;
+using agent::NodeOutcome;
+using agent::Seconds;
+using agent::SteadyClock;
+using agent::SteadyTime;
+using agent::WorkerFailure;
+using agent::kFirstLinkTag;
+using agent::kJobTokenVariable;
+
 namespace {
 
 constexpr uint64_t kListenerTag = kFirstLinkTag;
@@ -772,4 +789,4 @@ void JobCoordinator::PrintBanner(const JobDecision& decision) const {
              FormatFailureBanner(banner));
 }
 
-}  // namespace primus::agent
+}  // namespace primus::job

@@ -1,4 +1,4 @@
-#include "agent/control_protocol.h"
+#include "job/control_protocol.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,16 @@
 #include "util/sha256.h"
 #include "util/strings.h"
 
-namespace primus::agent {
+namespace primus::job {
+
+using agent::GenerationLayout;
+using agent::IsRendezvous;
+using agent::JobDecision;
+using agent::NodeOutcome;
+using agent::WorkerFailure;
+using agent::kJobTokenVariable;
+using agent::kStaticRendezvous;
+
 
 namespace {
 
@@ -354,4 +363,4 @@ std::string MessageText(const Json& message, const char* key, const std::string&
   return OneLine(message, key, fallback);
 }
 
-}  // namespace primus::agent
+}  // namespace primus::job

@@ -19,18 +19,18 @@
 
 #include "agent/agent_test_util.h"
 #include "io/message_socket.h"
-#include "agent/etcd_rendezvous.h"
+#include "job/etcd_rendezvous.h"
 #include "io/http_client.h"
-#include "agent/job_link.h"
+#include "job/open_link.h"
 #include "util/files.h"
 
-namespace primus::agent {
+namespace primus::job {
 namespace {
 
-using testing::Contains;
-using testing::FreePort;
-using testing::Stopwatch;
-using testing::WaitFor;
+using agent::testing::Contains;
+using agent::testing::FreePort;
+using agent::testing::Stopwatch;
+using agent::testing::WaitFor;
 
 constexpr char kEtcd[] = "/usr/bin/etcd";
 
@@ -398,4 +398,4 @@ TEST(EtcdRendezvousV2OffTest, EtcdWithoutTheV2ApiSaysToEnableIt) {
 }
 
 }  // namespace
-}  // namespace primus::agent
+}  // namespace primus::job

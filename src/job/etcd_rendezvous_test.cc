@@ -1,4 +1,4 @@
-#include "agent/etcd_rendezvous.h"
+#include "job/etcd_rendezvous.h"
 
 #include <gtest/gtest.h>
 
@@ -7,14 +7,14 @@
 #include "agent/agent_test_util.h"
 #include "http_test_server.h"
 
-namespace primus::agent {
+namespace primus::job {
 namespace {
 
 // The fake etcd answers each request with a canned response.
 using primus::testing::CannedReply;
 using primus::testing::HttpTestServer;
 using primus::testing::Respond;
-using testing::Contains;
+using agent::testing::Contains;
 
 TEST(EtcdRendezvousTest, RunIdsAreNamesNotPaths) {
   for (const char* id : {"job-1", "slurm_12345.0", "A", "x.y.z"}) EXPECT_TRUE(ValidateRunId(id).ok()) << id;
@@ -104,7 +104,7 @@ TEST(EtcdRendezvousTest, AKeyHoldingSomethingElseIsAnError) {
 
 TEST(EtcdRendezvousTest, AServerWithoutTheV2ApiSaysHowToStartEtcd) {
   HttpTestServer server([](const std::string&) { return Respond(404, "404 page not found\n", "text/plain"); });
-  testing::Stopwatch watch;
+  agent::testing::Stopwatch watch;
   auto point = ElectCoordinator({server.endpoint()}, "j", "node1", 29400, 10);
   ASSERT_FALSE(point.ok());
   EXPECT_LT(watch.Seconds(), 2);  // no retries: waiting would not help
@@ -115,8 +115,8 @@ TEST(EtcdRendezvousTest, AServerWithoutTheV2ApiSaysHowToStartEtcd) {
 }
 
 TEST(EtcdRendezvousTest, AnUnreachableServerIsAnEnvironmentErrorAtTheDeadline) {
-  int port = testing::FreePort();
-  testing::Stopwatch watch;
+  int port = agent::testing::FreePort();
+  agent::testing::Stopwatch watch;
   auto point = ElectCoordinator({"127.0.0.1:" + std::to_string(port)}, "j", "node1", 29400, 0.5);
   ASSERT_FALSE(point.ok());
   EXPECT_GE(watch.Seconds(), 0.45);
@@ -188,4 +188,4 @@ TEST(EtcdRendezvousTest, AKeyAnotherAgentHoldsIsNotTakenBack) {
 }
 
 }  // namespace
-}  // namespace primus::agent
+}  // namespace primus::job

@@ -1,4 +1,4 @@
-#include "agent/etcd_rendezvous.h"
+#include "job/etcd_rendezvous.h"
 
 #include <algorithm>
 #include <cctype>
@@ -13,14 +13,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "agent/control_protocol.h"
+#include "job/control_protocol.h"
 #include "io/http_client.h"
 #include "io/message_socket.h"
 #include "util/json_fields.h"
 #include "util/seconds_left.h"
 #include "util/strings.h"
 
-namespace primus::agent {
+namespace primus::job {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -312,4 +312,4 @@ Status ReleaseCoordinator(const EtcdSettings& etcd, const std::string& run_id, c
   return Status::Ok();
 }
 
-}  // namespace primus::agent
+}  // namespace primus::job

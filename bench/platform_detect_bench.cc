@@ -20,7 +20,7 @@
 namespace {
 
 using primus::platform::DetectHost;
-using primus::platform::EnvironmentPlanInputs;
+using primus::platform::EnvironmentPlanRequest;
 using primus::platform::HostInfo;
 using primus::platform::Roots;
 
@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   double first = Milliseconds(std::chrono::steady_clock::now() - start);
 
   std::vector<double> detect, resolve;
-  EnvironmentPlanInputs request;
+  EnvironmentPlanRequest request;
   request.master_addr = "127.0.0.1";
   for (int run = 0; run < runs; ++run) {
     start = std::chrono::steady_clock::now();

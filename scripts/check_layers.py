@@ -7,6 +7,10 @@ cannot drift apart. Two kinds of dependency are checked:
   - #include "<layer>/..." in any file under src/<layer>/ (tests included);
   - target_link_libraries(primus_<layer> ... primus_<other> ...) in
     src/<layer>/CMakeLists.txt.
+A layer that docs/architecture.md's "## Public headers" section names
+(lines "- `<layer>/<header>.h`: ...") is used by the other layers of src/
+through that header alone; an include of any other of its headers from
+outside the layer is a violation too.
 Exit status 0 when every dependency points down (or sideways within a
 layer), 1 with one line per violation otherwise.
 
@@ -28,6 +32,14 @@ def layer_order(root):
     return layers
 
 
+def public_headers(root):
+    text = open(os.path.join(root, "docs", "architecture.md"), encoding="utf-8").read()
+    section = re.search(r"^## Public headers\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    if not section:
+        return {}
+    return dict(re.findall(r"^- `(\w+)/(\w+\.h)`", section.group(1), re.M))
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     order = layer_order(root)
@@ -37,7 +49,8 @@ def main():
     for folder in on_disk:
         if folder not in rank:
             problems.append(f"src/{folder}/ is not a layer of docs/architecture.md: add it to the block, in its place")
-    include = re.compile(r'^\s*#\s*include\s+"(\w+)/')
+    public = public_headers(root)
+    include = re.compile(r'^\s*#\s*include\s+"(\w+)/([\w.]+)"')
     link = re.compile(r"target_link_libraries\(\s*(\w+)([^)]*)\)", re.S)
     for layer in order:
         base = os.path.join(root, "src", layer)
@@ -54,6 +67,9 @@ def main():
                             m = include.match(line)
                             if m and m.group(1) in rank and rank[m.group(1)] > rank[layer]:
                                 problems.append(f"{relative}:{number}: the {layer} layer includes {m.group(1)}/, a layer above it")
+                            elif m and m.group(1) in public and m.group(1) != layer and m.group(2) != public[m.group(1)]:
+                                problems.append(f"{relative}:{number}: {m.group(1)}/{m.group(2)} is inside the {m.group(1)} layer;"
+                                                f" other layers use {m.group(1)}/{public[m.group(1)]}")
                 elif name == "CMakeLists.txt":
                     text = open(path, encoding="utf-8").read()
                     for m in link.finditer(text):

@@ -13,7 +13,7 @@ Result<DeadlineTimer> DeadlineTimer::Create() {
   DeadlineTimer timer;
   timer.fd_.Reset(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
   if (!timer.fd_.valid()) {
-    return EnvironmentError(std::string("cannot create a timerfd: ") + std::strerror(errno));
+    return UnavailableError(std::string("cannot create a timerfd: ") + std::strerror(errno));
   }
   return timer;
 }

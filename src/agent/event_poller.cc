@@ -11,7 +11,7 @@ Result<EventPoller> EventPoller::Create() {
   EventPoller poller;
   poller.epoll_fd_.Reset(epoll_create1(EPOLL_CLOEXEC));
   if (!poller.epoll_fd_.valid()) {
-    return EnvironmentError(std::string("cannot create an epoll set: ") + std::strerror(errno));
+    return UnavailableError(std::string("cannot create an epoll set: ") + std::strerror(errno));
   }
   poller.ready_.reserve(64);
   return poller;
@@ -22,7 +22,7 @@ Status EventPoller::Add(int fd, uint64_t tag) {
   event.events = EPOLLIN;
   event.data.u64 = tag;
   if (epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &event) != 0) {
-    return EnvironmentError(std::string("cannot watch a file descriptor: ") + std::strerror(errno));
+    return UnavailableError(std::string("cannot watch a file descriptor: ") + std::strerror(errno));
   }
   return Status::Ok();
 }
@@ -32,7 +32,7 @@ Status EventPoller::WatchWritable(int fd, uint64_t tag, bool writable) {
   event.events = writable ? EPOLLOUT : EPOLLIN;
   event.data.u64 = tag;
   if (epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, fd, &event) != 0) {
-    return EnvironmentError(std::string("cannot watch a file descriptor: ") + std::strerror(errno));
+    return UnavailableError(std::string("cannot watch a file descriptor: ") + std::strerror(errno));
   }
   return Status::Ok();
 }

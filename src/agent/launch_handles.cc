@@ -33,7 +33,7 @@ Result<std::unique_ptr<LaunchHandles>> LaunchHandles::Start(std::string_view tok
 
   handles->dev_null_.Reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (!handles->dev_null_.valid()) {
-    return EnvironmentError(std::string("cannot open /dev/null: ") + std::strerror(errno));
+    return UnavailableError(std::string("cannot open /dev/null: ") + std::strerror(errno));
   }
   auto guard = OrphanGuard::Start(token_entry);
   if (!guard) return guard.error();

@@ -264,7 +264,7 @@ Result<LaunchPlan> PlanLaunch(const LaunchSpec& spec) {
   plan.executable = FindExecutable(spec.argv[0]);
   if (plan.executable.empty()) {
     bool has_slash = spec.argv[0].find('/') != std::string::npos;
-    return EnvironmentError(
+    return UnavailableError(
         "worker executable '" + spec.argv[0] + "' " +
             (has_slash ? "does not exist or is not executable" : "was not found on PATH"),
         has_slash ? "check the path and its execute permission"

@@ -26,7 +26,7 @@ struct LaunchPlan {
 };
 
 // Validates `spec` (bad values -> UsageError, code 2), resolves the executable
-// (missing -> EnvironmentError, code 4), picks or checks the port (in use on
+// (missing -> UnavailableError, code 4), picks or checks the port (in use on
 // node 0 -> code 4) and creates the log directory (code 4 when it cannot).
 Result<LaunchPlan> PlanLaunch(const LaunchSpec& spec);
 
@@ -43,7 +43,7 @@ Result<LaunchPlan> PlanLaunch(const LaunchSpec& spec);
 //     directory per run the same way);
 //   - `given` another user's but sticky (a shared scratch directory, as
 //     /tmp): `given`/<run id> (or <run id>_<8 hex digits>), ours alone.
-// Returns the directory; an EnvironmentError (exit 4) when `given`, or the
+// Returns the directory; an UnavailableError (exit 4) when `given`, or the
 // default root, belongs to another user (and is not sticky), is a link or is
 // open to others.
 Result<std::string> MakeRunLogDir(const std::string& given, const std::string& run_id, const std::string& host,

@@ -93,7 +93,7 @@ TEST(RunLogDirTest, ADefaultRootAnotherUserMadeOrLinkedIsRefusedNamingTheOwner) 
   setenv("TMPDIR", tmpdir.c_str(), 1);
   auto linked = MakeRunLogDir("", "job-1", "hostA", 0);
   ASSERT_FALSE(linked.ok());
-  EXPECT_EQ(linked.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(linked.error().code, ExitCode::kUnavailable);
   EXPECT_NE(linked.error().message.find(runs + ": it is a symbolic link"), std::string::npos) << linked.error().message;
   ::unlink(runs.c_str());
   if (::geteuid() != 0) {
@@ -213,15 +213,15 @@ TEST(LaunchPlanTest, ElasticJobsNeedARendezvousThatHandsRanksOut) {
   EXPECT_EQ(CodeOf(too_few), ExitCode::kUsage);
 }
 
-TEST(LaunchPlanTest, MissingExecutableIsAnEnvironmentError) {
+TEST(LaunchPlanTest, MissingExecutableIsUnavailable) {
   LaunchSpec spec = TrueSpec();
   spec.argv = {"no-such-worker-binary-xyz", "--flag"};
   auto plan = PlanLaunch(spec);
   ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(plan.error().code, ExitCode::kUnavailable);
   EXPECT_NE(plan.error().message.find("'no-such-worker-binary-xyz' was not found on PATH"), std::string::npos);
   spec.argv = {"/nonexistent/bin/worker"};
-  EXPECT_EQ(CodeOf(spec), ExitCode::kEnvironment);
+  EXPECT_EQ(CodeOf(spec), ExitCode::kUnavailable);
 }
 
 TEST(LaunchPlanTest, BadSpecsAreUsageErrors) {
@@ -249,7 +249,7 @@ TEST(LaunchPlanTest, BadSpecsAreUsageErrors) {
   EXPECT_EQ(with([](LaunchSpec& s) { s.placements = {{{0}, 1}, {{}, 0}}; }), ExitCode::kOk);
 }
 
-TEST(LaunchPlanTest, PortInUseOnNodeZeroIsAnEnvironmentErrorNamingIt) {
+TEST(LaunchPlanTest, PortInUseOnNodeZeroIsUnavailableNamingIt) {
   int listener = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -264,7 +264,7 @@ TEST(LaunchPlanTest, PortInUseOnNodeZeroIsAnEnvironmentErrorNamingIt) {
   spec.master_port = port;
   auto plan = PlanLaunch(spec);
   ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(plan.error().code, ExitCode::kUnavailable);
   EXPECT_NE(plan.error().message.find("master port " + std::to_string(port) + " is already in use"),
             std::string::npos);
   // Another node's agent does not own the port: no check there.

@@ -3,7 +3,7 @@
 #include "agent/launch_plan.h"
 #include "agent/rank_list.h"
 #include "agent/stream_selection.h"
-#include "platform/launcher_plan_inputs.h"
+#include "platform/launcher_plan_request.h"
 #include "util/strings.h"
 
 namespace primus::agent {

@@ -76,10 +76,10 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Open(int port, EventPoller
   auto listener = io::ListenForNodes(port, &in_use, "metrics port");
   if (!listener) {
     if (in_use) {
-      return EnvironmentError("metrics port " + std::to_string(port) + " is already in use on this node",
+      return UnavailableError("metrics port " + std::to_string(port) + " is already in use on this node",
                               "choose a free port with --metrics-port (or direct.metrics_port), or 0 for any free one");
     }
-    return EnvironmentError(listener.error().message, "choose another --metrics-port, or 0 for any free one");
+    return UnavailableError(listener.error().message, "choose another --metrics-port, or 0 for any free one");
   }
   auto timer = DeadlineTimer::Create();
   if (!timer) return timer.error();

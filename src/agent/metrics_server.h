@@ -48,7 +48,7 @@ struct MetricsServerLimits {
 class MetricsServer {
  public:
   // Listens on `port` of every address, IPv4 and IPv6 (0: a free port, see
-  // port()). A port in use is an EnvironmentError (code 4) naming
+  // port()). A port in use is an UnavailableError (code 4) naming
   // --metrics-port.
   static Result<std::unique_ptr<MetricsServer>> Open(int port, EventPoller& poller, MetricsProviders providers,
                                                      MetricsServerLimits limits = {});

@@ -265,7 +265,7 @@ TEST_F(MetricsServerTest, ManyClientsAtOnceAllGetTheirAnswer) {
   EXPECT_EQ(server_->open_connections(), 0u);
 }
 
-TEST_F(MetricsServerTest, APortInUseIsAnEnvironmentErrorNamingTheFlag) {
+TEST_F(MetricsServerTest, APortInUseIsUnavailableNamingTheFlag) {
   auto taken = io::ListenForNodes(0);
   ASSERT_TRUE(taken.ok());
   int port = io::BoundPort(taken->get());
@@ -273,7 +273,7 @@ TEST_F(MetricsServerTest, APortInUseIsAnEnvironmentErrorNamingTheFlag) {
   ASSERT_TRUE(poller.ok());
   auto server = MetricsServer::Open(port, *poller, {});
   ASSERT_FALSE(server.ok());
-  EXPECT_EQ(server.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(server.error().code, ExitCode::kUnavailable);
   EXPECT_NE(server.error().message.find("metrics port " + std::to_string(port) + " is already in use"),
             std::string::npos)
       << server.error().message;

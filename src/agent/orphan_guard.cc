@@ -183,11 +183,11 @@ Result<std::unique_ptr<OrphanGuard>> OrphanGuard::Start(std::string_view token_e
 
   io::PipeEnds channel;
   if (!io::MakePipe(&channel)) {
-    return EnvironmentError(std::string("cannot create the orphan guard's pipe: ") + std::strerror(errno));
+    return UnavailableError(std::string("cannot create the orphan guard's pipe: ") + std::strerror(errno));
   }
   pid_t guard = fork();
   if (guard < 0) {
-    return EnvironmentError(std::string("cannot fork the orphan guard: ") + std::strerror(errno));
+    return UnavailableError(std::string("cannot fork the orphan guard: ") + std::strerror(errno));
   }
   if (guard == 0) GuardMain(channel.read.get(), token, token_length);
   std::unique_ptr<OrphanGuard> result(new OrphanGuard());

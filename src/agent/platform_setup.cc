@@ -2,7 +2,7 @@
 
 #include "platform/host_detect.h"
 #include "platform/info_report.h"
-#include "platform/launcher_plan_inputs.h"
+#include "platform/launcher_plan_request.h"
 #include "platform/placement.h"
 #include "platform/visible_devices.h"
 #include "util/log.h"
@@ -41,7 +41,7 @@ Result<PlatformSetup> ApplyPlatformOn(const platform::Roots& roots, const Enviro
                                       std::vector<platform::EnvAssignment> experiment_env, LaunchSpec* spec) {
   PlatformSetup setup;
   setup.host = platform::DetectHost(roots);
-  platform::EnvironmentPlanInputs request = platform::PlanInputsFromLauncher(launcher, current, std::move(experiment_env));
+  platform::EnvironmentPlanRequest request = platform::PlanRequestFromLauncher(launcher, current, std::move(experiment_env));
   // The addresses the workers will use: the agent owns MASTER_ADDR, and an
   // empty one is loopback on a single node.
   request.master_addr = spec->master_addr;

@@ -26,7 +26,7 @@ struct PlatformSetup {
 };
 
 // Detects the host (platform::Roots::FromEnvironment(), so PRIMUS_SYSFS_ROOT
-// fixture trees work) and resolves the plan from PlanInputsFromLauncher(launcher,
+// fixture trees work) and resolves the plan from PlanRequestFromLauncher(launcher,
 // current environment, experiment_env) with spec->master_addr and
 // spec->nnodes. Then, on `spec`:
 //  - nproc_per_node: when spec->nproc_per_node_auto (LaunchSpecFromConfig's

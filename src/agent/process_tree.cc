@@ -60,7 +60,7 @@ Status BecomeSubreaper() {
   int previous = 0;
   if (prctl(PR_GET_CHILD_SUBREAPER, &previous) == 0) g_previous_subreaper = previous;
   if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
-    return EnvironmentError(std::string("cannot become a child subreaper: ") + std::strerror(errno));
+    return UnavailableError(std::string("cannot become a child subreaper: ") + std::strerror(errno));
   }
   return Status::Ok();
 }

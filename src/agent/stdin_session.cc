@@ -44,16 +44,16 @@ Result<std::string> ReadTokenLine(int fd) {
     char c = 0;
     ssize_t n = ::read(fd, &c, 1);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return EnvironmentError(std::string("cannot read the job token from standard input: ") + std::strerror(errno));
+    if (n < 0) return UnavailableError(std::string("cannot read the job token from standard input: ") + std::strerror(errno));
     if (n == 0 || c == '\n') break;
     line.push_back(c);
   }
   if (!line.empty() && line.back() == '\r') line.pop_back();
   if (line.size() > kMaxTokenLine) {
-    return EnvironmentError(std::string(kTokenStdin) + "=1 but the first line of standard input is not a job token");
+    return UnavailableError(std::string(kTokenStdin) + "=1 but the first line of standard input is not a job token");
   }
   if (line.empty()) {
-    return EnvironmentError(std::string(kTokenStdin) + "=1 but standard input ended before the job token",
+    return UnavailableError(std::string(kTokenStdin) + "=1 but standard input ended before the job token",
                             "write the token and a line break to the agent's standard input");
   }
   return line;

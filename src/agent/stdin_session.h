@@ -28,7 +28,7 @@
 namespace primus::agent {
 
 // Reads both variables; call first thing in main, before any other thread
-// exists or the environment is read. An EnvironmentError when the token was
+// exists or the environment is read. An UnavailableError when the token was
 // asked for and standard input ended (or held only a blank line) before it.
 Status SetUpStdinSession();
 

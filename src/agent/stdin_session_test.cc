@@ -28,7 +28,7 @@ TEST(StdinSessionTest, NoTokenIsAnErrorThatNeverShowsInput) {
     ::close(fds[1]);
     auto token = ReadTokenLine(fds[0]);
     ASSERT_FALSE(token.ok());
-    EXPECT_EQ(token.error().code, ExitCode::kEnvironment);
+    EXPECT_EQ(token.error().code, ExitCode::kUnavailable);
     EXPECT_EQ(token.error().message.find("xxx"), std::string::npos);
     ::close(fds[0]);
   }

@@ -161,7 +161,7 @@ Status Supervisor::StartWorkers() {
 Status Supervisor::StartWorker(Worker& worker) {
   io::PipeEnds out, err;
   if (!io::MakePipe(&out) || !io::MakePipe(&err)) {
-    return EnvironmentError(std::string("cannot create worker pipes: ") + std::strerror(errno),
+    return UnavailableError(std::string("cannot create worker pipes: ") + std::strerror(errno),
                             "the open-files limit may be too low (ulimit -n)");
   }
   // Bigger pipes: fewer wake-ups for the agent, fewer stalls for the worker.

@@ -90,7 +90,7 @@ Result<std::vector<LogSource>> FindLogSources(const std::vector<std::string>& pa
     } else if (PathExists(path)) {
       sources.push_back({path, path, "", -1, -1});
     } else {
-      return EnvironmentError(path + ": no such file or directory",
+      return UnavailableError(path + ": no such file or directory",
                               "name an experiment directory (output/<exp>_<time>), a log directory or log files");
     }
   }

@@ -30,7 +30,7 @@ struct LogSource {
 
 // Expands experiment/log directories (recursively: *.log, *.out, *.err,
 // *.txt) and takes files as they are. A path that does not exist is an
-// environment error (exit 4) naming it.
+// unavailable error (exit 4) naming it.
 Result<std::vector<LogSource>> FindLogSources(const std::vector<std::string>& paths);
 
 struct Occurrence {

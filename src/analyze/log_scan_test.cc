@@ -101,10 +101,10 @@ TEST_F(LogScanTest, InterleavedConsoleFileAttributesLinesToRanks) {
   EXPECT_EQ(db_->signatures()[scan.first_failures[0].signature].id, "module-not-found");
 }
 
-TEST_F(LogScanTest, MissingPathIsAnEnvironmentErrorNamingIt) {
+TEST_F(LogScanTest, MissingPathIsUnavailableNamingIt) {
   auto sources = FindLogSources({JoinPath(dir_.path(), "nope")});
   ASSERT_FALSE(sources.ok());
-  EXPECT_EQ(sources.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(sources.error().code, ExitCode::kUnavailable);
   EXPECT_NE(sources.error().message.find("nope: no such file or directory"), std::string::npos);
 }
 

@@ -65,7 +65,7 @@ struct RunReport {
   std::vector<std::string> notes;        // files that were there but could not be read, one line each
 };
 
-// A directory without metadata.json is an environment error (exit 4), as
+// A directory without metadata.json is an unavailable error (exit 4), as
 // for LoadRunSummary; every other file is optional.
 Result<RunReport> LoadRunReport(const std::string& dir);
 

@@ -88,12 +88,12 @@ void Derive(RunSummary* summary) {
 Result<RunSummary> LoadRunSummary(const std::string& dir) {
   std::string metadata_path = JoinPath(dir, "metadata.json");
   if (!PathExists(metadata_path)) {
-    return EnvironmentError(metadata_path + ": no such file",
+    return UnavailableError(metadata_path + ": no such file",
                             "name an experiment directory written by `train` (output/<exp>_<time>)");
   }
   auto metadata = snapshot::ReadMetadata(metadata_path);
   if (!metadata.ok()) {
-    return EnvironmentError(metadata.error().message, "the file is damaged; the logs are still readable with "
+    return UnavailableError(metadata.error().message, "the file is damaged; the logs are still readable with "
                                                       "`analyze logs " + dir + "`");
   }
   RunSummary summary;

@@ -43,7 +43,7 @@ struct RunSummary {
   int64_t step_last = 0;
 };
 
-// A directory without metadata.json is an environment error (exit 4).
+// A directory without metadata.json is an unavailable error (exit 4).
 Result<RunSummary> LoadRunSummary(const std::string& dir);
 
 // metadata.json's root_cause in words: "rank 1 on vm (exit code 1): message", or "none".

@@ -66,11 +66,11 @@ TEST(RunSummaryTest, WithoutMetricsRankZerosLogLinesAreRead) {
   EXPECT_DOUBLE_EQ(summary->tokens_per_s, 2000.0);
 }
 
-TEST(RunSummaryTest, NoMetadataIsAnEnvironmentError) {
+TEST(RunSummaryTest, NoMetadataIsUnavailable) {
   ScopedTempDir dir("run");
   auto summary = LoadRunSummary(dir.path());
   ASSERT_FALSE(summary.ok());
-  EXPECT_EQ(summary.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(summary.error().code, ExitCode::kUnavailable);
   EXPECT_NE(summary.error().message.find("metadata.json"), std::string::npos);
 }
 

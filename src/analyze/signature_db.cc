@@ -103,7 +103,7 @@ Result<SignatureDb> SignatureDb::Parse(std::string_view text, const std::string&
 Result<SignatureDb> SignatureDb::LoadFile(const std::string& path) {
   auto text = ReadFile(path);
   if (!text.ok()) {
-    return EnvironmentError("--signatures " + path + ": " + text.error().message, "name a readable YAML file");
+    return UnavailableError("--signatures " + path + ": " + text.error().message, "name a readable YAML file");
   }
   return Parse(*text, path);
 }

@@ -23,7 +23,7 @@ struct Measured {
 
 class SectionRunner {
  public:
-  SectionRunner(CommBackend& backend, const CommRequest& request, const CommRunContext& context, Collective op,
+  SectionRunner(CommBackend& backend, const CommRequest& request, const CommRunRequest& context, Collective op,
                 Buffers buffers)
       : backend_(backend), request_(request), context_(context), op_(op), buffers_(buffers),
         element_(static_cast<size_t>(ElementSize(request.type))) {}
@@ -189,7 +189,7 @@ class SectionRunner {
   const CommRequest& request_;
   long rows_done_ = 0;   // rows measured so far by earlier sections too (progress)
   long rows_total_ = 0;
-  const CommRunContext& context_;
+  const CommRunRequest& context_;
   Collective op_;
   Buffers buffers_;
   size_t element_;
@@ -198,7 +198,7 @@ class SectionRunner {
 }  // namespace
 
 Result<std::vector<CommSection>> RunCommBenchmark(CommBackend& backend, const CommRequest& request,
-                                                  const CommRunContext& context) {
+                                                  const CommRunRequest& context) {
   bool rooted = std::any_of(request.ops.begin(), request.ops.end(), HasRoot);
   if (rooted && (request.root < 0 || request.root >= context.nranks)) {
     return UsageError(fmt::format("-r/--root {} is not a rank of this job (0..{})", request.root, context.nranks - 1),

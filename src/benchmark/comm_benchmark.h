@@ -21,7 +21,7 @@
 
 namespace primus::benchmark {
 
-struct CommRunContext {
+struct CommRunRequest {
   int rank = 0;
   int nranks = 1;
   std::string backend;          // CommBackend::Describe(), for the header
@@ -34,6 +34,6 @@ struct CommRunContext {
 };
 
 Result<std::vector<CommSection>> RunCommBenchmark(CommBackend& backend, const CommRequest& request,
-                                                  const CommRunContext& context);
+                                                  const CommRunRequest& context);
 
 }  // namespace primus::benchmark

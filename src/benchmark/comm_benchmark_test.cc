@@ -66,7 +66,7 @@ TEST(CommBenchmarkTest, EveryCollectiveRunsChecksAndPrints) {
   OneRankBackend backend;
   CommRequest request = SmallRequest();
   std::ostringstream out;
-  CommRunContext context;
+  CommRunRequest context;
   context.backend = backend.Describe();
   context.ranks = {{0, 1, "host", {}}};
   context.out = &out;
@@ -95,7 +95,7 @@ TEST(CommBenchmarkTest, WrongResultsAreCountedAndCorruptionIsSeen) {
   broken.break_results = true;
   CommRequest request = SmallRequest();
   request.ops = {Collective::kAllReduce};
-  CommRunContext context;
+  CommRunRequest context;
   context.ranks = {{0, 1, "host", {}}};
   auto sections = RunCommBenchmark(broken, request, context);
   ASSERT_TRUE(sections.ok());
@@ -116,7 +116,7 @@ TEST(CommBenchmarkTest, CheckOffShowsNotAvailable) {
   CommRequest request = SmallRequest();
   request.ops = {Collective::kBroadcast};
   request.check = 0;
-  CommRunContext context;
+  CommRunRequest context;
   context.ranks = {{0, 1, "host", {}}};
   auto sections = RunCommBenchmark(backend, request, context);
   ASSERT_TRUE(sections.ok());

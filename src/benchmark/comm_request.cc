@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "util/strings.h"
+#include "util/svg_chart.h"
 
 namespace primus::benchmark {
 namespace {

@@ -25,11 +25,11 @@ namespace {
 Result<int> IntegerVariable(const std::map<std::string, std::string>& env, const std::string& name, int lowest) {
   auto found = env.find(name);
   if (found == env.end()) {
-    return EnvironmentError(name + " is not set: benchmark workers run under the node agent",
+    return UnavailableError(name + " is not set: benchmark workers run under the node agent",
                             "run `primus-cli [direct ...] -- benchmark comm ...`, not the worker directly");
   }
   auto value = ParseInt(found->second);
-  if (!value || *value < lowest) return EnvironmentError(name + " is '" + found->second + "', not a number >= " + std::to_string(lowest));
+  if (!value || *value < lowest) return UnavailableError(name + " is '" + found->second + "', not a number >= " + std::to_string(lowest));
   return static_cast<int>(*value);
 }
 
@@ -74,8 +74,8 @@ std::vector<std::string> CommWorkerArgs(const std::string& report_file, const st
   return args;
 }
 
-Result<WorkerEnvironment> ReadWorkerEnvironment(const std::map<std::string, std::string>& env) {
-  WorkerEnvironment worker;
+Result<WorkerRendezvous> ReadWorkerRendezvous(const std::map<std::string, std::string>& env) {
+  WorkerRendezvous worker;
   auto rank = IntegerVariable(env, "RANK", 0);
   if (!rank.ok()) return rank.error();
   auto world = IntegerVariable(env, "WORLD_SIZE", 1);
@@ -85,8 +85,8 @@ Result<WorkerEnvironment> ReadWorkerEnvironment(const std::map<std::string, std:
   auto port = IntegerVariable(env, "MASTER_PORT", 1);
   if (!port.ok()) return port.error();
   auto addr = env.find("MASTER_ADDR");
-  if (addr == env.end() || addr->second.empty()) return EnvironmentError("MASTER_ADDR is not set: benchmark workers run under the node agent");
-  if (*rank >= *world) return EnvironmentError(fmt::format("RANK {} is not below WORLD_SIZE {}", *rank, *world));
+  if (addr == env.end() || addr->second.empty()) return UnavailableError("MASTER_ADDR is not set: benchmark workers run under the node agent");
+  if (*rank >= *world) return UnavailableError(fmt::format("RANK {} is not below WORLD_SIZE {}", *rank, *world));
   worker.rank = *rank;
   worker.world_size = *world;
   worker.local_rank = *local;
@@ -126,7 +126,7 @@ int RunCommWorker(const std::vector<std::string>& worker_args, const CommBackend
   std::vector<std::string> args(worker_args.begin() + static_cast<long>(options->next), worker_args.end());
   auto request = ParseCommRequest(args);
   if (!request.ok()) return fail(request.error());
-  auto env = ReadWorkerEnvironment(process_env);
+  auto env = ReadWorkerRendezvous(process_env);
   if (!env.ok()) return fail(env.error());
   rank = env->rank;
   double timeout = RendezvousTimeout(process_env);
@@ -157,7 +157,7 @@ int RunCommWorker(const std::vector<std::string>& worker_args, const CommBackend
     group_store->SetKeyPrefix(fmt::format("primus/group/{}/", group.index));
   }
   StoreClient& members = group_store ? *group_store : *store;
-  WorkerEnvironment group_env = *env;
+  WorkerRendezvous group_env = *env;
   group_env.rank = group.rank;
   group_env.world_size = group.size;
   // Groups taking turns wait for each other far longer than a rendezvous.
@@ -167,7 +167,7 @@ int RunCommWorker(const std::vector<std::string>& worker_args, const CommBackend
   auto backend = factory(worker_context);
   if (!backend.ok()) return fail(backend.error());
 
-  CommRunContext context;
+  CommRunRequest context;
   context.rank = group.rank;
   context.nranks = group.size;
   context.backend = (*backend)->Describe();

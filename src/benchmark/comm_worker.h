@@ -24,7 +24,9 @@
 
 namespace primus::benchmark {
 
-struct WorkerEnvironment {
+// A rank's place in the collective and where the ranks meet (the store at
+// MASTER_ADDR:MASTER_PORT), as the agent's variables give them.
+struct WorkerRendezvous {
   int rank = 0;
   int world_size = 1;
   int local_rank = 0;
@@ -34,13 +36,13 @@ struct WorkerEnvironment {
 };
 
 // From the agent's variables; an error names the missing or bad one.
-Result<WorkerEnvironment> ReadWorkerEnvironment(const std::map<std::string, std::string>& env);
+Result<WorkerRendezvous> ReadWorkerRendezvous(const std::map<std::string, std::string>& env);
 
 // How long a rank waits for the others at the store (PRIMUS_BENCHMARK_TIMEOUT, default 300 s).
 double RendezvousTimeout(const std::map<std::string, std::string>& env);
 
 struct CommWorkerContext {
-  const WorkerEnvironment& env;
+  const WorkerRendezvous& env;
   StoreClient& store;
   double timeout_s;
 };

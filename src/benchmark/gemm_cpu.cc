@@ -42,7 +42,7 @@ class CpuGemmEngine : public GemmEngine {
   CpuGemmEngine(DynamicLibrary library, SgemmFunction sgemm, std::string cpu_model)
       : library_(std::move(library)), sgemm_(sgemm), cpu_model_(std::move(cpu_model)) {}
 
-  Result<GemmResult> Run(const GemmShape& shape, GemmDtype requested, const GemmRunSettings& settings) override {
+  Result<GemmResult> Run(const GemmShape& shape, GemmDtype requested, const GemmRunOptions& settings) override {
     GemmResult result;
     result.shape = shape;
     result.dtype_requested = std::string(GemmDtypeName(requested));
@@ -71,7 +71,7 @@ class CpuGemmEngine : public GemmEngine {
     int64_t set_bytes = static_cast<int64_t>((a.size() + b.size()) * sizeof(float)) + shape.m * shape.n * 4;
     int sets = RotationSets(set_bytes, LastLevelCacheBytes(), MemoryAvailableBytes() / 4);
     if (sets < 2) {
-      return EnvironmentError(fmt::format("{} needs {} MiB per buffer set and two sets do not fit in a quarter of the "
+      return UnavailableError(fmt::format("{} needs {} MiB per buffer set and two sets do not fit in a quarter of the "
                                           "available memory", shape.Describe(), set_bytes >> 20),
                               "choose a smaller -M/-N/-K");
     }

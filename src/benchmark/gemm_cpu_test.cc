@@ -12,7 +12,7 @@ namespace {
 TEST(GemmCpuTest, SmallProductsAreCorrectInEveryLayout) {
   auto engine = OpenCpuGemmEngine("test cpu");
   ASSERT_TRUE(engine.ok()) << engine.error().Format();
-  GemmRunSettings settings{3, 0, 1, false, 1};
+  GemmRunOptions settings{3, 0, 1, false, 1};
   for (bool ta : {false, true}) {
     for (bool tb : {false, true}) {
       GemmShape shape{48, 40, 56, ta, tb};

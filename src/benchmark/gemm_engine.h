@@ -13,7 +13,7 @@
 
 namespace primus::benchmark {
 
-struct GemmRunSettings {
+struct GemmRunOptions {
   int iters = 10;          // 0 with duration_s > 0: as many as fit
   double duration_s = 0;
   int warmup = 2;
@@ -25,7 +25,7 @@ class GemmEngine {
  public:
   virtual ~GemmEngine() = default;
   // `requested` is what the user asked; the result says what was used.
-  virtual Result<GemmResult> Run(const GemmShape& shape, GemmDtype requested, const GemmRunSettings& settings) = 0;
+  virtual Result<GemmResult> Run(const GemmShape& shape, GemmDtype requested, const GemmRunOptions& settings) = 0;
 };
 
 // Iterations for a time box: enough to fill `duration_s` at `seconds_per_iteration`, at least 1.

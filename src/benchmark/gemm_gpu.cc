@@ -56,7 +56,7 @@ class BlasLtGemmEngine : public GemmEngine {
  public:
   // `gpu`: the detected GPU at this PCI address, if any; else `by_name`,
   // the device-table entry matched by the runtime's device name.
-  BlasLtGemmEngine(const BlasLtDialect& dialect, GpuRuntime runtime, DynamicLibrary library, BlasLtCalls calls,
+  BlasLtGemmEngine(const BlasLtDialect& dialect, GpuApi runtime, DynamicLibrary library, BlasLtCalls calls,
                    int device, std::string device_name, std::string bus_id, const platform::GpuInfo* gpu,
                    const platform::KnownDevice* by_name)
       : dialect_(dialect),
@@ -99,7 +99,7 @@ class BlasLtGemmEngine : public GemmEngine {
     return dialect_.what;
   }
 
-  Result<GemmResult> Run(const GemmShape& shape, GemmDtype requested, const GemmRunSettings& settings) override {
+  Result<GemmResult> Run(const GemmShape& shape, GemmDtype requested, const GemmRunOptions& settings) override {
     auto types = TypesFor(requested, shape);
     if (!types.ok()) return types.error();
     GemmResult result;
@@ -356,7 +356,7 @@ class BlasLtGemmEngine : public GemmEngine {
   }
 
   const BlasLtDialect& dialect_;
-  GpuRuntime runtime_;
+  GpuApi runtime_;
   DynamicLibrary library_;
   BlasLtCalls calls_;
   int device_;
@@ -407,12 +407,12 @@ double PeakTflops(const platform::KnownDevice* known, GemmDtype dtype) {
 
 Result<std::unique_ptr<GemmEngine>> OpenGpuGemmEngine(GpuVendor vendor, int device, const platform::HostInfo& host) {
   const BlasLtDialect& dialect = vendor == GpuVendor::kNvidia ? CublasLtDialect() : HipblasLtDialect();
-  auto runtime = GpuRuntime::Open(vendor);
+  auto runtime = GpuApi::Open(vendor);
   if (!runtime.ok()) return runtime.error();
   auto count = runtime->DeviceCount();
   if (!count.ok()) return count.error();
   if (device < 0 || device >= *count) {
-    return EnvironmentError(fmt::format("GPU {} asked (LOCAL_RANK) but this process sees {} GPU(s)", device, *count),
+    return UnavailableError(fmt::format("GPU {} asked (LOCAL_RANK) but this process sees {} GPU(s)", device, *count),
                             "run no more workers than visible GPUs (--nproc-per-node, *_VISIBLE_DEVICES)");
   }
   auto library = DynamicLibrary::Open(dialect.libraries, dialect.what, dialect.install_hint);

@@ -1,5 +1,5 @@
 // GEMM on one GPU through cuBLASLt (NVIDIA) or hipBLASLt (AMD), both opened
-// at run time with their runtime (gpu_runtime.h). The algorithm is the
+// at run time with their runtime (gpu_api.h). The algorithm is the
 // library's first heuristic choice; --tune times the top candidates (up to
 // 16) and keeps the fastest. Timing uses device events around every
 // iteration (in batches beyond 1000 iterations) after warm-up, cycling
@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "benchmark/gemm_engine.h"
-#include "benchmark/gpu_runtime.h"
+#include "benchmark/gpu_api.h"
 #include "platform/host_info.h"
 
 namespace primus::benchmark {

@@ -2,6 +2,7 @@
 
 #include "benchmark/report_file.h"
 #include "util/strings.h"
+#include "util/svg_chart.h"
 
 namespace primus::benchmark {
 namespace {

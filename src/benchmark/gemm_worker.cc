@@ -96,7 +96,7 @@ int RunGemmWorker(const std::vector<std::string>& args) {
   }
 
   GemmPlan plan = PlanGemm(*request, on_gpu);
-  GemmRunSettings settings{plan.iters, plan.duration_s, plan.warmup, plan.tune, 1};
+  GemmRunOptions settings{plan.iters, plan.duration_s, plan.warmup, plan.tune, 1};
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   // Local rank 0 says where the node stands; the launching primus-cli shows it.
   std::string progress = local_rank == 0 ? GemmProgressFile(result_dir) : "";

@@ -342,7 +342,7 @@ Result<std::unique_ptr<CommBackend>> OpenGlooBackend(const CommWorkerContext& co
   } else {
     attr.hostname = RouteSourceAddress(context.env.master_addr);
     if (attr.hostname.empty()) {
-      return EnvironmentError("no local address routes to MASTER_ADDR " + context.env.master_addr,
+      return UnavailableError("no local address routes to MASTER_ADDR " + context.env.master_addr,
                               "set GLOO_SOCKET_IFNAME to the interface the ranks share");
     }
   }
@@ -358,7 +358,7 @@ Result<std::unique_ptr<CommBackend>> OpenGlooBackend(const CommWorkerContext& co
                                            : attr.iface + " " + InterfaceAddress(attr.iface) + " (GLOO_SOCKET_IFNAME)";
     return std::unique_ptr<CommBackend>(new GlooBackend(device, gloo_context, where));
   } catch (const std::exception& error) {
-    return EnvironmentError(std::string("gloo could not connect the ranks: ") + error.what(),
+    return UnavailableError(std::string("gloo could not connect the ranks: ") + error.what(),
                             "check GLOO_SOCKET_IFNAME and that every host reaches the others");
   }
 }

@@ -38,7 +38,7 @@ struct NcclCalls {
 
 class NcclBackend : public CommBackend {
  public:
-  NcclBackend(GpuRuntime runtime, DynamicLibrary library, NcclCalls calls, std::string flavour, int rank, int nranks,
+  NcclBackend(GpuApi runtime, DynamicLibrary library, NcclCalls calls, std::string flavour, int rank, int nranks,
               int device)
       : runtime_(std::move(runtime)), library_(std::move(library)), calls_(calls), flavour_(std::move(flavour)),
         rank_(rank), nranks_(nranks), device_(device) {}
@@ -176,7 +176,7 @@ class NcclBackend : public CommBackend {
                      "rerun with NCCL_DEBUG=INFO; a peer rank may have failed first");
   }
 
-  GpuRuntime runtime_;
+  GpuApi runtime_;
   DynamicLibrary library_;
   NcclCalls calls_;
   std::string flavour_;
@@ -191,12 +191,12 @@ class NcclBackend : public CommBackend {
 }  // namespace
 
 Result<std::unique_ptr<CommBackend>> OpenNcclBackend(GpuVendor vendor, const CommWorkerContext& context) {
-  auto runtime = GpuRuntime::Open(vendor);
+  auto runtime = GpuApi::Open(vendor);
   if (!runtime.ok()) return runtime.error();
   auto count = runtime->DeviceCount();
   if (!count.ok()) return count.error();
   if (context.env.local_rank >= *count) {
-    return EnvironmentError(fmt::format("LOCAL_RANK {} but this process sees {} GPU(s)", context.env.local_rank, *count),
+    return UnavailableError(fmt::format("LOCAL_RANK {} but this process sees {} GPU(s)", context.env.local_rank, *count),
                             "run no more workers per node than visible GPUs (--nproc-per-node, *_VISIBLE_DEVICES)");
   }
   bool nvidia = vendor == GpuVendor::kNvidia;

@@ -14,7 +14,7 @@
 
 #include "benchmark/comm_backend.h"
 #include "benchmark/comm_worker.h"
-#include "benchmark/gpu_runtime.h"
+#include "benchmark/gpu_api.h"
 
 namespace primus::benchmark {
 

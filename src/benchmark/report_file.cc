@@ -94,7 +94,7 @@ Status WriteReportFile(const std::string& path, const ReportDocument& document, 
   std::string text = FormatReportDocument(document, format, continuing);
   if (continuing && format == ReportFileFormat::kMarkdown && !existing->ends_with("\n")) text = "\n" + text;
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return EnvironmentError("cannot append to " + path + ": " + std::strerror(errno));
+  if (fd < 0) return UnavailableError("cannot append to " + path + ": " + std::strerror(errno));
   size_t done = 0;
   while (done < text.size()) {
     ssize_t written = ::write(fd, text.data() + done, text.size() - done);
@@ -102,7 +102,7 @@ Status WriteReportFile(const std::string& path, const ReportDocument& document, 
     if (written <= 0) {
       int saved = errno;
       ::close(fd);
-      return EnvironmentError("cannot append to " + path + ": " + std::strerror(saved));
+      return UnavailableError("cannot append to " + path + ": " + std::strerror(saved));
     }
     done += static_cast<size_t>(written);
   }

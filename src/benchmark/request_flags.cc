@@ -13,9 +13,4 @@ Result<DeviceChoice> ParseDeviceChoice(const std::string& value) {
                     "choose auto, cpu or gpu");
 }
 
-Status CheckSvgPlotPath(const std::string& value, const std::string& example) {
-  if (ToLower(value).ends_with(".svg")) return Status::Ok();
-  return UsageError("--plot writes SVG: name the file *.svg, not '" + value + "'", "write " + example);
-}
-
 }  // namespace primus::benchmark

@@ -16,14 +16,5 @@ TEST(RequestFlagsTest, DeviceChoiceIgnoresCaseAndSuggestsTheNearest) {
   EXPECT_NE(typo.error().message.find("gpu"), std::string::npos);
 }
 
-TEST(RequestFlagsTest, PlotMustBeAnSvgFile) {
-  EXPECT_TRUE(CheckSvgPlotPath("out/TFLOPS.SVG", "--plot tflops.svg").ok());
-  Status png = CheckSvgPlotPath("busbw.png", "--plot busbw.svg");
-  ASSERT_FALSE(png.ok());
-  EXPECT_EQ(png.error().code, ExitCode::kUsage);
-  EXPECT_NE(png.error().message.find("not 'busbw.png'"), std::string::npos);
-  EXPECT_EQ(png.error().hint, "write --plot busbw.svg");
-}
-
 }  // namespace
 }  // namespace primus::benchmark

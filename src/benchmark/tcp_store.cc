@@ -56,7 +56,7 @@ void SendBlocking(int fd, const std::string& bytes) {
 
 Result<std::unique_ptr<StoreServer>> StoreServer::Start(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return EnvironmentError(std::string("socket: ") + std::strerror(errno));
+  if (fd < 0) return UnavailableError(std::string("socket: ") + std::strerror(errno));
   int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   sockaddr_in address{};
@@ -66,14 +66,14 @@ Result<std::unique_ptr<StoreServer>> StoreServer::Start(int port) {
   if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 || ::listen(fd, 1024) != 0) {
     int error = errno;
     ::close(fd);
-    return EnvironmentError(fmt::format("rank 0 cannot listen on port {} for the benchmark's rendezvous: {}", port,
+    return UnavailableError(fmt::format("rank 0 cannot listen on port {} for the benchmark's rendezvous: {}", port,
                                         std::strerror(error)),
                             "choose a free --master-port");
   }
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     ::close(fd);
-    return EnvironmentError(std::string("pipe: ") + std::strerror(errno));
+    return UnavailableError(std::string("pipe: ") + std::strerror(errno));
   }
   return std::unique_ptr<StoreServer>(new StoreServer(fd, pipe_fds[0], pipe_fds[1], port));
 }
@@ -192,7 +192,7 @@ Result<StoreClient> StoreClient::Connect(const std::string& host, int port, doub
     if (SecondsLeft(deadline) <= 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return EnvironmentError(fmt::format("cannot reach rank 0's rendezvous at {} within {} s: {}", address, timeout_s, last_error),
+  return UnavailableError(fmt::format("cannot reach rank 0's rendezvous at {} within {} s: {}", address, timeout_s, last_error),
                           "check MASTER_ADDR/MASTER_PORT (--master-addr, --master-port) and that rank 0 started");
 }
 

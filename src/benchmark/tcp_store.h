@@ -26,7 +26,7 @@ namespace primus::benchmark {
 class StoreServer {
  public:
   // Listens on every IPv4 address at `port`; a port in use is an
-  // EnvironmentError naming it. Serves from a thread until destroyed.
+  // UnavailableError naming it. Serves from a thread until destroyed.
   static Result<std::unique_ptr<StoreServer>> Start(int port);
   ~StoreServer();
   StoreServer(const StoreServer&) = delete;

@@ -87,7 +87,7 @@ TEST(TcpStoreTest, TimeoutsAndRefusalsAreNamed) {
   int port = FreePort();
   auto refused = StoreClient::Connect("127.0.0.1", port, 0.2);
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(refused.error().code, ExitCode::kUnavailable);
   EXPECT_NE(refused.error().message.find("127.0.0.1:" + std::to_string(port)), std::string::npos);
   EXPECT_NE(refused.error().message.find("refused"), std::string::npos) << refused.error().message;
 

@@ -130,7 +130,7 @@ Status ParseMode(const std::vector<std::string>& args, size_t i, CommandLine* co
     else if (option.spec->names.front() == "--script" && mode->name() == "direct") script = option.value;
     else invocation.options.push_back(option);
   }
-  command->launch.chain.push_back(std::move(invocation));
+  command->invocation.chain.push_back(std::move(invocation));
 
   if (command->globals.help) {
     command->kind = CommandLine::Kind::kHelp;
@@ -142,10 +142,10 @@ Status ParseMode(const std::vector<std::string>& args, size_t i, CommandLine* co
   if (!script.empty()) {
     // Primus's `direct --script FILE -- ARGS`: FILE replaces the task, and
     // every worker runs it with ARGS (one worker with --single).
-    command->launch.task = "run";
-    command->launch.task_args = {"python3", script};
-    command->launch.task_args.insert(command->launch.task_args.end(), args.begin() + static_cast<long>(next), args.end());
-    command->launch.notes.push_back("direct --script " + script + ": the task is `run python3 " + script +
+    command->invocation.task = "run";
+    command->invocation.task_args = {"python3", script};
+    command->invocation.task_args.insert(command->invocation.task_args.end(), args.begin() + static_cast<long>(next), args.end());
+    command->invocation.notes.push_back("direct --script " + script + ": the task is `run python3 " + script +
                                     "` with the arguments after '--'");
     command->kind = CommandLine::Kind::kLaunch;
     return Status::Ok();
@@ -178,8 +178,8 @@ Status ParseMode(const std::vector<std::string>& args, size_t i, CommandLine* co
     return ParseMode(args, next, command);
   }
   if (!TaskRegistry::Global().Find(word) && IsPrimusSubcommand(word) && parsed->stopped_at_separator) {
-    command->launch.task = "primus";
-    command->launch.task_args.assign(args.begin() + static_cast<long>(next), args.end());
+    command->invocation.task = "primus";
+    command->invocation.task_args.assign(args.begin() + static_cast<long>(next), args.end());
     command->kind = CommandLine::Kind::kLaunch;
     return Status::Ok();
   }
@@ -191,8 +191,8 @@ Status ParseMode(const std::vector<std::string>& args, size_t i, CommandLine* co
     }
     return UnknownTask(word, " after '" + mode->name() + " ... --'");
   }
-  command->launch.task = word;
-  command->launch.task_args.assign(args.begin() + static_cast<long>(next) + 1, args.end());
+  command->invocation.task = word;
+  command->invocation.task_args.assign(args.begin() + static_cast<long>(next) + 1, args.end());
   command->kind = CommandLine::Kind::kLaunch;
   return Status::Ok();
 }
@@ -203,7 +203,7 @@ Result<CommandLine> ParseTorchrun(std::vector<std::string> args, const Environme
                                   CommandLine command) {
   command.typed = {"torchrun"};
   command.typed.insert(command.typed.end(), args.begin(), args.end());
-  auto torchrun = ReadTorchrunCommand(TorchrunInputs{std::move(args), environment, agent::GenerateRunId()});
+  auto torchrun = ReadTorchrunCommand(TorchrunRequest{std::move(args), environment, agent::GenerateRunId()});
   if (!torchrun.ok()) return torchrun.error();
   if (torchrun->help) {
     command.kind = CommandLine::Kind::kHelp;
@@ -221,12 +221,12 @@ Result<CommandLine> ParseTorchrun(std::vector<std::string> args, const Environme
 
   runtime::ModeInvocation direct;
   direct.mode = "direct";
-  command.launch.chain = {direct};
-  command.launch.task = "run";
-  command.launch.task_args = torchrun->worker_argv;
-  command.launch.program = "torchrun";
+  command.invocation.chain = {direct};
+  command.invocation.task = "run";
+  command.invocation.task_args = torchrun->worker_argv;
+  command.invocation.program = "torchrun";
   for (const TorchrunNote& note : torchrun->notes) {
-    if (note.level == TorchrunNote::Level::kPlan) command.launch.notes.push_back("torchrun: " + note.text);
+    if (note.level == TorchrunNote::Level::kPlan) command.invocation.notes.push_back("torchrun: " + note.text);
   }
   command.translated_settings = std::move(torchrun->settings);
   command.program_defaults = std::move(torchrun->defaults);
@@ -286,11 +286,11 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args, const
   if (TaskRegistry::Global().Find(word) || IsPrimusSubcommand(word)) {
     runtime::ModeInvocation direct;
     direct.mode = "direct";
-    command.launch.chain.push_back(direct);
-    command.launch.implicit_direct = true;
+    command.invocation.chain.push_back(direct);
+    command.invocation.implicit_direct = true;
     bool primus_subcommand = !TaskRegistry::Global().Find(word);
-    command.launch.task = primus_subcommand ? "primus" : word;
-    command.launch.task_args.assign(args.begin() + static_cast<long>(primus_subcommand ? i : i + 1), args.end());
+    command.invocation.task = primus_subcommand ? "primus" : word;
+    command.invocation.task_args.assign(args.begin() + static_cast<long>(primus_subcommand ? i : i + 1), args.end());
     command.kind = CommandLine::Kind::kLaunch;
     return command;
   }

@@ -47,7 +47,7 @@ struct CommandLine {
   };
   Kind kind = Kind::kHelp;
   GlobalSettings globals;
-  runtime::Launch launch;
+  runtime::Invocation invocation;
   std::string help_topic;                 // a mode or task name; "" for the overview
   std::vector<std::string> builtin_args;  // arguments of a built-in command
 

@@ -31,91 +31,91 @@ std::string Option(const runtime::ModeInvocation& mode, const std::string& canon
 TEST(CommandLineTest, DirectTrain) {
   CommandLine c = Parse("direct -- train pretrain --config deepseek_v2.yaml");
   EXPECT_EQ(c.kind, CommandLine::Kind::kLaunch);
-  ASSERT_EQ(c.launch.chain.size(), 1u);
-  EXPECT_EQ(c.launch.chain[0].mode, "direct");
-  EXPECT_EQ(c.launch.task, "train");
-  EXPECT_EQ(c.launch.task_args, (std::vector<std::string>{"pretrain", "--config", "deepseek_v2.yaml"}));
+  ASSERT_EQ(c.invocation.chain.size(), 1u);
+  EXPECT_EQ(c.invocation.chain[0].mode, "direct");
+  EXPECT_EQ(c.invocation.task, "train");
+  EXPECT_EQ(c.invocation.task_args, (std::vector<std::string>{"pretrain", "--config", "deepseek_v2.yaml"}));
 }
 
 TEST(CommandLineTest, ContainerWithImageAndMount) {
   CommandLine c = Parse("container --image rocm/megatron-lm:v25.8_py310 --mount /data:/data -- train pretrain --config c.yaml");
-  ASSERT_EQ(c.launch.chain.size(), 1u);
-  EXPECT_EQ(Option(c.launch.chain[0], "--image"), "rocm/megatron-lm:v25.8_py310");
-  EXPECT_EQ(Option(c.launch.chain[0], "--mount"), "/data:/data");
-  EXPECT_EQ(c.launch.task, "train");
+  ASSERT_EQ(c.invocation.chain.size(), 1u);
+  EXPECT_EQ(Option(c.invocation.chain[0], "--image"), "rocm/megatron-lm:v25.8_py310");
+  EXPECT_EQ(Option(c.invocation.chain[0], "--mount"), "/data:/data");
+  EXPECT_EQ(c.invocation.task, "train");
 }
 
 TEST(CommandLineTest, ContainerWithoutImageUsesConfig) {
   CommandLine c = Parse("container -- benchmark gemm -M 4096");
-  EXPECT_EQ(c.launch.task, "benchmark");
-  EXPECT_EQ(c.launch.task_args, (std::vector<std::string>{"gemm", "-M", "4096"}));
+  EXPECT_EQ(c.invocation.task, "benchmark");
+  EXPECT_EQ(c.invocation.task_args, (std::vector<std::string>{"gemm", "-M", "4096"}));
 }
 
 TEST(CommandLineTest, SlurmSrunDefaultsAndPassThrough) {
   CommandLine c = Parse("slurm srun -N 8 -- benchmark gemm -M 4096");
-  EXPECT_EQ(c.launch.chain[0].action, "srun");
-  EXPECT_EQ(Option(c.launch.chain[0], "--nodes"), "8");
+  EXPECT_EQ(c.invocation.chain[0].action, "srun");
+  EXPECT_EQ(Option(c.invocation.chain[0], "--nodes"), "8");
   CommandLine implicit = Parse("slurm -N 8 -- train pretrain");
-  EXPECT_EQ(implicit.launch.chain[0].action, "srun");
+  EXPECT_EQ(implicit.invocation.chain[0].action, "srun");
 }
 
 TEST(CommandLineTest, SlurmSrunIntoContainer) {
   CommandLine c = Parse("slurm srun -N 2 -p gpu-test -- container --image IMG -- train pretrain --config c.yaml");
-  ASSERT_EQ(c.launch.chain.size(), 2u);
-  EXPECT_EQ(Option(c.launch.chain[0], "--partition"), "gpu-test");
-  EXPECT_EQ(c.launch.chain[1].mode, "container");
-  EXPECT_EQ(Option(c.launch.chain[1], "--image"), "IMG");
-  EXPECT_EQ(c.launch.task_args, (std::vector<std::string>{"pretrain", "--config", "c.yaml"}));
+  ASSERT_EQ(c.invocation.chain.size(), 2u);
+  EXPECT_EQ(Option(c.invocation.chain[0], "--partition"), "gpu-test");
+  EXPECT_EQ(c.invocation.chain[1].mode, "container");
+  EXPECT_EQ(Option(c.invocation.chain[1], "--image"), "IMG");
+  EXPECT_EQ(c.invocation.task_args, (std::vector<std::string>{"pretrain", "--config", "c.yaml"}));
 }
 
 TEST(CommandLineTest, SlurmSbatchProductionLine) {
   CommandLine c = Parse(
       "slurm sbatch -N 64 -p gpu-prod -t 72:00:00 --job-name=deepseek-v2-prod -o logs/train_%j.log -- container "
       "--image IMG -- train pretrain --config c.yaml");
-  const auto& slurm = c.launch.chain[0];
+  const auto& slurm = c.invocation.chain[0];
   EXPECT_EQ(slurm.action, "sbatch");
   EXPECT_EQ(Option(slurm, "--nodes"), "64");
   EXPECT_EQ(Option(slurm, "--time"), "72:00:00");
   EXPECT_EQ(slurm.passthrough, (std::vector<std::string>{"--job-name=deepseek-v2-prod", "-o", "logs/train_%j.log"}));
-  EXPECT_EQ(c.launch.chain[1].mode, "container");
+  EXPECT_EQ(c.invocation.chain[1].mode, "container");
 }
 
 TEST(CommandLineTest, DirectPatchAndDebug) {
   CommandLine c = Parse("direct --patch fixes/workaround_rccl.sh -- train pretrain --config config.yaml");
-  EXPECT_EQ(Option(c.launch.chain[0], "--patch"), "fixes/workaround_rccl.sh");
+  EXPECT_EQ(Option(c.invocation.chain[0], "--patch"), "fixes/workaround_rccl.sh");
   CommandLine debug = Parse("direct --debug -- train pretrain --config c.yaml");
   ASSERT_EQ(debug.globals.config_flags.size(), 1u);
   EXPECT_EQ(debug.globals.config_flags[0].spec->names.front(), "--debug");
 }
 
 TEST(CommandLineTest, OtherSeedTasks) {
-  EXPECT_EQ(Parse("direct -- benchmark gemm --dtype bf16 -M 8192").launch.task, "benchmark");
-  EXPECT_EQ(Parse("direct -- preflight check --gpu --network").launch.task, "preflight");
-  EXPECT_EQ(Parse("direct -- analyze topology --visualize").launch.task, "analyze");
+  EXPECT_EQ(Parse("direct -- benchmark gemm --dtype bf16 -M 8192").invocation.task, "benchmark");
+  EXPECT_EQ(Parse("direct -- preflight check --gpu --network").invocation.task, "preflight");
+  EXPECT_EQ(Parse("direct -- analyze topology --visualize").invocation.task, "analyze");
   CommandLine replay = Parse("direct -- train pretrain --replay output/exp_2025_11_10_134522/");
-  EXPECT_EQ(replay.launch.task_args.back(), "output/exp_2025_11_10_134522/");
+  EXPECT_EQ(replay.invocation.task_args.back(), "output/exp_2025_11_10_134522/");
   CommandLine env = Parse("container --env MASTER_ADDR=10.1.1.1 -- train pretrain --config c.yaml");
-  EXPECT_EQ(Option(env.launch.chain[0], "--env"), "MASTER_ADDR=10.1.1.1");
+  EXPECT_EQ(Option(env.invocation.chain[0], "--env"), "MASTER_ADDR=10.1.1.1");
 }
 
 TEST(CommandLineTest, TaskShorthandMeansDirect) {
   CommandLine c = Parse("train pretrain --config x.yaml");
-  EXPECT_TRUE(c.launch.implicit_direct);
-  EXPECT_EQ(c.launch.chain[0].mode, "direct");
-  EXPECT_EQ(c.launch.task, "train");
+  EXPECT_TRUE(c.invocation.implicit_direct);
+  EXPECT_EQ(c.invocation.chain[0].mode, "direct");
+  EXPECT_EQ(c.invocation.task, "train");
 }
 
 TEST(CommandLineTest, TorchrunSpellingsAndGlobalsBeforeMode) {
   CommandLine c = Parse("--dry-run --config launcher.yaml direct --nproc_per_node=4 --master_port 29500 -- run /bin/true");
   EXPECT_TRUE(c.globals.dry_run);
   EXPECT_EQ(c.globals.config_file, "launcher.yaml");
-  EXPECT_EQ(Option(c.launch.chain[0], "--nproc-per-node"), "4");
-  EXPECT_EQ(Option(c.launch.chain[0], "--master-port"), "29500");
+  EXPECT_EQ(Option(c.invocation.chain[0], "--nproc-per-node"), "4");
+  EXPECT_EQ(Option(c.invocation.chain[0], "--master-port"), "29500");
 }
 
 TEST(CommandLineTest, RunKeepsCommandArgumentsVerbatim) {
   CommandLine c = Parse("direct -- run python3 train.py --config x --help");
-  EXPECT_EQ(c.launch.task_args, (std::vector<std::string>{"python3", "train.py", "--config", "x", "--help"}));
+  EXPECT_EQ(c.invocation.task_args, (std::vector<std::string>{"python3", "train.py", "--config", "x", "--help"}));
 }
 
 TEST(CommandLineTest, HelpAtEveryLevel) {
@@ -168,34 +168,34 @@ TEST(CommandLineTest, UnknownGlobalFlag) {
 TEST(CommandLineTest, DockerShortHostnameFlagIsNotHelp) {
   CommandLine c = Parse("container --image IMG -h myhost -- run /bin/true");
   EXPECT_EQ(c.kind, CommandLine::Kind::kLaunch);
-  EXPECT_EQ(c.launch.chain[0].passthrough, (std::vector<std::string>{"-h", "myhost"}));
+  EXPECT_EQ(c.invocation.chain[0].passthrough, (std::vector<std::string>{"-h", "myhost"}));
 }
 
 TEST(CommandLineTest, DirectScriptIsTheRunTaskWithPython) {
   CommandLine c = Parse("direct --single --script examples/debug_run.py -- --arg1 val1");
   EXPECT_EQ(c.kind, CommandLine::Kind::kLaunch);
-  EXPECT_EQ(c.launch.task, "run");
-  EXPECT_EQ(c.launch.task_args, (std::vector<std::string>{"python3", "examples/debug_run.py", "--arg1", "val1"}));
-  ASSERT_EQ(c.launch.chain.size(), 1u);
-  EXPECT_EQ(c.launch.chain[0].written, (std::vector<std::string>{"--single"})) << "--script is not handed on";
-  EXPECT_EQ(Option(c.launch.chain[0], "--script"), "<absent>");
-  ASSERT_EQ(c.launch.notes.size(), 1u);
-  EXPECT_NE(c.launch.notes[0].find("run python3 examples/debug_run.py"), std::string::npos);
+  EXPECT_EQ(c.invocation.task, "run");
+  EXPECT_EQ(c.invocation.task_args, (std::vector<std::string>{"python3", "examples/debug_run.py", "--arg1", "val1"}));
+  ASSERT_EQ(c.invocation.chain.size(), 1u);
+  EXPECT_EQ(c.invocation.chain[0].written, (std::vector<std::string>{"--single"})) << "--script is not handed on";
+  EXPECT_EQ(Option(c.invocation.chain[0], "--script"), "<absent>");
+  ASSERT_EQ(c.invocation.notes.size(), 1u);
+  EXPECT_NE(c.invocation.notes[0].find("run python3 examples/debug_run.py"), std::string::npos);
 
   CommandLine with_task_words = Parse("direct --script=run_distributed.py -- train pretrain --config conf.yaml");
-  EXPECT_EQ(with_task_words.launch.task_args,
+  EXPECT_EQ(with_task_words.invocation.task_args,
             (std::vector<std::string>{"python3", "run_distributed.py", "train", "pretrain", "--config", "conf.yaml"}));
   CommandLine nested = Parse("container --image I -- direct --script s.py -- a");
-  ASSERT_EQ(nested.launch.chain.size(), 2u);
-  EXPECT_TRUE(nested.launch.chain[1].written.empty());
-  EXPECT_EQ(nested.launch.task_args, (std::vector<std::string>{"python3", "s.py", "a"}));
+  ASSERT_EQ(nested.invocation.chain.size(), 2u);
+  EXPECT_TRUE(nested.invocation.chain[1].written.empty());
+  EXPECT_EQ(nested.invocation.task_args, (std::vector<std::string>{"python3", "s.py", "a"}));
 }
 
 TEST(CommandLineTest, NumaSpellingsOfPrimus) {
   CommandLine on = Parse("direct --numa -- run true");
-  EXPECT_EQ(Option(on.launch.chain[0], "--numa-bind"), "true");
+  EXPECT_EQ(Option(on.invocation.chain[0], "--numa-bind"), "true");
   CommandLine off = Parse("direct --no-numa -- run true");
-  EXPECT_EQ(Option(off.launch.chain[0], "--no-numa"), "false");
+  EXPECT_EQ(Option(off.invocation.chain[0], "--no-numa"), "false");
 }
 
 TEST(CommandLineTest, HelpAfterTheSeparatorListsTasks) {
@@ -209,14 +209,14 @@ TEST(CommandLineTest, HelpAfterTheSeparatorListsTasks) {
 TEST(CommandLineTest, LogFileIsReadHereAndNeverHandedOn) {
   CommandLine direct = Parse("direct --log_file logs/run.txt -- run true");
   EXPECT_EQ(direct.globals.log_file, "logs/run.txt");
-  EXPECT_TRUE(direct.launch.chain[0].written.empty());
+  EXPECT_TRUE(direct.invocation.chain[0].written.empty());
   CommandLine container = Parse("container --image I --log_file=c.log --cpus 4 -- train pretrain");
   EXPECT_EQ(container.globals.log_file, "c.log");
-  EXPECT_EQ(container.launch.chain[0].passthrough, (std::vector<std::string>{"--cpus", "4"})) << "not an engine option";
-  EXPECT_EQ(container.launch.chain[0].written, (std::vector<std::string>{"--image", "I", "--cpus", "4"}));
+  EXPECT_EQ(container.invocation.chain[0].passthrough, (std::vector<std::string>{"--cpus", "4"})) << "not an engine option";
+  EXPECT_EQ(container.invocation.chain[0].written, (std::vector<std::string>{"--image", "I", "--cpus", "4"}));
   CommandLine slurm = Parse("slurm srun -N 2 -- direct --log-file x.log -- run true");
   EXPECT_EQ(slurm.globals.log_file, "x.log");
-  EXPECT_TRUE(slurm.launch.chain[1].written.empty()) << "the nodes do not write it again";
+  EXPECT_TRUE(slurm.invocation.chain[1].written.empty()) << "the nodes do not write it again";
 }
 
 TEST(CommandLineTest, TorchrunAsAWordOrAsTheProgramIsDirectRun) {
@@ -227,11 +227,11 @@ TEST(CommandLineTest, TorchrunAsAWordOrAsTheProgramIsDirectRun) {
   ASSERT_TRUE(link.ok()) << link.error().Format();
   for (const CommandLine* c : {&*word, &*link}) {
     EXPECT_EQ(c->kind, CommandLine::Kind::kLaunch);
-    ASSERT_EQ(c->launch.chain.size(), 1u);
-    EXPECT_EQ(c->launch.chain[0].mode, "direct");
-    EXPECT_EQ(c->launch.program, "torchrun");
-    EXPECT_EQ(c->launch.task, "run");
-    EXPECT_EQ(c->launch.task_args, (std::vector<std::string>{"python3", "-u", "train.py", "--lr", "1"}));
+    ASSERT_EQ(c->invocation.chain.size(), 1u);
+    EXPECT_EQ(c->invocation.chain[0].mode, "direct");
+    EXPECT_EQ(c->invocation.program, "torchrun");
+    EXPECT_EQ(c->invocation.task, "run");
+    EXPECT_EQ(c->invocation.task_args, (std::vector<std::string>{"python3", "-u", "train.py", "--lr", "1"}));
     EXPECT_TRUE(c->globals.dry_run);
     ASSERT_EQ(c->globals.config_flags.size(), 1u);
     EXPECT_EQ(c->globals.config_flags[0].spec->names.front(), "--debug");

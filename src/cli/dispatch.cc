@@ -85,12 +85,12 @@ Result<config::LauncherConfig> LoadLauncher(const CommandLine& command) {
   auto sources = config::LauncherSources::FromProcess(command.globals.config_file, command.globals.set_assignments,
                                                       std::move(*flags));
   sources.program_defaults = command.program_defaults;
-  sources.program = command.launch.program;
+  sources.program = command.invocation.program;
   // slurm and k8s submit from a login node, ssh launches from any host; the
   // scheduler's settings (and an inner `direct --platform slurm`) are for the
   // nodes they start.
-  if (!command.launch.chain.empty()) {
-    const std::string& outer = command.launch.chain.front().mode;
+  if (!command.invocation.chain.empty()) {
+    const std::string& outer = command.invocation.chain.front().mode;
     sources.detect_scheduler = outer != "slurm" && outer != "k8s" && outer != "ssh";
   }
   auto launcher = config::LoadLauncherConfig(sources);
@@ -145,9 +145,9 @@ int RunConfigCommand(const CommandLine& command) {
 }
 
 int RunLaunch(const CommandLine& command, const std::vector<std::string>& args) {
-  const runtime::Launch& launch = command.launch;
-  tasks::Task* task = tasks::TaskRegistry::Global().Find(launch.task);
-  if (task->IsHelpRequest(launch.task_args)) {
+  const runtime::Invocation& invocation = command.invocation;
+  tasks::Task* task = tasks::TaskRegistry::Global().Find(invocation.task);
+  if (task->IsHelpRequest(invocation.task_args)) {
     std::cout << *TopicHelp(task->name());
     return 0;
   }
@@ -163,9 +163,9 @@ int RunLaunch(const CommandLine& command, const std::vector<std::string>& args) 
     else if (note.level == TorchrunNote::Level::kDebug || !command.globals.dry_run) log::Debug("torchrun: {}", note.text);
   }
 
-  runtime::Runtime* outer = runtime::RuntimeRegistry::Global().Find(launch.chain.front().mode);
+  runtime::Runtime* outer = runtime::RuntimeRegistry::Global().Find(invocation.chain.front().mode);
   runtime::RuntimeContext context;
-  context.launch = &launch;
+  context.invocation = &invocation;
   if (!command.typed.empty()) {
     context.command_line = command.typed;
   } else {
@@ -185,14 +185,14 @@ int RunLaunch(const CommandLine& command, const std::vector<std::string>& args) 
     log::Info("--log-file: a copy of this run's output goes to {}", command.globals.log_file);
   }
   if (context.dry_run) {
-    std::cout << FormatPlan(launch, *launcher);
+    std::cout << FormatPlan(invocation, *launcher);
     if (!command.globals.log_file.empty()) {
       std::cout << "log file: " << command.globals.log_file
                 << " would receive a copy of everything printed (not created under --dry-run)\n";
     }
     std::cout << std::flush;
   }
-  log::Debug("launch: mode {} task {} {}", outer->name(), launch.task, ShellJoin(launch.task_args));
+  log::Debug("launch: mode {} task {} {}", outer->name(), invocation.task, ShellJoin(invocation.task_args));
   auto result = outer->Execute(context);
   if (!result.ok()) return Fail(result.error());
   return *result;

@@ -61,7 +61,7 @@ Result<std::vector<config::FlagSetting>> FlagSettings(const CommandLine& command
   for (const ParsedOption& option : command.globals.config_flags) {
     if (Status added = add(option); !added.ok()) return added.error();
   }
-  for (const runtime::ModeInvocation& mode : command.launch.chain) {
+  for (const runtime::ModeInvocation& mode : command.invocation.chain) {
     for (const ParsedOption& option : mode.options) {
       if (Status added = add(option); !added.ok()) return added.error();
     }

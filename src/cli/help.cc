@@ -72,7 +72,7 @@ std::string OverviewHelp() {
       "  primus-cli slurm sbatch -N 64 -p prod -- container --image IMG -- train pretrain --config exp.yaml\n"
       "\nexit codes:\n"
       "  0 success; 1 the task failed (agent-run tasks: the failing worker's own code);\n"
-      "  2 usage error; 3 configuration error; 4 missing environment (tool, library, device, port);\n"
+      "  2 usage error; 3 configuration error; 4 unavailable (a tool, library, device or port);\n"
       "  6 the work finished, but a worker stuck in its teardown was stopped; 128+N killed by signal N.\n"
       "\nmore: 'primus-cli <mode> --help', 'primus-cli direct -- <task> --help', docs/ in the repository.\n";
   return out;

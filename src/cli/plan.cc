@@ -48,13 +48,13 @@ std::string OriginOf(const config::Value& value) {
 
 }  // namespace
 
-std::string FormatPlan(const runtime::Launch& launch, const config::LauncherConfig& launcher) {
+std::string FormatPlan(const runtime::Invocation& invocation, const config::LauncherConfig& launcher) {
   std::string out = "dry run: the plan below is resolved; nothing is executed (no hooks, no patches)\n";
-  for (size_t depth = 0; depth < launch.chain.size(); ++depth) {
-    const runtime::ModeInvocation& mode = launch.chain[depth];
+  for (size_t depth = 0; depth < invocation.chain.size(); ++depth) {
+    const runtime::ModeInvocation& mode = invocation.chain[depth];
     out += fmt::format("mode {}: {}{}{}{}\n", depth + 1, mode.mode, mode.action.empty() ? "" : " " + mode.action,
-                       launch.implicit_direct ? " (implicit: 'primus-cli <task>' runs direct)" : "",
-                       launch.program.empty() ? "" : " (" + launch.program + "'s command line, read as direct -- run)");
+                       invocation.implicit_direct ? " (implicit: 'primus-cli <task>' runs direct)" : "",
+                       invocation.program.empty() ? "" : " (" + invocation.program + "'s command line, read as direct -- run)");
     if (const config::Value* section = launcher.effective().Find(mode.mode); section && section->IsMap()) {
       for (const auto& [key, value] : section->AsMap()) {
         if (IsEmpty(value)) continue;
@@ -69,9 +69,9 @@ std::string FormatPlan(const runtime::Launch& launch, const config::LauncherConf
       out += fmt::format("  {:<30} {}\n", "passed through", ShellJoin(mode.passthrough));
     }
   }
-  for (const std::string& note : launch.notes) out += "note: " + note + "\n";
-  out += "task: " + launch.task + "\n";
-  out += "task arguments: " + (launch.task_args.empty() ? std::string("(none)") : ShellJoin(launch.task_args)) + "\n";
+  for (const std::string& note : invocation.notes) out += "note: " + note + "\n";
+  out += "task: " + invocation.task + "\n";
+  out += "task arguments: " + (invocation.task_args.empty() ? std::string("(none)") : ShellJoin(invocation.task_args)) + "\n";
   return out;
 }
 

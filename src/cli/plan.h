@@ -14,6 +14,6 @@ class LauncherConfig;
 
 namespace primus::cli {
 
-std::string FormatPlan(const runtime::Launch& launch, const config::LauncherConfig& launcher);
+std::string FormatPlan(const runtime::Invocation& invocation, const config::LauncherConfig& launcher);
 
 }  // namespace primus::cli

@@ -234,7 +234,7 @@ constexpr const char* kRunPathCode =
 
 class Reader {
  public:
-  explicit Reader(const TorchrunInputs& inputs) : inputs_(inputs) {}
+  explicit Reader(const TorchrunRequest& inputs) : inputs_(inputs) {}
 
   Result<TorchrunCommand> Read() {
     if (Status status = ReadArguments(); !status) return status.error();
@@ -814,7 +814,7 @@ class Reader {
     return Status::Ok();
   }
 
-  const TorchrunInputs& inputs_;
+  const TorchrunRequest& inputs_;
   TorchrunCommand command_;
   std::map<Arg, Given> given_;
   std::string script_;
@@ -827,7 +827,7 @@ class Reader {
 
 }  // namespace
 
-Result<TorchrunCommand> ReadTorchrunCommand(const TorchrunInputs& inputs) {
+Result<TorchrunCommand> ReadTorchrunCommand(const TorchrunRequest& inputs) {
   Reader reader(inputs);
   Result<TorchrunCommand> command = reader.Read();
   if (!command.ok()) return command;

@@ -19,7 +19,7 @@
 
 namespace primus::cli {
 
-struct TorchrunInputs {
+struct TorchrunRequest {
   std::vector<std::string> args;    // everything after `torchrun`
   Environment environment;  // PET_* (torchrun's flags), PYTHON_EXEC
   std::string fresh_run_id;         // names the launch when --rdzv-id does not (with --log-dir)
@@ -47,7 +47,7 @@ struct TorchrunCommand {
 
 // A malformed or unsupported command line is a UsageError (exit 2) naming
 // the flag or PET_* variable as written, with a hint.
-Result<TorchrunCommand> ReadTorchrunCommand(const TorchrunInputs& inputs);
+Result<TorchrunCommand> ReadTorchrunCommand(const TorchrunRequest& inputs);
 
 // `torchrun --help`: torchrun's synopsis and what each flag does here.
 std::string TorchrunHelp();

@@ -14,8 +14,8 @@ namespace {
 
 using Level = TorchrunNote::Level;
 
-TorchrunInputs Inputs(const std::vector<std::string>& args, Environment env = {}) {
-  return TorchrunInputs{args, std::move(env), "20261125-101010-abcdef"};
+TorchrunRequest Inputs(const std::vector<std::string>& args, Environment env = {}) {
+  return TorchrunRequest{args, std::move(env), "20261125-101010-abcdef"};
 }
 
 TorchrunCommand Read(const std::vector<std::string>& args, Environment env = {}) {

@@ -51,7 +51,7 @@ std::string Assignment(std::string_view name, std::string_view value) {
 }
 
 Error PodError(std::string_view convention, const std::string& message) {
-  return Error{ExitCode::kEnvironment, std::string(convention) + " pod: " + message, kConventionHint};
+  return Error{ExitCode::kUnavailable, std::string(convention) + " pod: " + message, kConventionHint};
 }
 
 // A whole number in [minimum, maximum]; the error names the variable.
@@ -161,7 +161,7 @@ Result<SchedulerSettings> DetectPyTorchJob(const Environment& env) {
   found.scheduler = "pytorchjob";
   std::optional<std::string> nnodes_text = Present(env, "PET_NNODES");
   if (!nnodes_text) {
-    return Error{ExitCode::kEnvironment, "direct.platform is pytorchjob, but PET_NNODES is not set",
+    return Error{ExitCode::kUnavailable, "direct.platform is pytorchjob, but PET_NNODES is not set",
                  "a training-operator older than v1.7 sets only WORLD_SIZE (= pods), RANK and MASTER_ADDR/PORT: "
                  "use --platform platform there; outside a PyTorchJob use --platform auto"};
   }
@@ -287,14 +287,14 @@ Result<SchedulerSettings> DetectJobSet(const Environment& env) {
   found.scheduler = "jobset";
   std::optional<std::string> index_text = Present(env, "JOB_COMPLETION_INDEX");
   if (!index_text) {
-    return Error{ExitCode::kEnvironment, "direct.platform is jobset, but JOB_COMPLETION_INDEX is not set",
+    return Error{ExitCode::kUnavailable, "direct.platform is jobset, but JOB_COMPLETION_INDEX is not set",
                  "run in an Indexed Job or a JobSet (completionMode: Indexed), or use --platform auto"};
   }
   Result<int64_t> index = ReadNumber("jobset", "JOB_COMPLETION_INDEX", *index_text, 0, 1 << 20,
                                      "this pod's completion index");
   if (!index.ok()) return index.error();
   if (std::optional<std::string> job_index = Present(env, "JOB_INDEX"); job_index && *job_index != "0") {
-    return Error{ExitCode::kEnvironment,
+    return Error{ExitCode::kUnavailable,
                  "jobset pod: " + Assignment("JOB_INDEX", *job_index) +
                      ": this pod is in a later Job of its replicated job, where JOB_COMPLETION_INDEX starts at 0 "
                      "again, so it does not give a node rank",
@@ -384,7 +384,7 @@ Result<SchedulerSettings> DetectPlatform(const Environment& env, bool requested)
     if (!Present(env, name) && (requested || std::string_view(name) != "MASTER_PORT")) missing.push_back(name);
   }
   if (!missing.empty()) {
-    return Error{ExitCode::kEnvironment,
+    return Error{ExitCode::kUnavailable,
                  "direct.platform is platform, but " + Join(missing, ", ") + (missing.size() == 1 ? " is" : " are") +
                      " not set (the platform convention: WORLD_SIZE = number of nodes, RANK = node index, "
                      "MASTER_ADDR, MASTER_PORT)",

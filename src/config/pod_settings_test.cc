@@ -56,7 +56,7 @@ Error DetectError(const Environment& env, std::string_view platform = "auto") {
     ADD_FAILURE() << "detected " << found->scheduler << " without error";
     return Error{};
   }
-  EXPECT_EQ(found.error().code, ExitCode::kEnvironment) << found.error().message;
+  EXPECT_EQ(found.error().code, ExitCode::kUnavailable) << found.error().message;
   EXPECT_FALSE(found.error().hint.empty());
   return found.error();
 }
@@ -362,7 +362,7 @@ TEST(PodSettingsTest, FlagsAndPlatformChoiceWin) {
   sources.flags = {{"direct.platform", {"pytorchjob"}, "--platform"}};
   Result<LauncherConfig> wrong = LoadLauncherConfig(sources);
   ASSERT_FALSE(wrong.ok());
-  EXPECT_EQ(wrong.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(wrong.error().code, ExitCode::kUnavailable);
   EXPECT_NE(wrong.error().message.find("PET_NNODES is not set"), std::string::npos) << wrong.error().message;
 }
 

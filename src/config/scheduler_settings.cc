@@ -26,7 +26,7 @@ Result<SchedulerSettings> WithCarriedRestarts(Result<SchedulerSettings> found, c
   if (!carried || carried->empty()) return found;
   std::optional<int64_t> count = ParseInt(*carried);
   if (!count || *count < 0 || *count > 1000000) {
-    return Error{ExitCode::kEnvironment,
+    return Error{ExitCode::kUnavailable,
                  "PRIMUS_SCHEDULER_RESTARTS=" + *carried + " is not a restart count",
                  "it carries SLURM_RESTART_COUNT into a container; unset it or give a whole number"};
   }
@@ -46,7 +46,7 @@ Result<SchedulerSettings> DetectConvention(const Environment& env, std::string_v
     Result<SchedulerSettings> slurm = DetectSlurm(env);
     if (!slurm.ok() || !slurm->scheduler.empty() || platform == "slurm") {
       if (slurm.ok() && slurm->scheduler.empty()) {
-        return Error{ExitCode::kEnvironment, "direct.platform is slurm, but this is not a Slurm job step",
+        return Error{ExitCode::kUnavailable, "direct.platform is slurm, but this is not a Slurm job step",
                      "run it through srun (or `primus-cli slurm srun`), or use --platform auto"};
       }
       return slurm;

@@ -31,7 +31,7 @@ TEST(SchedulerSettingsTest, RestartsCarriedIntoAContainerCount) {
 
   Result<SchedulerSettings> bad = DetectScheduler(Environment({{"PRIMUS_SCHEDULER_RESTARTS", "two"}}), "none");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(bad.error().code, ExitCode::kUnavailable);
   EXPECT_NE(bad.error().message.find("PRIMUS_SCHEDULER_RESTARTS=two"), std::string::npos) << bad.error().message;
 }
 

@@ -24,7 +24,7 @@ std::optional<Found> FirstSet(const Environment& env, const std::vector<std::str
 }
 
 Error BadVariable(const Found& found, const std::string& expected) {
-  return Error{ExitCode::kEnvironment,
+  return Error{ExitCode::kUnavailable,
                found.name + "='" + found.value + "' in the environment is not " + expected,
                "this variable comes from Slurm; check the srun/sbatch command, or pass --platform none "
                "and give --nnodes/--node-rank/--master-addr yourself"};
@@ -81,7 +81,7 @@ Result<SchedulerSettings> DetectSlurm(const Environment& env) {
     if (!nodes || !node_id || Trim(nodes->value) != "1") return found;
   }
   if (!nodes) {
-    return Error{ExitCode::kEnvironment, "this Slurm job step sets neither SLURM_STEP_NUM_NODES nor SLURM_JOB_NUM_NODES",
+    return Error{ExitCode::kUnavailable, "this Slurm job step sets neither SLURM_STEP_NUM_NODES nor SLURM_JOB_NUM_NODES",
                  "pass --nnodes, --node-rank and --master-addr, or --platform none"};
   }
   Result<int64_t> nnodes = Count(*nodes);
@@ -96,7 +96,7 @@ Result<SchedulerSettings> DetectSlurm(const Environment& env) {
       Result<int64_t> ntasks = Count(*tasks);
       if (!ntasks.ok()) return ntasks.error();
       if (*ntasks > *nnodes) {
-        return Error{ExitCode::kEnvironment,
+        return Error{ExitCode::kUnavailable,
                      "this Slurm job step runs " + std::to_string(*ntasks) + " tasks on " + std::to_string(*nnodes) +
                          " node(s) (" + tasks->name + "=" + tasks->value + ", " + nodes->name + "=" + nodes->value +
                          "), but primus-cli direct is one node agent per node that starts the workers itself",
@@ -107,7 +107,7 @@ Result<SchedulerSettings> DetectSlurm(const Environment& env) {
   }
 
   if (!node_id) {
-    return Error{ExitCode::kEnvironment, "this Slurm job step does not set SLURM_NODEID",
+    return Error{ExitCode::kUnavailable, "this Slurm job step does not set SLURM_NODEID",
                  "pass --node-rank yourself, or --platform none"};
   }
   Result<int64_t> node_rank = Count(*node_id);
@@ -120,14 +120,14 @@ Result<SchedulerSettings> DetectSlurm(const Environment& env) {
   if (step) list_variables.insert(list_variables.begin(), "SLURM_STEP_NODELIST");
   std::optional<Found> node_list = FirstSet(env, list_variables);
   if (!node_list) {
-    return Error{ExitCode::kEnvironment, "this Slurm job step sets neither SLURM_STEP_NODELIST nor SLURM_JOB_NODELIST",
+    return Error{ExitCode::kUnavailable, "this Slurm job step sets neither SLURM_STEP_NODELIST nor SLURM_JOB_NODELIST",
                  "pass --master-addr (node 0's address) yourself"};
   }
   // Only the first host is needed: never expand the whole list (a short
   // expression can name 10^8 hosts).
   Result<std::string> first_host = FirstHost(node_list->value);
   if (!first_host.ok()) {
-    return Error{ExitCode::kEnvironment, node_list->name + ": " + first_host.error().message,
+    return Error{ExitCode::kUnavailable, node_list->name + ": " + first_host.error().message,
                  "pass --master-addr (node 0's address) yourself"};
   }
 
@@ -158,7 +158,7 @@ Status CheckDirectInSlurmAllocation(const Environment& env, const LauncherConfig
 
   std::optional<Found> node_list = FirstSet(env, {"SLURM_JOB_NODELIST", "SLURM_NODELIST"});
   std::string where = Lookup(env, "SLURM_NODEID") ? "the batch script" : "an salloc shell";
-  return Error{ExitCode::kEnvironment,
+  return Error{ExitCode::kUnavailable,
                "this is " + where + " of Slurm job " + job_id->value + " with " + std::to_string(*nnodes) +
                    " nodes (" + nodes->name + "=" + nodes->value +
                    (node_list ? ", " + node_list->name + "=" + node_list->value : std::string()) +

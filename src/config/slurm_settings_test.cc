@@ -48,7 +48,7 @@ Error DetectError(const Environment& variables) {
     ADD_FAILURE() << "detected without error";
     return Error{};
   }
-  EXPECT_EQ(found.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(found.error().code, ExitCode::kUnavailable);
   return found.error();
 }
 
@@ -241,7 +241,7 @@ Status CheckDirect(const Environment& variables, std::vector<FlagSetting> flags 
 TEST(SlurmSettingsTest, DirectInAMultiNodeBatchScriptIsRefused) {
   Status batch = CheckDirect(Recorded("batch_script_2_nodes"));
   ASSERT_FALSE(batch.ok());
-  EXPECT_EQ(batch.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(batch.error().code, ExitCode::kUnavailable);
   EXPECT_NE(batch.error().message.find("the batch script of Slurm job"), std::string::npos) << batch.error().message;
   EXPECT_NE(batch.error().message.find("SLURM_JOB_NODELIST=node[1-2]"), std::string::npos) << batch.error().message;
   EXPECT_NE(batch.error().hint.find("srun"), std::string::npos);

@@ -131,7 +131,7 @@ bool ParseProtocolLine(const std::string& line, RunOutcome* outcome) {
   return true;
 }
 
-Result<RunOutcome> RunScripts(const std::vector<Script>& scripts, const RunContext& context) {
+Result<RunOutcome> RunScripts(const std::vector<Script>& scripts, const HookContext& context) {
   RunOutcome outcome;
   for (const Script& script : scripts) {
     const char* what = script.kind == Script::Kind::kHook ? "hook" : "patch";

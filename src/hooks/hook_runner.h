@@ -56,7 +56,7 @@ struct ScriptOutcome {
   double seconds = 0;
 };
 
-struct RunContext {
+struct HookContext {
   std::map<std::string, std::string> env;  // given to each script on top of ours; env.K lines add to it
   int node_rank = 0;
   std::string cwd;
@@ -70,7 +70,7 @@ struct RunOutcome {
 
 // Runs the scripts in order. A failure is a TaskError naming the script, its
 // exit code (or timeout) and the tail of its output.
-Result<RunOutcome> RunScripts(const std::vector<Script>& scripts, const RunContext& context);
+Result<RunOutcome> RunScripts(const std::vector<Script>& scripts, const HookContext& context);
 
 // One line per script for --dry-run.
 std::string DescribeScripts(const std::vector<Script>& scripts);

@@ -37,7 +37,7 @@ TEST_F(HookRunnerTest, OrderIsDirectoriesThenGlobalTaskSubtaskThenLexical) {
   auto hooks = FindHooks({{root_ + "/builtin", root_ + "/project", root_ + "/missing"}, "train", "pretrain"});
   ASSERT_TRUE(hooks.ok()) << hooks.error().Format();
   ASSERT_EQ(hooks->size(), 5u);
-  RunContext context;
+  HookContext context;
   context.env["LOG"] = root_ + "/order.log";
   auto outcome = RunScripts(*hooks, context);
   ASSERT_TRUE(outcome.ok()) << outcome.error().Format();
@@ -62,7 +62,7 @@ TEST_F(HookRunnerTest, FailingHookAbortsWithNameCodeAndTail) {
   std::string path = Write("h/train/01_fail.sh", "#!/bin/sh\necho preparing\necho 'dataset missing' >&2\nexit 3\n");
   Write("h/train/02_never.sh", "#!/bin/sh\ntouch \"$MARK\"\n");
   auto hooks = FindHooks({{root_ + "/h"}, "train", ""});
-  RunContext context;
+  HookContext context;
   context.env["MARK"] = root_ + "/ran";
   auto outcome = RunScripts(*hooks, context);
   ASSERT_FALSE(outcome.ok());
@@ -105,7 +105,7 @@ TEST_F(HookRunnerTest, RunOnceAndTimeoutDirectives) {
   ASSERT_TRUE(hooks.ok());
   EXPECT_TRUE((*hooks)[0].run_once);
   EXPECT_DOUBLE_EQ((*hooks)[1].timeout_s, 0.3);
-  RunContext other_node;
+  HookContext other_node;
   other_node.node_rank = 1;
   other_node.env["MARK"] = root_ + "/downloaded";
   auto outcome = RunScripts(*hooks, other_node);

@@ -239,7 +239,7 @@ Result<HttpResponse> SendHttpRequest(const HttpEndpoint& endpoint, const HttpReq
                                      size_t max_body_bytes) {
   auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
   auto fail = [&](const std::string& what) {
-    return EnvironmentError("HTTP " + request.method + " to " + endpoint.Describe() + " failed: " + what,
+    return UnavailableError("HTTP " + request.method + " to " + endpoint.Describe() + " failed: " + what,
                             "check that the server runs and that this node can reach " + endpoint.Describe());
   };
 

@@ -119,7 +119,7 @@ TEST(HttpClientTest, RefusesMalformedResponses) {
     HttpTestServer server([&](const std::string&) { return CannedReply{test.pieces}; });
     auto response = SendHttpRequest(Loopback(server.port()), {"GET", "/", ""}, 5);
     ASSERT_FALSE(response.ok()) << test.expected;
-    EXPECT_EQ(response.error().code, ExitCode::kEnvironment);
+    EXPECT_EQ(response.error().code, ExitCode::kUnavailable);
     EXPECT_TRUE(response.error().message.starts_with("HTTP GET to " + server.endpoint() + " failed: "))
         << response.error().message;
     EXPECT_TRUE(Contains(response.error().message, test.expected)) << response.error().message;
@@ -166,7 +166,7 @@ TEST(HttpClientTest, NamesTheEndpointWhenNothingListens) {
   int port = testing::FreePort();
   auto response = SendHttpRequest(Loopback(port), {"PUT", "/", ""}, 2);
   ASSERT_FALSE(response.ok());
-  EXPECT_EQ(response.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(response.error().code, ExitCode::kUnavailable);
   EXPECT_EQ(response.error().message, "HTTP PUT to 127.0.0.1:" + std::to_string(port) + " failed: Connection refused");
 
   auto unknown = SendHttpRequest({"no-such-host.invalid", 2379}, {"GET", "/", ""}, 2);

@@ -51,7 +51,7 @@ Result<UniqueFd> ListenForNodes(int port, bool* port_in_use, std::string_view wh
   UniqueFd fd(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   bool ipv6 = fd.valid();
   if (!ipv6) fd.Reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!fd.valid()) return EnvironmentError(std::string("cannot create the control socket: ") + std::strerror(errno));
+  if (!fd.valid()) return UnavailableError(std::string("cannot create the control socket: ") + std::strerror(errno));
   int one = 1, zero = 0;
   ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   int bound;
@@ -73,14 +73,14 @@ Result<UniqueFd> ListenForNodes(int port, bool* port_in_use, std::string_view wh
     int error = errno;
     if (error == EADDRINUSE) {
       if (port_in_use != nullptr) *port_in_use = true;
-      return EnvironmentError("control port " + std::to_string(port) + " is already in use on this node",
+      return UnavailableError("control port " + std::to_string(port) + " is already in use on this node",
                               "another job (or an earlier one still ending) holds it: choose another with "
                               "--control-port (the same on every node), or a different --master-port");
     }
-    return EnvironmentError("cannot bind " + std::string(what) + " " + std::to_string(port) + ": " + std::strerror(error));
+    return UnavailableError("cannot bind " + std::string(what) + " " + std::to_string(port) + ": " + std::strerror(error));
   }
   if (::listen(fd.get(), 1024) != 0) {
-    return EnvironmentError("cannot listen on " + std::string(what) + " " + std::to_string(port) + ": " + std::strerror(errno));
+    return UnavailableError("cannot listen on " + std::string(what) + " " + std::to_string(port) + ": " + std::strerror(errno));
   }
   return fd;
 }
@@ -129,7 +129,7 @@ Result<UniqueFd> ConnectToNode(const std::string& host, int port, double timeout
   addrinfo* found = nullptr;
   int status = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
   if (status != 0) {
-    return EnvironmentError("cannot resolve " + host + ": " + gai_strerror(status));
+    return UnavailableError("cannot resolve " + host + ": " + gai_strerror(status));
   }
   std::string last_error = "no address";
   for (addrinfo* entry = found; entry != nullptr; entry = entry->ai_next) {
@@ -159,7 +159,7 @@ Result<UniqueFd> ConnectToNode(const std::string& host, int port, double timeout
     last_error = std::strerror(errno);
   }
   ::freeaddrinfo(found);
-  return EnvironmentError(last_error);
+  return UnavailableError(last_error);
 }
 
 MessageConnection::MessageConnection(UniqueFd fd, std::string peer, size_t max_message_bytes)

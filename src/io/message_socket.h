@@ -20,7 +20,7 @@ namespace primus::io {
 using Json = nlohmann::json;
 
 // A listening socket on `port` of every local address; a port in use is an
-// EnvironmentError naming it (and sets *port_in_use when given). `what` names
+// UnavailableError naming it (and sets *port_in_use when given). `what` names
 // the port in the errors (the metrics server listens here too).
 Result<UniqueFd> ListenForNodes(int port, bool* port_in_use = nullptr, std::string_view what = "control port");
 

@@ -96,13 +96,13 @@ TEST(MessageSocketTest, IPv6LoopbackWorksToo) {
   EXPECT_TRUE(WaitReadable(listener->get()));
 }
 
-TEST(MessageSocketTest, BusyPortIsAnEnvironmentErrorNamingIt) {
+TEST(MessageSocketTest, BusyPortIsUnavailableNamingIt) {
   int port = FreePort();
   auto first = ListenForNodes(port);
   ASSERT_TRUE(first.ok());
   auto second = ListenForNodes(port);
   ASSERT_FALSE(second.ok());
-  EXPECT_EQ(second.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(second.error().code, ExitCode::kUnavailable);
   EXPECT_NE(second.error().message.find("control port " + std::to_string(port) + " is already in use"),
             std::string::npos);
   EXPECT_NE(second.error().hint.find("--control-port"), std::string::npos);

@@ -45,14 +45,14 @@ Result<std::unique_ptr<SignalChannel>> SignalChannel::Open(std::initializer_list
   sigaddset(&blocked, SIGPIPE);
   if (pthread_sigmask(SIG_BLOCK, &blocked, &channel->original_mask_) != 0) {
     sigaction(SIGCHLD, &channel->original_sigchld_, nullptr);
-    return EnvironmentError("cannot block signals for the agent");
+    return UnavailableError("cannot block signals for the agent");
   }
   int fd = signalfd(-1, &channel->handled_, SFD_NONBLOCK | SFD_CLOEXEC);
   if (fd < 0) {
     int saved = errno;
     pthread_sigmask(SIG_SETMASK, &channel->original_mask_, nullptr);
     sigaction(SIGCHLD, &channel->original_sigchld_, nullptr);
-    return EnvironmentError(std::string("cannot create a signalfd: ") + std::strerror(saved));
+    return UnavailableError(std::string("cannot create a signalfd: ") + std::strerror(saved));
   }
   channel->fd_.Reset(fd);
   if (g_open_channels++ == 0) g_outermost_mask = channel->original_mask_;

@@ -161,12 +161,12 @@ Result<SpawnedProcess> SpawnProcess(const SpawnRequest& request) {
   alignas(64) static thread_local char child_stack[32 * 1024];
   pid_t pid = clone(ChildMain, child_stack + sizeof(child_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &context);
   if (pid < 0) {
-    return EnvironmentError("cannot start " + request.executable + ": clone: " + std::strerror(errno),
+    return UnavailableError("cannot start " + request.executable + ": clone: " + std::strerror(errno),
                             "the process or memory limit may be reached (ulimit -u)");
   }
   if (context.error != 0) {
     WaitForExit(pid);
-    return EnvironmentError("cannot start " + request.executable + ": " + context.failed_step + ": " +
+    return UnavailableError("cannot start " + request.executable + ": " + context.failed_step + ": " +
                             std::strerror(context.error));
   }
   SpawnedProcess child;

@@ -63,7 +63,7 @@ struct SpawnedProcess {
   UniqueFd pidfd;  // invalid before Linux 5.3
 };
 
-// An EnvironmentError (exit 4) naming the program and the step that failed
+// An UnavailableError (exit 4) naming the program and the step that failed
 // ("cannot start tool: execve: No such file or directory").
 Result<SpawnedProcess> SpawnProcess(const SpawnRequest& request);
 

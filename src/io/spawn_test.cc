@@ -122,7 +122,7 @@ TEST(SpawnTest, APidfdWhereTheKernelHasOne) {
 TEST(SpawnTest, AProgramThatCannotStartIsAnErrorNamingIt) {
   auto child = SpawnProcess({.executable = "/nonexistent/tool", .argv = {"tool"}, .environment = {}});
   ASSERT_FALSE(child.ok());
-  EXPECT_EQ(child.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(child.error().code, ExitCode::kUnavailable);
   EXPECT_NE(child.error().message.find("cannot start /nonexistent/tool: execve: No such file"), std::string::npos)
       << child.error().message;
   EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "nothing left to reap";
@@ -191,7 +191,7 @@ TEST(SpawnTest, UnusableCpusComeBackAsAnError) {
   request.cpus = {kMaxCpus - 1};  // no such CPU here
   auto pid = SpawnProcess(request);
   ASSERT_FALSE(pid.ok());
-  EXPECT_EQ(pid.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(pid.error().code, ExitCode::kUnavailable);
   EXPECT_NE(pid.error().message.find("sched_setaffinity: Invalid argument"), std::string::npos)
       << pid.error().message;
   EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1);

@@ -57,14 +57,14 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
   if (argv.empty()) return UsageError("no command to run");
   std::string executable = FindExecutable(argv[0]);
   if (executable.empty()) {
-    return EnvironmentError("command not found: " + argv[0],
+    return UnavailableError("command not found: " + argv[0],
                             argv[0].find('/') == std::string::npos ? "install it or add its directory to PATH"
                                                                    : "check the path and that the file is executable");
   }
 
   io::PipeEnds in, out, err;
   if (!io::MakePipe(&in) || !io::MakePipe(&out) || !io::MakePipe(&err)) {
-    return EnvironmentError(std::string("cannot create pipes: ") + std::strerror(errno));
+    return UnavailableError(std::string("cannot create pipes: ") + std::strerror(errno));
   }
   io::SpawnRequest request;
   request.executable = executable;

@@ -33,10 +33,10 @@ TEST(SubprocessTest, CapturesOutputAndExitCode) {
   EXPECT_FALSE(result->timed_out);
 }
 
-TEST(SubprocessTest, MissingExecutableIsAnEnvironmentError) {
+TEST(SubprocessTest, MissingExecutableIsUnavailable) {
   auto result = RunCommand({"no-such-command-primus-test"});
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(result.error().code, ExitCode::kUnavailable);
   EXPECT_NE(result.error().message.find("no-such-command-primus-test"), std::string::npos);
 }
 

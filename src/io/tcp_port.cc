@@ -41,7 +41,7 @@ int TryBind(int port, int* bound_port) {
 Result<int> PickFreePort() {
   int port = 0;
   if (int error = TryBind(0, &port); error != 0) {
-    return EnvironmentError(std::string("cannot find a free TCP port: ") + std::strerror(error));
+    return UnavailableError(std::string("cannot find a free TCP port: ") + std::strerror(error));
   }
   return port;
 }
@@ -50,12 +50,12 @@ Status CheckPortFree(int port) {
   int error = TryBind(port, nullptr);
   if (error == 0) return Status::Ok();
   if (error == EADDRINUSE) {
-    return EnvironmentError(
+    return UnavailableError(
         "master port " + std::to_string(port) + " is already in use on this node",
         "stop what listens there (ss -ltnp 'sport = :" + std::to_string(port) +
             "'), or pick another port; single-node runs can leave the port unset for a free one");
   }
-  return EnvironmentError("cannot bind master port " + std::to_string(port) + ": " +
+  return UnavailableError("cannot bind master port " + std::to_string(port) + ": " +
                           std::strerror(error));
 }
 

@@ -13,7 +13,7 @@ namespace primus::io {
 // workers' start-up, as with torchrun --standalone.
 Result<int> PickFreePort();
 
-// EnvironmentError naming `port` when a listener could not bind it on all
+// UnavailableError naming `port` when a listener could not bind it on all
 // interfaces the way torch's TCPStore does (SO_REUSEADDR, so a port in
 // TIME_WAIT after a restart counts as free).
 Status CheckPortFree(int port);

@@ -16,7 +16,7 @@ TEST(MasterPortTest, PickedPortIsFree) {
   EXPECT_TRUE(CheckPortFree(*port).ok());
 }
 
-TEST(MasterPortTest, PortWithAListenerIsAnEnvironmentErrorNamingIt) {
+TEST(MasterPortTest, PortWithAListenerIsUnavailableNamingIt) {
   int listener = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -29,7 +29,7 @@ TEST(MasterPortTest, PortWithAListenerIsAnEnvironmentErrorNamingIt) {
 
   Status status = CheckPortFree(port);
   ASSERT_FALSE(status.ok());
-  EXPECT_EQ(status.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(status.error().code, ExitCode::kUnavailable);
   EXPECT_NE(status.error().message.find(std::to_string(port)), std::string::npos);
   ::close(listener);
   EXPECT_TRUE(CheckPortFree(port).ok());

@@ -92,7 +92,7 @@ std::variant<Reply, CallError> Call(const EtcdKey& key, const std::string& metho
   io::HttpRequest request{method, key.path + (query.empty() ? "" : "?" + query), form};
   auto response = io::SendHttpRequest(key.endpoint, request, timeout_s);
   if (!response.ok()) {
-    return CallError{EnvironmentError("rendezvous \"" + key.run_id + "\": cannot reach the etcd server at " +
+    return CallError{UnavailableError("rendezvous \"" + key.run_id + "\": cannot reach the etcd server at " +
                                           key.endpoint.Describe() + ": " + response.error().message,
                                       Hint(key)),
                      true};
@@ -103,7 +103,7 @@ std::variant<Reply, CallError> Call(const EtcdKey& key, const std::string& metho
   reply.error_code = json_fields::SmallInteger(reply.body, "errorCode").value_or(0);
   if (reply.status == 404 && reply.error_code == 0) {
     // A v2 "key not found" carries errorCode 100; a bare 404 is the router's.
-    return CallError{EnvironmentError("rendezvous \"" + key.run_id + "\": the etcd server at " +
+    return CallError{UnavailableError("rendezvous \"" + key.run_id + "\": the etcd server at " +
                                           key.endpoint.Describe() + " does not serve the v2 keys API (" +
                                           method + " /v2/keys answered 404)",
                                       "start etcd with --enable-v2=true: etcd 3.4 and later serve the v2 API "
@@ -111,7 +111,7 @@ std::variant<Reply, CallError> Call(const EtcdKey& key, const std::string& metho
                      false};
   }
   if (reply.status >= 500) {
-    return CallError{EnvironmentError("rendezvous \"" + key.run_id + "\": the etcd server at " +
+    return CallError{UnavailableError("rendezvous \"" + key.run_id + "\": the etcd server at " +
                                           key.endpoint.Describe() + " answered " + std::to_string(reply.status) +
                                           ": " + EscapeControlCharacters(Trim(response->body).substr(0, 200)),
                                       Hint(key)),
@@ -122,7 +122,7 @@ std::variant<Reply, CallError> Call(const EtcdKey& key, const std::string& metho
 
 Error Unexpected(const EtcdKey& key, const std::string& what, const Reply& reply) {
   std::string detail = EscapeControlCharacters(json_fields::Text(reply.body, "message", "no etcd error message"));
-  return EnvironmentError("rendezvous \"" + key.run_id + "\": etcd at " + key.endpoint.Describe() + " refused to " +
+  return UnavailableError("rendezvous \"" + key.run_id + "\": etcd at " + key.endpoint.Describe() + " refused to " +
                               what + " " + key.path + " (HTTP " + std::to_string(reply.status) + ": " + detail + ")",
                           "check the server's authentication and that the key prefix is not in use otherwise");
 }
@@ -235,7 +235,7 @@ Result<RendezvousPoint> ElectCoordinator(const EtcdSettings& etcd, const std::st
     double left = SecondsLeft(deadline);
     if (left <= 0) {
       if (!last_error) {
-        return EnvironmentError(fmt::format("rendezvous \"{}\": no coordinator elected within {:g} s", run_id,
+        return UnavailableError(fmt::format("rendezvous \"{}\": no coordinator elected within {:g} s", run_id,
                                             timeout_s),
                                 Hint(*key));
       }
@@ -254,7 +254,7 @@ Result<RendezvousPoint> ElectCoordinator(const EtcdSettings& etcd, const std::st
         if (current->status != 200) return Unexpected(*key, "read", *current);
         RendezvousPoint point;
         if (!ParseValue(json_fields::Text(json_fields::Object(current->body, "node"), "value"), &point)) {
-          return EnvironmentError("rendezvous \"" + run_id + "\": the key " + key->path + " on etcd at " +
+          return UnavailableError("rendezvous \"" + run_id + "\": the key " + key->path + " on etcd at " +
                                       key->endpoint.Describe() + " does not hold a coordinator's host:port:nonce",
                                   "another program uses this key: choose another --rdzv-id, or delete the key");
         }
@@ -290,7 +290,7 @@ Result<Refreshed> RefreshCoordinator(const EtcdSettings& etcd, const std::string
   } else if (reply.error_code != kCompareFailed) {
     return Unexpected(*key, "refresh", reply);
   }
-  return EnvironmentError("rendezvous \"" + run_id + "\": the coordinator key " + key->path + " on etcd at " +
+  return UnavailableError("rendezvous \"" + run_id + "\": the coordinator key " + key->path + " on etcd at " +
                               key->endpoint.Describe() + " now names another agent",
                           "a late agent with this run id won the key while it had expired; it finds this "
                           "coordinator through the fence, withdraws and joins, and the key is re-claimed at the next "

@@ -85,8 +85,8 @@ Status ValidateRunId(const std::string& run_id);
 
 // Every agent of job `run_id` calls this with the address the others can
 // reach it at and its control port. Retries while etcd cannot be reached
-// (it may be starting) until `timeout_s`, then an EnvironmentError (exit 4)
-// naming the endpoint; an etcd without the v2 API is an EnvironmentError at
+// (it may be starting) until `timeout_s`, then an UnavailableError (exit 4)
+// naming the endpoint; an etcd without the v2 API is an UnavailableError at
 // once, saying to start etcd with --enable-v2=true.
 // `in_office`: whether the coordinator the fence names still runs the job;
 // the agent proves it with the control channel's handshake (job_link.h,

@@ -371,7 +371,7 @@ TEST_F(EtcdOutageTest, AFenceNamingAPortWhereSomethingElseListensIsReplaced) {
   EXPECT_TRUE(ReleaseCoordinator(Etcd(), "job-out", *next, 5).ok());
 }
 
-TEST(EtcdRendezvousDownTest, NoEtcdIsAnEnvironmentErrorWithinTheTimeout) {
+TEST(EtcdRendezvousDownTest, NoEtcdIsUnavailableWithinTheTimeout) {
   std::string endpoint = "127.0.0.1:" + std::to_string(FreePort());
   Stopwatch watch;
   auto point = ElectCoordinator({endpoint}, "job", "127.0.0.1", 29400, 1.5);

@@ -98,7 +98,7 @@ TEST(EtcdRendezvousTest, AKeyHoldingSomethingElseIsAnError) {
   });
   auto point = ElectCoordinator({server.endpoint()}, "j", "node1", 29400, 5);
   ASSERT_FALSE(point.ok());
-  EXPECT_EQ(point.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(point.error().code, ExitCode::kUnavailable);
   EXPECT_TRUE(Contains(point.error().message, "does not hold a coordinator's host:port:nonce")) << point.error().message;
 }
 
@@ -108,20 +108,20 @@ TEST(EtcdRendezvousTest, AServerWithoutTheV2ApiSaysHowToStartEtcd) {
   auto point = ElectCoordinator({server.endpoint()}, "j", "node1", 29400, 10);
   ASSERT_FALSE(point.ok());
   EXPECT_LT(watch.Seconds(), 2);  // no retries: waiting would not help
-  EXPECT_EQ(point.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(point.error().code, ExitCode::kUnavailable);
   EXPECT_TRUE(Contains(point.error().message, server.endpoint() + " does not serve the v2 keys API"))
       << point.error().message;
   EXPECT_TRUE(Contains(point.error().hint, "start etcd with --enable-v2=true")) << point.error().hint;
 }
 
-TEST(EtcdRendezvousTest, AnUnreachableServerIsAnEnvironmentErrorAtTheDeadline) {
+TEST(EtcdRendezvousTest, AnUnreachableServerIsUnavailableAtTheDeadline) {
   int port = agent::testing::FreePort();
   agent::testing::Stopwatch watch;
   auto point = ElectCoordinator({"127.0.0.1:" + std::to_string(port)}, "j", "node1", 29400, 0.5);
   ASSERT_FALSE(point.ok());
   EXPECT_GE(watch.Seconds(), 0.45);
   EXPECT_LT(watch.Seconds(), 3);
-  EXPECT_EQ(point.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(point.error().code, ExitCode::kUnavailable);
   EXPECT_TRUE(Contains(point.error().message, "cannot reach the etcd server at 127.0.0.1:" + std::to_string(port)))
       << point.error().message;
   EXPECT_TRUE(Contains(point.error().message, "(tried for 0.5 s)")) << point.error().message;

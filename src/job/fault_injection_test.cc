@@ -326,7 +326,7 @@ TEST_F(FaultInjectionTest, UnwritableLogDirectoryIsExit4NamingItWithNothingLeftR
   auto result = RunWorkers(spec);
   log_ = ::testing::internal::GetCapturedStderr();
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(result.error().code, ExitCode::kUnavailable);
   EXPECT_TRUE(Contains(result.error().message, "/proc/self/primus-logs")) << result.error().message;
 }
 

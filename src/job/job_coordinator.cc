@@ -106,7 +106,7 @@ Result<int> JobCoordinator::JoinFixed(SteadyTime deadline) {
   }
   if (refusal_) {
     RefuseEveryone("inconsistent job: " + *refusal_);
-    return EnvironmentError("refusing to start an inconsistent job: " + *refusal_,
+    return UnavailableError("refusing to start an inconsistent job: " + *refusal_,
                             "start every node with the same primus-cli, --nnodes and --nproc-per-node, and "
                             "its own --node-rank");
   }
@@ -115,7 +115,7 @@ Result<int> JobCoordinator::JoinFixed(SteadyTime deadline) {
     std::string text = std::string(missing.size() == 1 ? "node " : "nodes ") + RankNames(missing) +
                        " did not join within " + fmt::format("{:g}", settings_.join_timeout_s) + " s";
     RefuseEveryone(text);
-    return EnvironmentError(
+    return UnavailableError(
         text, fmt::format("start primus-cli on every node with --nnodes {} --master-addr {} and the same "
                           "{}; check that port {} of this host is reachable from them (firewall, address)",
                           settings_.self.nnodes, settings_.master_addr, kJobTokenVariable,
@@ -158,7 +158,7 @@ Result<int> JobCoordinator::JoinElastic(SteadyTime deadline) {
     std::string text = fmt::format("only {} of at least {} nodes joined within {:g} s", LiveNodes(), minimum(),
                                    settings_.join_timeout_s);
     RefuseEveryone(text);
-    return EnvironmentError(
+    return UnavailableError(
         text, fmt::format("start the other nodes with the same --nnodes and --rdzv-endpoint {}:{} (and the same "
                           "{}); check that port {} of this host is reachable from them, or raise join_timeout",
                           settings_.master_addr, settings_.control_port, kJobTokenVariable, settings_.control_port));

@@ -21,7 +21,7 @@ namespace primus::job {
 
 class JobCoordinator : public agent::JobLink {
  public:
-  // Binds the control port (an EnvironmentError when it is taken).
+  // Binds the control port (an UnavailableError when it is taken).
   // `port_in_use`, when given, is set when the port was taken (rather than
   // some other failure): with c10d another agent coordinates then.
   static Result<std::unique_ptr<JobCoordinator>> Open(const JobLinkSettings& settings, agent::LaunchHandles& handles,

@@ -211,7 +211,7 @@ TEST_F(JobCoordinatorTest, AWrongTokenIsRefusedAndTheJobDoesNotStart) {
   node.Hello("not-the-token");
   auto joined = coordinator_->Join();
   ASSERT_FALSE(joined.ok());
-  EXPECT_EQ(joined.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(joined.error().code, ExitCode::kUnavailable);
   EXPECT_NE(joined.error().message.find("node 1 did not join"), std::string::npos) << joined.error().message;
   node.Read(500);
   const Json* refused = node.Last("refuse");
@@ -469,7 +469,7 @@ TEST_F(ElasticCoordinatorTest, BelowTheMinimumWithinTheJoinTimeoutNothingStarts)
   Open();
   auto joined = coordinator_->Join();
   ASSERT_FALSE(joined.ok());
-  EXPECT_EQ(joined.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(joined.error().code, ExitCode::kUnavailable);
   EXPECT_NE(joined.error().message.find("only 1 of at least 2 nodes joined"), std::string::npos)
       << joined.error().message;
 }

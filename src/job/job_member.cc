@@ -76,7 +76,7 @@ Status JobMember::Connect(SteadyTime deadline, int* signal) {
     *signal = handles_.SleepUnlessSignalled(retry);
     if (*signal != 0) return Status::Ok();
   }
-  return EnvironmentError(
+  return UnavailableError(
       fmt::format("cannot reach {} within {:g} s: {}", Coordinator(), settings_.join_timeout_s, last_error),
       fmt::format("check that node 0 runs primus-cli for this job, that {} is node 0's address as this node sees "
                   "it, and that TCP port {} is open between the nodes (set it with --control-port)",
@@ -109,7 +109,7 @@ Result<int> JobMember::Join() {
     if (signal != 0) return signal;
   }
   if (impostor_) {
-    return EnvironmentError(
+    return UnavailableError(
         "what answers at " + Coordinator() + " is not this job's node 0: " + *impostor_,
         std::string("give every node the same ") + kJobTokenVariable +
             "; if they have it, another program (or another user's) holds that port: choose another "
@@ -117,7 +117,7 @@ Result<int> JobMember::Join() {
   }
   if (refused_) {
     bool token = refused_->find("token") != std::string::npos;
-    return EnvironmentError(Coordinator() + " refused this node: " + *refused_,
+    return UnavailableError(Coordinator() + " refused this node: " + *refused_,
                             token ? std::string("give every node the same ") + kJobTokenVariable +
                                         " (the launcher sets it for Slurm and Kubernetes jobs)"
                                   : "start every node with the same primus-cli, --nnodes and --nproc-per-node, "
@@ -128,13 +128,13 @@ Result<int> JobMember::Join() {
                                              *unproven_refusal_ + ")"
                                        : "";
   if (lost_) {
-    return EnvironmentError(
+    return UnavailableError(
         "the control channel to " + Coordinator() + " ended before the job started: " + *lost_ + said,
         said.empty() ? "node 0's log says why (another node may have been refused, or it timed out)"
                      : "run the same primus-cli, with the same " + std::string(kJobTokenVariable) + ", on every node");
   }
   if (!start_generation_) {
-    return EnvironmentError(fmt::format("{} did not start the job within {:g} s (joined: {}){}", Coordinator(),
+    return UnavailableError(fmt::format("{} did not start the job within {:g} s (joined: {}){}", Coordinator(),
                                         settings_.join_timeout_s, welcomed_ ? "yes" : "no", said),
                             "some other node has not joined; node 0's log names it");
   }

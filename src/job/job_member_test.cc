@@ -144,7 +144,7 @@ TEST_F(JobMemberTest, JoinsWithItsTokenAndIdentityAndStartsWhenTold) {
   EXPECT_FALSE(member.stop_reason().has_value());
 }
 
-TEST_F(JobMemberTest, ARefusalIsAnEnvironmentErrorWithAHint) {
+TEST_F(JobMemberTest, ARefusalIsUnavailableWithAHint) {
   FakeCoordinator node0(settings_.control_port, [](FakeCoordinator& c) {
     Json hello = c.Expect("hello");
     c.Challenge(hello, "secret-token");
@@ -153,7 +153,7 @@ TEST_F(JobMemberTest, ARefusalIsAnEnvironmentErrorWithAHint) {
   JobMember member(settings_, *handles_);
   auto joined = member.Join();
   ASSERT_FALSE(joined.ok());
-  EXPECT_EQ(joined.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(joined.error().code, ExitCode::kUnavailable);
   EXPECT_NE(joined.error().message.find("refused this node: wrong job token"), std::string::npos);
   EXPECT_NE(joined.error().hint.find("PRIMUS_JOB_TOKEN"), std::string::npos) << joined.error().hint;
 }
@@ -177,7 +177,7 @@ TEST_F(JobMemberTest, AProgramSquattingTheControlPortCannotProveItselfAndIsRefus
   JobMember member(settings_, *handles_);
   auto joined = member.Join();
   ASSERT_FALSE(joined.ok()) << "the member must not start for a coordinator that cannot prove itself";
-  EXPECT_EQ(joined.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(joined.error().code, ExitCode::kUnavailable);
   EXPECT_NE(joined.error().message.find("is not this job's node 0"), std::string::npos) << joined.error().message;
   EXPECT_NE(joined.error().message.find("could not prove"), std::string::npos) << joined.error().message;
   EXPECT_EQ(member.layout().master_addr, "127.0.0.1") << "nothing of the forged start was taken";

@@ -1,8 +1,9 @@
-// Supervision with real processes: exit codes and signals pass through,
-// teardown of peers (SIGTERM, SIGKILL after the grace), grandchildren and
-// daemons killed, error-file root cause, hang watchdog, agent signals,
-// console lines and filter.
-#include "agent/supervisor.h"
+// One node's agent end to end (agent/supervisor.h, through RunWorkers) with
+// real processes: exit codes and signals pass through, teardown of peers
+// (SIGTERM, SIGKILL after the grace), grandchildren and daemons killed,
+// error-file root cause, hang watchdog, agent signals, console lines and
+// filter.
+#include "job/run_workers.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +16,7 @@
 #include <thread>
 
 #include "agent/agent_test_util.h"
-#include "job/run_workers.h"
+#include "agent/supervisor.h"
 #include "io/signal_channel.h"
 #include "util/strings.h"
 

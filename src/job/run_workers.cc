@@ -233,7 +233,7 @@ class EtcdRendezvous {
                 point->port);
       (void)ReleaseCoordinator(etcd_, plan_.spec.run_id, *point, 5);
       if (SteadyClock::now() >= deadline) {
-        return EnvironmentError("etcd rendezvous: no live coordinator for " + plan_.spec.run_id + " within the join "
+        return UnavailableError("etcd rendezvous: no live coordinator for " + plan_.spec.run_id + " within the join "
                                 "timeout", "check the other nodes' logs");
       }
     }

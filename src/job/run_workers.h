@@ -2,7 +2,9 @@
 // torchrun environment contract, supervises them until they all end, restarts
 // them all (up to max_restarts, with capped exponential backoff) when one
 // fails or hangs, and leaves no process behind — not even when the agent
-// itself is SIGKILLed (see orphan_guard.h).
+// itself is SIGKILLed (see agent/orphan_guard.h). With nnodes > 1 it opens
+// the node's link to the job first (open_link.h) and the nodes start, fail,
+// restart and end together; one node's supervision is agent/supervisor.h's.
 //
 // Run it from the thread that owns the process's signals (the main thread of
 // a single-threaded CLI): it blocks SIGCHLD/SIGINT/SIGTERM/SIGHUP/SIGUSR1/

@@ -138,7 +138,7 @@ TEST_F(RunWorkersTest, MissingExecutableFailsWithCode4BeforeAnythingStarts) {
   spec.argv = {"definitely-not-a-worker-binary"};
   auto result = RunWorkers(spec);
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(result.error().code, ExitCode::kUnavailable);
   EXPECT_NE(result.error().message.find("definitely-not-a-worker-binary"), std::string::npos);
   EXPECT_FALSE(PathExists(dir_ + "/logs"));
 }
@@ -156,7 +156,7 @@ TEST_F(RunWorkersTest, PortInUseFailsWithCode4NamingThePort) {
   auto result = RunWorkers(spec);
   ::close(listener);
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(result.error().code, ExitCode::kUnavailable);
   EXPECT_NE(result.error().message.find(std::to_string(spec.master_port)), std::string::npos);
 }
 

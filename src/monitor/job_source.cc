@@ -87,7 +87,7 @@ std::string RunIdOf(const json& view) {
 Error NotFound(const std::string& what, const std::vector<std::string>& tried) {
   std::string message = what + "; looked for:";
   for (const std::string& place : tried) message += "\n    " + place;
-  return EnvironmentError(message, kNoViewHint);
+  return UnavailableError(message, kNoViewHint);
 }
 
 bool LooksLikeEndpoint(const std::string& target) {
@@ -148,7 +148,7 @@ Result<JobSource> ResolveTarget(const std::string& target, const SearchPlaces& p
     return source;
   }
   if (target.find('/') != std::string::npos) {
-    return EnvironmentError(target + ": no such file or directory",
+    return UnavailableError(target + ": no such file or directory",
                             "name an experiment directory, a log directory or a job.json file");
   }
   // A run id: the agent's default log directory, then experiments whose view names the run.
@@ -239,12 +239,12 @@ Result<std::string> ReadJobViewText(const JobSource& source, double timeout_s) {
   auto response = io::SendHttpRequest(source.endpoint, request, timeout_s, kMaxViewBytes);
   if (!response.ok()) {
     Error error = response.error();
-    error.code = ExitCode::kEnvironment;
+    error.code = ExitCode::kUnavailable;
     if (error.hint.empty()) error.hint = "is the job running with --metrics-port " + std::to_string(source.endpoint.port) + " on " + source.endpoint.host + "?";
     return error;
   }
   if (response->status != 200) {
-    return EnvironmentError(fmt::format("{} answered HTTP {}", source.Describe(), response->status),
+    return UnavailableError(fmt::format("{} answered HTTP {}", source.Describe(), response->status),
                             "is this the port given to --metrics-port? The agent serves /job.json there");
   }
   return response->body;
@@ -253,13 +253,13 @@ Result<std::string> ReadJobViewText(const JobSource& source, double timeout_s) {
 Result<json> ParseJobView(const std::string& text, const std::string& where) {
   std::optional<json> parsed = json_fields::ParseObject(text, kMaxViewBytes);
   if (!parsed) {
-    return EnvironmentError(where + " is not JSON", "a job view is written whole (replaced atomically); is this a job.json?");
+    return UnavailableError(where + " is not JSON", "a job view is written whole (replaced atomically); is this a job.json?");
   }
   json& view = *parsed;
   auto format = view.find("format");
   if (format == view.end() || !format->is_string() || *format != kFormat) {
     std::string found = format == view.end() ? "no \"format\"" : "format " + format->dump();
-    return EnvironmentError(where + " is not a job view (" + found + ", expected \"" + kFormat + "\")",
+    return UnavailableError(where + " is not a job view (" + found + ", expected \"" + kFormat + "\")",
                             "this primus-cli reads the view of docs/monitor.md; is the agent of another version?");
   }
   // A view that says the job runs, written by an agent of this host that is

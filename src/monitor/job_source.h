@@ -7,7 +7,7 @@
 // directory `slurm sbatch` made, ./output/<name>_<id>), or host:port. With no
 // TARGET the newest running job this host can find is taken.
 //
-// Every failure is an EnvironmentError (exit 4) naming each place looked at.
+// Every failure is an UnavailableError (exit 4) naming each place looked at.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -75,7 +75,7 @@ TEST_F(JobSourceTest, HostAndPortIsTheMetricsPort) {
 TEST_F(JobSourceTest, NothingFoundNamesEveryPlaceLookedAt) {
   auto missing = ResolveTarget("4242", places_);
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(missing.error().code, ExitCode::kUnavailable);
   EXPECT_NE(missing.error().message.find(JoinPath(places_.runs_dir, "4242/telemetry/job.json")), std::string::npos)
       << missing.error().message;
   EXPECT_NE(missing.error().message.find("output/*_4242/logs/telemetry/job.json (Slurm job 4242)"), std::string::npos)
@@ -104,7 +104,7 @@ TEST_F(JobSourceTest, WithoutATargetTheNewestRunningJobIsTaken) {
   SetTime(old_run, now - 3600);
   auto none = FindRunningJob(places_, now);
   ASSERT_FALSE(none.ok());
-  EXPECT_EQ(none.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(none.error().code, ExitCode::kUnavailable);
   EXPECT_NE(none.error().message.find("4 job views there: 1 ended, 3 no longer updated"), std::string::npos)
       << none.error().message;
   EXPECT_NE(none.error().message.find(JoinPath(places_.runs_dir, "*/telemetry/job.json") + " (3 found)"), std::string::npos)
@@ -127,7 +127,7 @@ TEST_F(JobSourceTest, ReadingAFileAndCheckingItIsAJobView) {
   source.file = JoinPath(dir_.path(), "missing.json");
   auto missing = ReadJobViewText(source, 1);
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(missing.error().code, ExitCode::kUnavailable);
 }
 
 // A view that says "running", left by an agent of this host that is gone.
@@ -153,12 +153,12 @@ TEST_F(JobSourceTest, AViewWhoseAgentIsGoneEndedWithoutARecord) {
   EXPECT_FALSE(FindRunningJob(places_, ::time(nullptr)).ok());
 }
 
-TEST_F(JobSourceTest, ReadingFromAPortNobodyListensOnIsAnEnvironmentError) {
+TEST_F(JobSourceTest, ReadingFromAPortNobodyListensOnIsUnavailable) {
   auto source = ResolveTarget("127.0.0.1:1", places_);
   ASSERT_TRUE(source.ok());
   auto text = ReadJobViewText(*source, 1);
   ASSERT_FALSE(text.ok());
-  EXPECT_EQ(text.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(text.error().code, ExitCode::kUnavailable);
   EXPECT_NE(text.error().message.find("127.0.0.1:1"), std::string::npos) << text.error().message;
 }
 

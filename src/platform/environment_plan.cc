@@ -157,7 +157,7 @@ Environment EnvironmentPlan::ApplyTo(const Environment& base) const {
   return environment;
 }
 
-Result<EnvironmentPlan> ResolveEnvironment(const HostInfo& host, const EnvironmentPlanInputs& request) {
+Result<EnvironmentPlan> ResolveEnvironment(const HostInfo& host, const EnvironmentPlanRequest& request) {
   EnvironmentPlan plan;
   Diagnostics diagnostics;
   Resolution resolution;

@@ -32,7 +32,7 @@ struct EnvAssignment {
   std::string origin;  // e.g. "exp.yaml:14"; empty: "experiment env" or "--env"
 };
 
-struct EnvironmentPlanInputs {
+struct EnvironmentPlanRequest {
   Environment current_environment;            // what primus-cli was started with
   std::vector<std::string> profiles;          // --profile values (each may hold a comma list)
   std::vector<std::string> user_profile_dirs; // lowest priority first; see DefaultUserProfileDirs
@@ -65,6 +65,6 @@ struct EnvironmentPlan {
 
 // Fails (ConfigError) for an unknown --profile name and for settings VCCL
 // cannot combine (SM-free P2P with fault tolerance or telemetry).
-Result<EnvironmentPlan> ResolveEnvironment(const HostInfo& host, const EnvironmentPlanInputs& request);
+Result<EnvironmentPlan> ResolveEnvironment(const HostInfo& host, const EnvironmentPlanRequest& request);
 
 }  // namespace primus::platform

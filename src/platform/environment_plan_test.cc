@@ -21,7 +21,7 @@ std::vector<std::string> Layers(const EnvironmentPlan& plan) {
   return layers;
 }
 
-EnvironmentPlan Resolve(const std::string& fixture, EnvironmentPlanInputs request = {}) {
+EnvironmentPlan Resolve(const std::string& fixture, EnvironmentPlanRequest request = {}) {
   auto plan = ResolveEnvironment(DetectHost(FixtureRoots(fixture)), request);
   EXPECT_TRUE(plan.ok()) << plan.error().Format();
   return plan.ok() ? *plan : EnvironmentPlan{};
@@ -35,7 +35,7 @@ std::string TempDir() {
 }
 
 TEST(EnvironmentPlanTest, Mi300xChainAndOrigins) {
-  EnvironmentPlanInputs request;
+  EnvironmentPlanRequest request;
   request.master_addr = "10.10.0.2";
   request.nnodes = 2;
   EnvironmentPlan plan = Resolve("mi300x-8", request);
@@ -80,7 +80,7 @@ TEST(EnvironmentPlanTest, ANewModelFallsBackToItsArchitecture) {
 }
 
 TEST(EnvironmentPlanTest, TheUsersEnvironmentIsKept) {
-  EnvironmentPlanInputs request;
+  EnvironmentPlanRequest request;
   request.current_environment = {{"HSA_NO_SCRATCH_RECLAIM", "0"}, {"NCCL_SOCKET_IFNAME", "bond0"}, {"PATH", "/usr/bin"}};
   request.master_addr = "10.10.0.2";
   request.nnodes = 2;
@@ -101,13 +101,13 @@ TEST(EnvironmentPlanTest, UserNamedHcasAreNotSwitchedOff) {
   // No RDMA device in sysfs would mean NCCL_IB_DISABLE=1 ...
   EXPECT_EQ(Resolve("cpu-only").variables["NCCL_IB_DISABLE"].value, "1");
   // ... unless the user named HCAs (a container may not show them in sysfs).
-  EnvironmentPlanInputs request;
+  EnvironmentPlanRequest request;
   request.current_environment = {{"NCCL_IB_HCA", "mlx5_0:1"}};
   EXPECT_EQ(Resolve("cpu-only", request).variables.count("NCCL_IB_DISABLE"), 0u);
 }
 
 TEST(EnvironmentPlanTest, AnAddressInSocketIfnameIsFlagged) {
-  EnvironmentPlanInputs request;
+  EnvironmentPlanRequest request;
   request.current_environment = {{"NCCL_SOCKET_IFNAME", "10.10.0.15"}};
   EnvironmentPlan plan = Resolve("mi300x-8", request);
   EXPECT_EQ(plan.variables["NCCL_SOCKET_IFNAME"].value, "10.10.0.15");  // kept: it is the user's
@@ -117,7 +117,7 @@ TEST(EnvironmentPlanTest, AnAddressInSocketIfnameIsFlagged) {
 }
 
 TEST(EnvironmentPlanTest, ProfilesMayOverrideTheEnvironmentWhenAsked) {
-  EnvironmentPlanInputs request;
+  EnvironmentPlanRequest request;
   request.current_environment = {{"HSA_NO_SCRATCH_RECLAIM", "0"}, {"NCCL_SOCKET_IFNAME", "bond0"}};
   request.profiles_override_environment = true;
   EnvironmentPlan plan = Resolve("mi300x-8", request);
@@ -126,7 +126,7 @@ TEST(EnvironmentPlanTest, ProfilesMayOverrideTheEnvironmentWhenAsked) {
 }
 
 TEST(EnvironmentPlanTest, ExperimentEnvAndCommandLineWinInThatOrder) {
-  EnvironmentPlanInputs request;
+  EnvironmentPlanRequest request;
   request.current_environment = {{"NCCL_DEBUG", "INFO"}, {"GPU_MAX_HW_QUEUES", "4"}};
   request.experiment_env = {{"NCCL_DEBUG", "WARN", "exp.yaml:12"}, {"GPU_MAX_HW_QUEUES", "1", ""}};
   request.command_line_env = {{"NCCL_DEBUG", "TRACE", ""}};
@@ -147,7 +147,7 @@ TEST(EnvironmentPlanTest, UserProfileDirectoriesLayerOnTheBuiltIns) {
   ASSERT_TRUE(WriteFileAtomic(site + "/arch/gfx942.env", "GPU_MAX_HW_QUEUES=4  # site tuning\nNCCL_IB_HCA=mlx5_0:1\n").ok());
   ASSERT_TRUE(WriteFileAtomic(personal + "/model/MI300X.env", "GPU_MAX_HW_QUEUES=8\nthis line is wrong\n").ok());
   ASSERT_TRUE(WriteFileAtomic(site + "/named/bigjob.env", "NCCL_MIN_NCHANNELS=112\n").ok());
-  EnvironmentPlanInputs request;
+  EnvironmentPlanRequest request;
   request.user_profile_dirs = {site, personal};
   request.profiles = {"bigjob"};
   EnvironmentPlan plan = Resolve("mi300x-8", request);
@@ -171,7 +171,7 @@ TEST(EnvironmentPlanTest, DefaultUserDirectoriesFollowXdgAndPrimusProfilePath) {
 }
 
 TEST(EnvironmentPlanTest, NamedProfiles) {
-  EnvironmentPlanInputs request;
+  EnvironmentPlanRequest request;
   request.profiles = {"deterministic"};
   EnvironmentPlan plan = Resolve("h100-8", request);
   EXPECT_EQ(plan.variables["NCCL_ALGO"].value, "Ring");
@@ -190,7 +190,7 @@ TEST(EnvironmentPlanTest, NamedProfiles) {
 }
 
 TEST(EnvironmentPlanTest, UnknownProfileSuggestsTheClosestName) {
-  EnvironmentPlanInputs request;
+  EnvironmentPlanRequest request;
   request.profiles = {"vccl-prd"};
   auto plan = ResolveEnvironment(DetectHost(FixtureRoots("h100-8")), request);
   ASSERT_FALSE(plan.ok());
@@ -203,7 +203,7 @@ TEST(EnvironmentPlanTest, UnknownProfileSuggestsTheClosestName) {
 
 TEST(EnvironmentPlanTest, SmFreeCannotBeCombinedWithFaultToleranceOrTelemetry) {
   HostInfo host = DetectHost(FixtureRoots("h100-8"));
-  EnvironmentPlanInputs request;
+  EnvironmentPlanRequest request;
   request.profiles = {"vccl-sm-free,vccl-prod"};
   auto both = ResolveEnvironment(host, request);
   ASSERT_FALSE(both.ok());
@@ -225,7 +225,7 @@ TEST(EnvironmentPlanTest, SmFreeCannotBeCombinedWithFaultToleranceOrTelemetry) {
 }
 
 TEST(EnvironmentPlanTest, FaultToleranceWithoutRdmaIsWarnedAbout) {
-  EnvironmentPlanInputs request;
+  EnvironmentPlanRequest request;
   request.profiles = {"vccl-prod"};
   EnvironmentPlan plan = Resolve("cpu-only", request);
   ASSERT_FALSE(plan.warnings.empty());

@@ -1,5 +1,5 @@
-// A stand-in libnvidia-ml.so.1 for vendor_runtime_test: the handful of NVML
-// entry points vendor_runtime.cc calls, answering for the h100-8 fixture's
+// A stand-in libnvidia-ml.so.1 for gpu_live_status_test: the handful of NVML
+// entry points gpu_live_status.cc calls, answering for the h100-8 fixture's
 // GPUs with fixed numbers (GPU i: i+1 GiB used, 10*i % busy, 300+10*i W,
 // 40+i degrees C, 1980-10*i MHz SM clock; the last three for telemetry). Built as a shared library and dlopen'ed by path.
 #include <cstring>

@@ -10,7 +10,7 @@ namespace {
 
 TEST(InfoReportTest, JsonHasTheDocumentedKeys) {
   HostInfo host = DetectHost(FixtureRoots("mi300x-8"));
-  EnvironmentPlanInputs request;
+  EnvironmentPlanRequest request;
   request.master_addr = "10.10.0.2";
   request.nnodes = 2;
   EnvironmentPlan plan = *ResolveEnvironment(host, request);
@@ -48,7 +48,7 @@ TEST(InfoReportTest, AGpuLessHostStillHasEveryKey) {
 
 TEST(InfoReportTest, TextNamesWhatMatters) {
   HostInfo host = DetectHost(FixtureRoots("h200-8"));
-  EnvironmentPlanInputs request;
+  EnvironmentPlanRequest request;
   request.master_addr = "10.30.0.1";
   request.nnodes = 2;
   std::string text = InfoText(host, *ResolveEnvironment(host, request));

@@ -78,7 +78,7 @@ Result<uint32_t> ResolveIpv4(const std::string& host) {
   addrinfo* results = nullptr;
   int status = ::getaddrinfo(host.c_str(), nullptr, &hints, &results);
   if (status != 0 || !results) {
-    return EnvironmentError("cannot resolve '" + host + "' to an IPv4 address: " + ::gai_strerror(status),
+    return UnavailableError("cannot resolve '" + host + "' to an IPv4 address: " + ::gai_strerror(status),
                             "check MASTER_ADDR, /etc/hosts and DNS on this node");
   }
   uint32_t address = reinterpret_cast<sockaddr_in*>(results->ai_addr)->sin_addr.s_addr;

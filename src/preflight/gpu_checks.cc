@@ -46,7 +46,7 @@ std::string GpuModel(const platform::GpuInfo& gpu) {
 }
 
 std::vector<CheckResult> CheckGpus(const platform::HostInfo& host, const platform::Roots& roots,
-                                   const std::vector<platform::GpuRuntimeStatus>& runtime,
+                                   const std::vector<platform::GpuLiveStatus>& runtime,
                                    const GpuExpectations& expect) {
   std::vector<CheckResult> results;
   int count = static_cast<int>(host.gpus.size());

@@ -12,7 +12,7 @@
 
 #include "platform/host_info.h"
 #include "platform/roots.h"
-#include "platform/vendor_runtime.h"
+#include "platform/gpu_live_status.h"
 #include "preflight/check_result.h"
 
 namespace primus::preflight {
@@ -23,7 +23,7 @@ struct GpuExpectations {
 };
 
 std::vector<CheckResult> CheckGpus(const platform::HostInfo& host, const platform::Roots& roots,
-                                   const std::vector<platform::GpuRuntimeStatus>& runtime,
+                                   const std::vector<platform::GpuLiveStatus>& runtime,
                                    const GpuExpectations& expect);
 
 // The model name preflight compares across nodes ("MI300X", or the product).

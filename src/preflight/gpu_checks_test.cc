@@ -11,7 +11,7 @@ namespace {
 std::vector<CheckResult> On(const std::string& fixture, GpuExpectations expect = {}) {
   platform::Roots roots = platform::FixtureRoots(fixture);
   platform::HostInfo host = platform::DetectHost(roots);
-  return CheckGpus(host, roots, platform::QueryRuntimeStatus(host, roots, {"libnvml-absent.so", "libamdsmi-absent.so"}),
+  return CheckGpus(host, roots, platform::QueryLiveStatus(host, roots, {"libnvml-absent.so", "libamdsmi-absent.so"}),
                    expect);
 }
 

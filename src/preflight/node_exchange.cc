@@ -176,7 +176,7 @@ Result<Gathered> GatherReports(int port, int nnodes, const NodeReport& own, cons
     }
   }
   if (!listener.valid()) {
-    return EnvironmentError(fmt::format("node 0 cannot serve preflight on ports {}..{}: {}", port, port + kPortFallbacks,
+    return UnavailableError(fmt::format("node 0 cannot serve preflight on ports {}..{}: {}", port, port + kPortFallbacks,
                                         first_error),
                             "free MASTER_PORT on node 0 or choose another with --master-port");
   }
@@ -335,12 +335,12 @@ Result<std::string> SendReport(const std::string& master_addr, int port, const N
       }
     }
     if (!refused.empty()) {
-      return EnvironmentError(refused, "give every node the same PRIMUS_JOB_TOKEN (the launcher sets it for Slurm, "
+      return UnavailableError(refused, "give every node the same PRIMUS_JOB_TOKEN (the launcher sets it for Slurm, "
                                        "ssh and Kubernetes jobs)");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  return EnvironmentError(fmt::format("cannot reach node 0's preflight at {}:{} within {:g} s: {}", master_addr, port,
+  return UnavailableError(fmt::format("cannot reach node 0's preflight at {}:{} within {:g} s: {}", master_addr, port,
                                       timeout_s, impostor.empty() ? last_error : impostor),
                           "check that node 0 runs preflight for this job, that MASTER_ADDR is node 0's address as this "
                           "node sees it, and that the port is open between the nodes");

@@ -154,7 +154,7 @@ TEST(NodeExchangeTest, UnreachableNodeZeroIsAnErrorNamingTheAddress) {
   int port = *io::PickFreePort();
   auto verdict = SendReport("127.0.0.1", port, Report(1, "b", "x"), kToken, 0.3);
   ASSERT_FALSE(verdict.ok());
-  EXPECT_EQ(verdict.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(verdict.error().code, ExitCode::kUnavailable);
   EXPECT_NE(verdict.error().message.find("127.0.0.1:" + std::to_string(port)), std::string::npos);
 }
 

@@ -6,7 +6,7 @@
 
 #include "io/signal_channel.h"
 #include "platform/host_detect.h"
-#include "platform/vendor_runtime.h"
+#include "platform/gpu_live_status.h"
 #include "preflight/cross_node_checks.h"
 #include "preflight/host_checks.h"
 #include "preflight/network_checks.h"
@@ -81,8 +81,8 @@ Result<int> RunPreflight(const PreflightOptions& options, const JobPlacement& pl
   own.host = host.hostname.empty() ? log::HostName() : host.hostname;
   if (options.host) Append(&own.results, CheckHost(FactsFor(host, roots, options.workspace)));
   if (options.gpu) {
-    std::vector<platform::GpuRuntimeStatus> runtime =
-        host.gpus.empty() ? std::vector<platform::GpuRuntimeStatus>{} : platform::QueryRuntimeStatus(host, roots);
+    std::vector<platform::GpuLiveStatus> runtime =
+        host.gpus.empty() ? std::vector<platform::GpuLiveStatus>{} : platform::QueryLiveStatus(host, roots);
     Append(&own.results, CheckGpus(host, roots, runtime, options.expect));
   }
   if (options.network) Append(&own.results, CheckNetwork(host, NetworkFrom(env, placement)));

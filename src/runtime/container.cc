@@ -18,7 +18,7 @@
 #include "config/value.h"
 #include "hooks/hook_runner.h"
 #include "platform/host_detect.h"
-#include "platform/launcher_plan_inputs.h"
+#include "platform/launcher_plan_request.h"
 #include "platform/roots.h"
 #include "runtime/container_command.h"
 #include "runtime/container_config_files.h"
@@ -90,7 +90,7 @@ class ContainerLaunch {
   explicit ContainerLaunch(const RuntimeContext& context)
       : context_(context),
         launcher_(*context.launcher),
-        mode_(context.launch->chain[context.depth]),
+        mode_(context.invocation->chain[context.depth]),
         dry_run_(context.dry_run),
         host_env_(ProcessEnvironment()),
         cwd_(CurrentDir()) {}
@@ -165,7 +165,7 @@ class ContainerLaunch {
     if (launcher_.scheduler().restart_count > 0) {
       launcher_env_["PRIMUS_SCHEDULER_RESTARTS"] = std::to_string(launcher_.scheduler().restart_count);
     }
-    MountInputs inputs;
+    MountRequest inputs;
     inputs.binary = HostBinary();
     inputs.hooks_dir = hooks::BuiltinHooksDirectory();
     inputs.cwd = cwd_;
@@ -190,14 +190,14 @@ class ContainerLaunch {
       // The agent's default log directory, so that the paths it prints exist here.
       inputs.writable.push_back(DefaultRunsDir());
     }
-    TaskPaths task_paths = FindTaskPaths(context_.launch->task, context_.launch->task_args, host_env_);
+    TaskPaths task_paths = FindTaskPaths(context_.invocation->task, context_.invocation->task_args, host_env_);
     inputs.read_only.insert(inputs.read_only.end(), task_paths.read.begin(), task_paths.read.end());
     inputs.writable.insert(inputs.writable.end(), task_paths.written.begin(), task_paths.written.end());
     for (const std::string& text : launcher_.GetStringList("container.mounts")) {
       auto mount = ParseMount(text, cwd_, Where(launcher_, "container.mounts"));
       if (!mount.ok()) return mount.error();
       if (mount->raw.empty() && mount->host.starts_with("/") && !PathExists(mount->host)) {
-        Error missing = EnvironmentError(Where(launcher_, "container.mounts") + ": " + mount->host + " (in '" + text +
+        Error missing = UnavailableError(Where(launcher_, "container.mounts") + ": " + mount->host + " (in '" + text +
                                              "') does not exist on this host",
                                          "create it first, or correct the path");
         if (Status stop = StopUnlessDryRun(missing, dry_run_); !stop.ok()) return stop;
@@ -224,8 +224,8 @@ class ContainerLaunch {
     UlimitPlan ulimits = PlanUlimits(engine_.kind, ReadHostLimits(), UserUlimits(engine_options_));
     warnings_.insert(warnings_.end(), ulimits.warnings.begin(), ulimits.warnings.end());
 
-    InnerInputs inner;
-    inner.launch = context_.launch;
+    InnerCommandRequest inner;
+    inner.invocation = context_.invocation;
     inner.depth = context_.depth;
     inner.launcher = &launcher_;
     inner.direct_options = &RuntimeRegistry::Global().Find("direct")->options();

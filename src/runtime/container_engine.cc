@@ -76,7 +76,7 @@ bool TcpAnswers(const std::string& host_port, int timeout_ms) {
 }
 
 Error NoEngine(const std::string& podman_state, const std::string& docker_state) {
-  return Error{ExitCode::kEnvironment,
+  return Error{ExitCode::kUnavailable,
                "no container engine: podman " + podman_state + ", and docker " + docker_state,
                "install podman (scripts/setup.sh does: podman, crun) or start a docker daemon (DOCKER_HOST); "
                "or run the task without a container: primus-cli direct -- <task>"};
@@ -117,7 +117,7 @@ Result<Engine> FindEngine(std::string_view requested, const std::map<std::string
                                  : "is installed (" + docker + ") but no daemon answers at " + endpoint;
   if (choice == "podman") {
     if (podman.empty()) {
-      return Error{ExitCode::kEnvironment, where + " is podman, but podman " + podman_state,
+      return Error{ExitCode::kUnavailable, where + " is podman, but podman " + podman_state,
                    "install it (apt-get install podman crun), use --engine docker (docker " + docker_state +
                        "), or run the task without a container: primus-cli direct -- <task>"};
     }
@@ -125,7 +125,7 @@ Result<Engine> FindEngine(std::string_view requested, const std::map<std::string
   }
   if (choice == "docker") {
     if (!docker_answers) {
-      return Error{ExitCode::kEnvironment, where + " is docker, but docker " + docker_state,
+      return Error{ExitCode::kUnavailable, where + " is docker, but docker " + docker_state,
                    "start the docker daemon or point DOCKER_HOST at one, use --engine podman (podman " + podman_state +
                        "), or run the task without a container: primus-cli direct -- <task>"};
     }

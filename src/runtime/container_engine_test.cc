@@ -45,7 +45,7 @@ TEST_F(EngineDirs, NeitherEngineNamesBothAndDirect) {
   AddClient("docker");  // a client without a daemon is no engine
   auto engine = FindEngine("auto", Env());
   ASSERT_FALSE(engine.ok());
-  EXPECT_EQ(engine.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(engine.error().code, ExitCode::kUnavailable);
   EXPECT_NE(engine.error().message.find("podman is not installed"), std::string::npos) << engine.error().message;
   EXPECT_NE(engine.error().message.find("no daemon answers at unix:///nonexistent/docker.sock"), std::string::npos);
   EXPECT_NE(engine.error().hint.find("primus-cli direct"), std::string::npos);

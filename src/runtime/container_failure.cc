@@ -35,7 +35,7 @@ std::optional<Error> ExplainEngineFailure(const FailedRun& run) {
   if (run.exit_code != kEngineFailed) return std::nullopt;
   std::string said = LastErrorLine(run.output);
   if (NameWasTaken(run)) {
-    return Error{ExitCode::kEnvironment, "container name " + run.name + " is already in use (" + run.engine + ": " + said + ")",
+    return Error{ExitCode::kUnavailable, "container name " + run.name + " is already in use (" + run.engine + ": " + said + ")",
                  "choose another --name, or leave --name out for a unique one; primus-cli never removes a container "
                  "it did not start"};
   }
@@ -52,9 +52,9 @@ std::optional<Error> ExplainEngineFailure(const FailedRun& run) {
                            : "--pull is " + run.pull + " and " + run.engine +
                                  " could not pull it: check the image name and the registry (login, network); "
                                  "images loaded with " + run.engine + " load/import run with --pull never";
-    return Error{ExitCode::kEnvironment, "image " + run.image + " is not available to " + run.engine + ": " + said, hint};
+    return Error{ExitCode::kUnavailable, "image " + run.image + " is not available to " + run.engine + ": " + said, hint};
   }
-  return Error{ExitCode::kEnvironment, run.engine + " could not run the container: " + said,
+  return Error{ExitCode::kUnavailable, run.engine + " could not run the container: " + said,
                "the engine's message is above; --dry-run prints the exact " + run.engine + " command to try by hand"};
 }
 

@@ -16,7 +16,7 @@ TEST(ContainerFailureTest, MissingImageNamesTheImageAndThePullSetting) {
                                                   "See 'docker run --help'.\n")}) {
     auto error = ExplainEngineFailure(run);
     ASSERT_TRUE(error.has_value()) << run.engine;
-    EXPECT_EQ(error->code, ExitCode::kEnvironment);
+    EXPECT_EQ(error->code, ExitCode::kUnavailable);
     EXPECT_NE(error->message.find("image local/nope is not available to " + run.engine), std::string::npos)
         << error->message;
     EXPECT_NE(error->hint.find("--pull is never"), std::string::npos) << error->hint;

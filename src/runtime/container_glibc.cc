@@ -65,7 +65,7 @@ int CompareVersions(const std::string& a, const std::string& b) {
 
 Result<std::string> RequiredGlibc(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return EnvironmentError("cannot read " + path + ": " + std::strerror(errno));
+  if (fd < 0) return UnavailableError("cannot read " + path + ": " + std::strerror(errno));
   Elf64_Ehdr header;
   bool elf = ReadBytes(fd, 0, sizeof(header), &header) && std::memcmp(header.e_ident, ELFMAG, SELFMAG) == 0 &&
              header.e_ident[EI_CLASS] == ELFCLASS64 && header.e_shentsize == sizeof(Elf64_Shdr);
@@ -85,7 +85,7 @@ Result<std::string> RequiredGlibc(const std::string& path) {
     break;
   }
   close(fd);
-  if (!elf) return EnvironmentError(path + " is not a 64-bit ELF file");
+  if (!elf) return UnavailableError(path + " is not a 64-bit ELF file");
   std::string highest;
   for (const Elf64_Shdr& section : sections) {
     if (section.sh_type != SHT_GNU_verneed) continue;
@@ -109,7 +109,7 @@ Result<std::string> RequiredGlibc(const std::string& path) {
       need_offset += need.vn_next;
     }
   }
-  if (highest.empty()) return EnvironmentError(path + " names no GLIBC_ version (not a glibc program?)");
+  if (highest.empty()) return UnavailableError(path + " names no GLIBC_ version (not a glibc program?)");
   return highest;
 }
 
@@ -122,7 +122,7 @@ std::optional<Error> ExplainLoaderFailure(const std::string& output, const std::
   static const RE2 missing_version("version `(GLIBC_[0-9.]+)' not found");
   std::string version;
   if (RE2::PartialMatch(output, missing_version, &version)) {
-    return Error{ExitCode::kEnvironment,
+    return Error{ExitCode::kUnavailable,
                  "the C library in image " + image + " is too old for primus-cli" + needs + ": its loader says " +
                      LineWith(output, version),
                  hint};
@@ -131,7 +131,7 @@ std::optional<Error> ExplainLoaderFailure(const std::string& output, const std::
   static const RE2 missing_library("error while loading shared libraries: ([^:]+): cannot open shared object");
   std::string library;
   if (output.find(binary) != std::string::npos && RE2::PartialMatch(output, missing_library, &library)) {
-    return Error{ExitCode::kEnvironment,
+    return Error{ExitCode::kUnavailable,
                  "image " + image + " has no " + library + ", part of the glibc that primus-cli needs" + needs, hint};
   }
   // No loader (/lib64/ld-linux-x86-64.so.2) at all: the engine reports the
@@ -140,7 +140,7 @@ std::optional<Error> ExplainLoaderFailure(const std::string& output, const std::
   bool missing = output.find("no such file or directory") != std::string::npos ||
                  output.find("No such file or directory") != std::string::npos;
   if (names_binary && missing) {
-    return Error{ExitCode::kEnvironment,
+    return Error{ExitCode::kUnavailable,
                  "image " + image + " cannot run primus-cli: it has no glibc loader" + needs +
                      " (a musl image such as Alpine?): " + LineWith(output, binary),
                  hint};

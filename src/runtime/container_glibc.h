@@ -18,7 +18,7 @@
 namespace primus::runtime {
 
 // "2.36": the highest GLIBC_ version the ELF file at `path` needs from its
-// libraries; an EnvironmentError when the file is unreadable or not a
+// libraries; an UnavailableError when the file is unreadable or not a
 // 64-bit ELF file.
 Result<std::string> RequiredGlibc(const std::string& path);
 

@@ -33,7 +33,7 @@ TEST(ContainerGlibcTest, ExplainsTheLoadersRefusal) {
       "(required by /opt/primus/bin/primus-cli)\n";
   auto error = ExplainLoaderFailure(output, "ubuntu:20.04", "/opt/primus/bin/primus-cli", "2.36");
   ASSERT_TRUE(error.has_value());
-  EXPECT_EQ(error->code, ExitCode::kEnvironment);
+  EXPECT_EQ(error->code, ExitCode::kUnavailable);
   EXPECT_NE(error->message.find("image ubuntu:20.04 is too old"), std::string::npos) << error->message;
   EXPECT_NE(error->message.find("glibc 2.36 or newer"), std::string::npos);
   EXPECT_NE(error->message.find("GLIBC_2.34' not found"), std::string::npos);

@@ -2,7 +2,7 @@
 
 #include "config/launcher_config.h"
 #include "config/value.h"
-#include "platform/launcher_plan_inputs.h"
+#include "platform/launcher_plan_request.h"
 
 namespace primus::runtime {
 namespace {
@@ -25,7 +25,7 @@ std::string LongName(const OptionSpec& spec) {
 
 class InnerCommand {
  public:
-  explicit InnerCommand(const InnerInputs& inputs) : inputs_(inputs) {}
+  explicit InnerCommand(const InnerCommandRequest& inputs) : inputs_(inputs) {}
 
   // Whether the inner primus-cli would not see this value by itself.
   bool MustPass(const config::Origin& origin) const {
@@ -102,9 +102,9 @@ class InnerCommand {
       else globals_.insert(globals_.end(), {"--set", "direct.platform=none"});
     }
     // Flags of an explicit inner `direct` that map to no key (--standalone).
-    const Launch& launch = *inputs_.launch;
-    if (inputs_.depth + 1 < launch.chain.size() && launch.chain[inputs_.depth + 1].mode == "direct") {
-      for (const ParsedOption& option : launch.chain[inputs_.depth + 1].options) {
+    const Invocation& invocation = *inputs_.invocation;
+    if (inputs_.depth + 1 < invocation.chain.size() && invocation.chain[inputs_.depth + 1].mode == "direct") {
+      for (const ParsedOption& option : invocation.chain[inputs_.depth + 1].options) {
         if (!option.spec->config_key.empty()) continue;
         direct_flags.push_back(LongName(*option.spec));
         if (option.spec->kind != OptionSpec::Kind::kFlag) direct_flags.push_back(option.value);
@@ -118,18 +118,18 @@ class InnerCommand {
     args.push_back("direct");
     args.insert(args.end(), direct_flags.begin(), direct_flags.end());
     args.push_back("--");
-    args.push_back(launch.task);
-    args.insert(args.end(), launch.task_args.begin(), launch.task_args.end());
+    args.push_back(invocation.task);
+    args.insert(args.end(), invocation.task_args.begin(), invocation.task_args.end());
     return args;
   }
 
  private:
-  const InnerInputs& inputs_;
+  const InnerCommandRequest& inputs_;
   std::vector<std::string> globals_;  // --set KEY=VALUE for keys without a flag
 };
 
 }  // namespace
 
-std::vector<std::string> InnerArguments(const InnerInputs& inputs) { return InnerCommand(inputs).Build(); }
+std::vector<std::string> InnerArguments(const InnerCommandRequest& inputs) { return InnerCommand(inputs).Build(); }
 
 }  // namespace primus::runtime

@@ -24,8 +24,8 @@
 
 namespace primus::runtime {
 
-struct InnerInputs {
-  const Launch* launch = nullptr;
+struct InnerCommandRequest {
+  const Invocation* invocation = nullptr;
   size_t depth = 0;  // the container mode's index in launch->chain
   const config::LauncherConfig* launcher = nullptr;
   const std::vector<OptionSpec>* direct_options = nullptr;  // direct's table: key -> flag
@@ -35,6 +35,6 @@ struct InnerInputs {
 };
 
 // The arguments after the inner binary's path.
-std::vector<std::string> InnerArguments(const InnerInputs& inputs);
+std::vector<std::string> InnerArguments(const InnerCommandRequest& inputs);
 
 }  // namespace primus::runtime

@@ -22,8 +22,8 @@ class InnerTest : public ::testing::Test {
   }
   std::string Inner(const config::LauncherConfig& launcher, std::set<std::string> forwarded = {},
                     std::string config_file = "") {
-    InnerInputs inputs;
-    inputs.launch = &launch_;
+    InnerCommandRequest inputs;
+    inputs.invocation = &invocation_;
     inputs.launcher = &launcher;
     inputs.direct_options = &DirectOptions();
     inputs.global_options = &GlobalOptions();
@@ -32,11 +32,11 @@ class InnerTest : public ::testing::Test {
     return ShellJoin(InnerArguments(inputs));
   }
   void SetUp() override {
-    launch_.chain = {ModeInvocation{"container", "", {}, {}, {}}};
-    launch_.task = "run";
-    launch_.task_args = {"/usr/bin/python3", "train.py", "a b"};
+    invocation_.chain = {ModeInvocation{"container", "", {}, {}, {}}};
+    invocation_.task = "run";
+    invocation_.task_args = {"/usr/bin/python3", "train.py", "a b"};
   }
-  Launch launch_;
+  Invocation invocation_;
 };
 
 TEST_F(InnerTest, DefaultsGiveAPlainDirect) {
@@ -97,7 +97,7 @@ TEST_F(InnerTest, TheSchedulersSettingsGoAsFlagsAndItIsNotDetectedAgain) {
 TEST_F(InnerTest, AnExplicitInnerDirectsFlagsWithoutKeysGoToo) {
   static const OptionSpec standalone{{"--standalone"}, OptionSpec::Kind::kFlag, "", "", ""};
   ModeInvocation direct{"direct", "", {ParsedOption{&standalone, "--standalone", "true"}}, {}, {"--standalone"}};
-  launch_.chain.push_back(direct);
+  invocation_.chain.push_back(direct);
   EXPECT_EQ(Inner(Load({})), "direct --standalone -- run /usr/bin/python3 train.py 'a b'");
 }
 

@@ -89,7 +89,7 @@ Result<Mount> ParseMount(const std::string& text, const std::string& cwd, const 
   return mount;
 }
 
-MountPlan PlanMounts(const MountInputs& inputs) {
+MountPlan PlanMounts(const MountRequest& inputs) {
   MountPlan plan;
   plan.mounts.push_back({inputs.binary, kInnerBinary, "ro", ""});
   if (!inputs.hooks_dir.empty()) plan.mounts.push_back({inputs.hooks_dir, kInnerHooks, "ro", ""});

@@ -38,7 +38,7 @@ struct Mount {
 // engine's own --mount syntax and passes through unchanged.
 Result<Mount> ParseMount(const std::string& text, const std::string& cwd, const std::string& where);
 
-struct MountInputs {
+struct MountRequest {
   std::string binary;                  // the running primus-cli (/proc/self/exe)
   std::string hooks_dir;               // its built-in hooks directory, "" when none
   std::string cwd;
@@ -54,7 +54,7 @@ struct MountPlan {
   std::vector<std::string> warnings;
 };
 
-MountPlan PlanMounts(const MountInputs& inputs);
+MountPlan PlanMounts(const MountRequest& inputs);
 
 // `path` made absolute against `cwd` and cleaned lexically ("a/./b/../c" -> "/cwd/a/c").
 std::string AbsolutePath(const std::string& path, const std::string& cwd);

@@ -48,7 +48,7 @@ TEST(ContainerMountsTest, BinaryHooksWorkingDirectoryThenTheRest) {
   ASSERT_TRUE(MakeDirs(cwd + "/configs").ok());
   ASSERT_TRUE(MakeDirs(dir.path() + "/shared/patches").ok());
   ASSERT_TRUE(WriteFileAtomic(dir.path() + "/shared/patches/fix.sh", "").ok());
-  MountInputs inputs;
+  MountRequest inputs;
   inputs.binary = "/opt/build/primus-cli";
   inputs.hooks_dir = "/opt/build/hooks";
   inputs.cwd = cwd;
@@ -71,7 +71,7 @@ TEST(ContainerMountsTest, BinaryHooksWorkingDirectoryThenTheRest) {
 
 TEST(ContainerMountsTest, NeverMountsASystemDirectoryAsTheWorkingDirectory) {
   for (const char* cwd : {"/", "/usr", "/etc/primus", "/proc/self"}) {
-    MountInputs inputs;
+    MountRequest inputs;
     inputs.binary = "/b/primus-cli";
     inputs.cwd = cwd;
     MountPlan plan = PlanMounts(inputs);
@@ -82,7 +82,7 @@ TEST(ContainerMountsTest, NeverMountsASystemDirectoryAsTheWorkingDirectory) {
 }
 
 TEST(ContainerMountsTest, AUserMountAtTheSameTargetReplacesOurs) {
-  MountInputs inputs;
+  MountRequest inputs;
   inputs.binary = "/b/primus-cli";
   inputs.cwd = "/work";
   inputs.user = {*ParseMount("/elsewhere:/work", "/work", "--mount")};

@@ -34,7 +34,7 @@ double Now() {
 Result<pid_t> StartClient(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                           const sigset_t& mask, int stderr_fd) {
   io::UniqueFd null_fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (!null_fd.valid()) return EnvironmentError(std::string("cannot open /dev/null: ") + std::strerror(errno));
+  if (!null_fd.valid()) return UnavailableError(std::string("cannot open /dev/null: ") + std::strerror(errno));
   io::SpawnRequest request;
   request.executable = argv[0];
   request.argv = argv;
@@ -181,7 +181,7 @@ Result<ContainerExit> RunContainer(const ContainerRun& run) {
   for (const auto& [name, value] : run.env_additions) env[name] = value;
 
   io::PipeEnds err;
-  if (!io::MakePipe(&err)) return EnvironmentError(std::string("cannot create a pipe: ") + std::strerror(errno));
+  if (!io::MakePipe(&err)) return UnavailableError(std::string("cannot create a pipe: ") + std::strerror(errno));
   auto pid = StartClient(run.argv, EnvironmentEntries(env), (*signals)->original_mask(), err.write.get());
   err.write.Reset();
   if (!pid.ok()) return pid.error();

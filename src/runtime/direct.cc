@@ -70,9 +70,9 @@ class DirectRuntime : public Runtime {
   }
 
   Result<int> Execute(const RuntimeContext& context) override {
-    const Launch& launch = *context.launch;
-    tasks::Task* task = tasks::TaskRegistry::Global().Find(launch.task);
-    if (!task) return UsageError("unknown task '" + launch.task + "'");
+    const Invocation& invocation = *context.invocation;
+    tasks::Task* task = tasks::TaskRegistry::Global().Find(invocation.task);
+    if (!task) return UsageError("unknown task '" + invocation.task + "'");
     // A multi-node Slurm allocation's batch script is not a step: one node
     // only. A task that starts no workers may run there.
     Status placed = task->in_process() ? Status::Ok()
@@ -80,7 +80,7 @@ class DirectRuntime : public Runtime {
     if (!placed.ok() && !context.dry_run) return placed.error();
     if (!placed.ok()) log::Warn("{} (a real run stops here, exit 4)", placed.error().message);
     tasks::TaskContext task_context;
-    task_context.args = launch.task_args;
+    task_context.args = invocation.task_args;
     task_context.command_line = context.command_line;
     task_context.launcher = context.launcher;
     task_context.dry_run = context.dry_run;

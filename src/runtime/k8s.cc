@@ -64,8 +64,8 @@ Result<std::pair<std::string, std::string>> ResolveVendor(const config::Launcher
 
 Result<Request> RequestFromConfig(const RuntimeContext& context) {
   const config::LauncherConfig& launcher = *context.launcher;
-  const Launch& launch = *context.launch;
-  const ModeInvocation& mode = launch.chain[context.depth];
+  const Invocation& invocation = *context.invocation;
+  const ModeInvocation& mode = invocation.chain[context.depth];
   Request request;
   K8sJob& job = request.job;
   for (auto [key, field] : {std::pair{"k8s.nodes", &job.nodes}, std::pair{"k8s.gpus_per_node", &job.gpus_per_node},
@@ -81,7 +81,7 @@ Result<Request> RequestFromConfig(const RuntimeContext& context) {
   request.vendor_note = vendor->second;
   job.kind = ToLower(launcher.GetString("k8s.kind"));
   job.name = launcher.GetString("k8s.name");
-  if (job.name.empty()) job.name = DefaultJobName(launch.task);
+  if (job.name.empty()) job.name = DefaultJobName(invocation.task);
   job.namespace_name = launcher.GetString("k8s.namespace");
   job.image = launcher.GetString("k8s.image");
   job.service_account = launcher.GetString("k8s.service_account");
@@ -97,7 +97,7 @@ Result<Request> RequestFromConfig(const RuntimeContext& context) {
 
   // What the pods run: `direct` with the options written after `k8s ... --`.
   std::vector<std::string> direct_options;
-  if (context.depth + 1 < launch.chain.size()) direct_options = launch.chain[context.depth + 1].written;
+  if (context.depth + 1 < invocation.chain.size()) direct_options = invocation.chain[context.depth + 1].written;
   Result<int> metrics_port = IntKey(launcher, "direct.metrics_port");
   if (!metrics_port.ok()) return metrics_port.error();
   job.metrics_port = *metrics_port;
@@ -106,7 +106,7 @@ Result<Request> RequestFromConfig(const RuntimeContext& context) {
     // Set in a configuration file here, which the pods do not read.
     direct_options.insert(direct_options.begin(), {"--metrics-port", std::to_string(job.metrics_port)});
   }
-  job.command = PodCommand(launcher.GetString("k8s.binary"), direct_options, launch.task, launch.task_args);
+  job.command = PodCommand(launcher.GetString("k8s.binary"), direct_options, invocation.task, invocation.task_args);
   for (const ParsedOption& option : mode.options) {
     if (option.spec->names.front() == "--output") request.output = option.value;
   }
@@ -225,7 +225,7 @@ class KubernetesRuntime : public Runtime {
   Result<int> Execute(const RuntimeContext& context) override {
     Result<Request> request = RequestFromConfig(context);
     if (!request.ok()) return request.error();
-    if (context.launch->chain[context.depth].action == "submit") return Submit(context, *request);
+    if (context.invocation->chain[context.depth].action == "submit") return Submit(context, *request);
     return Manifest(context, *request);
   }
 };

@@ -32,12 +32,12 @@ Status CheckCluster(const Kubectl& kubectl) {
   options.timeout_s = kubectl.check_timeout_s + 10;  // kubectl's own timeout first; this one if it hangs anyway
   Result<CommandResult> result = RunCommand(ClusterCheckCommand(kubectl), options);
   if (!result.ok()) {
-    return Error{ExitCode::kEnvironment,
+    return Error{ExitCode::kUnavailable,
                  "k8s submit needs kubectl, and " + kubectl.program + " was not found on PATH",
                  std::string("install kubectl configured for your cluster (KUBECONFIG), or ") + kManifestInstead};
   }
   if (result->timed_out || result->exit_code != 0) {
-    return Error{ExitCode::kEnvironment,
+    return Error{ExitCode::kUnavailable,
                  "no Kubernetes cluster is reachable: `" + ShellJoin(ClusterCheckCommand(kubectl)) + "` " +
                      (result->timed_out ? "timed out" : "exited with " + std::to_string(result->exit_code)) + ": " +
                      LastLines(*result),
@@ -56,7 +56,7 @@ Status Apply(const Kubectl& kubectl, const std::string& namespace_name, const st
   Result<CommandResult> result = RunCommand(command, options);
   if (!result.ok()) return result.error();
   if (result->timed_out || result->exit_code != 0) {
-    return Error{ExitCode::kEnvironment,
+    return Error{ExitCode::kUnavailable,
                  "`" + ShellJoin(command) + "` could not apply " + what + ": " + LastLines(*result),
                  "a PyTorchJob needs the Kubeflow training-operator in the cluster (or use --kind job); check the "
                  "namespace exists and that you may create Jobs, Services and Secrets in it"};

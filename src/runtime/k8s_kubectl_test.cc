@@ -20,12 +20,12 @@ TEST(K8sKubectlTest, TheCommandsAsTheyAreRun) {
   EXPECT_EQ(ApplyCommand(kubectl, "ml"), (std::vector<std::string>{"kubectl", "apply", "-n", "ml", "-f", "-"}));
 }
 
-TEST(K8sKubectlTest, MissingKubectlIsAnEnvironmentError) {
+TEST(K8sKubectlTest, MissingKubectlIsUnavailable) {
   Kubectl kubectl;
   kubectl.program = "kubectl-that-is-not-installed";
   Status status = CheckCluster(kubectl);
   ASSERT_FALSE(status.ok());
-  EXPECT_EQ(status.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(status.error().code, ExitCode::kUnavailable);
   EXPECT_NE(status.error().message.find("kubectl-that-is-not-installed was not found on PATH"), std::string::npos)
       << status.error().message;
   EXPECT_NE(status.error().hint.find("primus-cli k8s manifest"), std::string::npos) << status.error().hint;
@@ -36,7 +36,7 @@ TEST(K8sKubectlTest, AFailingCheckSaysNoClusterIsReachable) {
   kubectl.program = "/bin/false";
   Status status = CheckCluster(kubectl);
   ASSERT_FALSE(status.ok());
-  EXPECT_EQ(status.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(status.error().code, ExitCode::kUnavailable);
   EXPECT_NE(status.error().message.find("no Kubernetes cluster is reachable: `/bin/false version "
                                         "--request-timeout=5s` exited with 1"),
             std::string::npos)
@@ -57,7 +57,7 @@ TEST(K8sKubectlTest, ApplyPassesTheDocumentsOnStdinNotOnTheCommandLine) {
   kubectl.program = "/bin/false";
   Status failed = Apply(kubectl, "ml", "kind: Secret\n", "the token Secret x-token");
   ASSERT_FALSE(failed.ok());
-  EXPECT_EQ(failed.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(failed.error().code, ExitCode::kUnavailable);
   EXPECT_NE(failed.error().message.find("could not apply the token Secret x-token"), std::string::npos)
       << failed.error().message;
 }
@@ -75,7 +75,7 @@ TEST(K8sKubectlTest, RealKubectlWithoutACluster) {
   Status status = CheckCluster(Kubectl{});
   unsetenv("KUBECONFIG");
   ASSERT_FALSE(status.ok());
-  EXPECT_EQ(status.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(status.error().code, ExitCode::kUnavailable);
   EXPECT_NE(status.error().message.find("no Kubernetes cluster is reachable"), std::string::npos) << status.error().message;
 }
 

@@ -30,7 +30,7 @@ struct ModeInvocation {
 };
 
 // A parsed command line below the global options.
-struct Launch {
+struct Invocation {
   std::vector<ModeInvocation> chain;     // outermost first; never empty
   std::string task;
   std::vector<std::string> task_args;    // subtask first
@@ -44,7 +44,7 @@ struct Launch {
 };
 
 struct RuntimeContext {
-  const Launch* launch = nullptr;
+  const Invocation* invocation = nullptr;
   std::vector<std::string> command_line;   // the whole argv as the user typed it
   size_t depth = 0;                        // which chain entry is executing
   const config::LauncherConfig* launcher = nullptr;  // effective launcher configuration

@@ -12,7 +12,7 @@
 
 #include "util/environment.h"
 #include "config/launcher_config.h"
-#include "platform/launcher_plan_inputs.h"
+#include "platform/launcher_plan_request.h"
 #include "runtime/batch_script.h"
 #include "runtime/runtime.h"
 #include "runtime/slurm_command_line.h"
@@ -33,7 +33,7 @@ namespace {
 using K = OptionSpec::Kind;
 
 Error MissingCommand(const std::string& name) {
-  return EnvironmentError(name + " not found on PATH: this host is not a Slurm client",
+  return UnavailableError(name + " not found on PATH: this host is not a Slurm client",
                           "run on a Slurm login node (or install the Slurm client: apt install slurm-client); "
                           "without Slurm, run primus-cli direct --nnodes N --node-rank R --master-addr A on each node");
 }
@@ -90,8 +90,8 @@ class SlurmRuntime : public Runtime {
   UnknownOptionPolicy unknown_options() const override { return UnknownOptionPolicy::kPassThrough; }
 
   Result<int> Execute(const RuntimeContext& context) override {
-    const Launch& launch = *context.launch;
-    const ModeInvocation& mode = launch.chain[context.depth];
+    const Invocation& invocation = *context.invocation;
+    const ModeInvocation& mode = invocation.chain[context.depth];
     const config::LauncherConfig& launcher = *context.launcher;
     if (Status status = CheckActionFlags(launcher, mode.action); !status.ok()) return status.error();
 
@@ -103,8 +103,8 @@ class SlurmRuntime : public Runtime {
 
  private:
   Result<int> Srun(const RuntimeContext& context, const std::string& binary, const std::vector<std::string>& globals) {
-    const Launch& launch = *context.launch;
-    const ModeInvocation& mode = launch.chain[context.depth];
+    const Invocation& invocation = *context.invocation;
+    const ModeInvocation& mode = invocation.chain[context.depth];
     if (auto checked = DirectivesFromFlags(mode.passthrough, "srun"); !checked.ok()) return checked.error();
     std::map<std::string, std::string> environment = ProcessEnvironment();
     // Inside an allocation (a batch script, salloc) srun makes a step of it:
@@ -113,7 +113,7 @@ class SlurmRuntime : public Runtime {
     bool inside_allocation = environment.count("SLURM_JOB_ID") > 0;
     std::vector<std::string> node_command = {binary};
     node_command.insert(node_command.end(), globals.begin(), globals.end());
-    std::vector<std::string> inner = InnerLaunch(launch, context.depth);
+    std::vector<std::string> inner = InnerCommand(invocation, context.depth);
     node_command.insert(node_command.end(), inner.begin(), inner.end());
     Result<std::vector<std::string>> flags = SlurmFlagsFromConfig(*context.launcher, inside_allocation);
     if (!flags.ok()) return flags.error();
@@ -135,14 +135,14 @@ class SlurmRuntime : public Runtime {
   }
 
   Result<int> Sbatch(const RuntimeContext& context, const std::string& binary, const std::vector<std::string>& globals) {
-    const Launch& launch = *context.launch;
-    const ModeInvocation& mode = launch.chain[context.depth];
+    const Invocation& invocation = *context.invocation;
+    const ModeInvocation& mode = invocation.chain[context.depth];
     const config::LauncherConfig& launcher = *context.launcher;
     bool wait = launcher.GetBool("slurm.wait");
 
     Result<std::vector<std::string>> passed = DirectivesFromFlags(mode.passthrough);
     if (!passed.ok()) return passed.error();
-    Result<JobDirPlan> plan = PlanJobDir(launch, ProcessEnvironment(), CurrentDir());
+    Result<JobDirPlan> plan = PlanJobDir(invocation, ProcessEnvironment(), CurrentDir());
     if (!plan.ok()) return plan.error();
     Result<std::vector<std::string>> flags_from_config = SlurmFlagsFromConfig(launcher, /*explicit_only=*/false);
     if (!flags_from_config.ok()) return flags_from_config.error();
@@ -167,7 +167,7 @@ class SlurmRuntime : public Runtime {
     }
     if (own_output) script.directives.push_back("--output=" + ShellQuote(plan->LogPattern()));
     script.directives.insert(script.directives.end(), passed->begin(), passed->end());
-    std::vector<std::string> inner = InnerLaunch(launch, context.depth);
+    std::vector<std::string> inner = InnerCommand(invocation, context.depth);
     std::vector<std::string> node_command = {binary};
     node_command.insert(node_command.end(), globals.begin(), globals.end());
     node_command.insert(node_command.end(), inner.begin(), inner.end());
@@ -213,7 +213,7 @@ class SlurmRuntime : public Runtime {
     if (script_path.ok() && !user_hold) {
       auto released = RunCommand({"scontrol", "release", *job_id});
       if (!released.ok() || released->exit_code != 0) {
-        script_path = EnvironmentError("scontrol release " + *job_id + " failed" +
+        script_path = UnavailableError("scontrol release " + *job_id + " failed" +
                                        (released.ok() ? ": " + released->Tail(3) : ": " + released.error().message));
       }
     }
@@ -241,12 +241,12 @@ class SlurmRuntime : public Runtime {
     auto submitted = RunCommand({"sbatch", "--parsable", "--hold"}, options);
     if (!submitted.ok()) return submitted.error();
     if (submitted->exit_code != 0) {
-      return EnvironmentError("sbatch refused the job:\n" + submitted->Tail(10),
+      return UnavailableError("sbatch refused the job:\n" + submitted->Tail(10),
                               "check the sbatch flags (partition, account, time, nodes); --dry-run shows the script");
     }
     std::string job_id(Trim(Split(Trim(submitted->out), ';').front()));
     if (job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos) {
-      return EnvironmentError("sbatch --parsable printed no job id: '" + std::string(Trim(submitted->out)) + "'");
+      return UnavailableError("sbatch --parsable printed no job id: '" + std::string(Trim(submitted->out)) + "'");
     }
     return job_id;
   }

@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "platform/launcher_plan_inputs.h"
+#include "platform/launcher_plan_request.h"
 #include "runtime/slurm_nodes.h"
 
 namespace primus::runtime {
@@ -75,8 +75,8 @@ std::vector<std::string> GlobalArguments(const RuntimeContext& context, const st
   if (leading.ok()) {
     for (const ParsedOption& option : leading->options) AppendOption(option, &out);
   }
-  if (context.launch != nullptr && context.depth < context.launch->chain.size()) {
-    const std::vector<std::string>& written = context.launch->chain[context.depth].written;
+  if (context.invocation != nullptr && context.depth < context.invocation->chain.size()) {
+    const std::vector<std::string>& written = context.invocation->chain[context.depth].written;
     auto inside = ParseOptions(written, 0, {&mode_options, &LongGlobalOptions()}, UnknownOptionPolicy::kPassThrough,
                                "mode 'slurm'");
     if (inside.ok()) {
@@ -88,21 +88,21 @@ std::vector<std::string> GlobalArguments(const RuntimeContext& context, const st
   return out;
 }
 
-std::vector<std::string> InnerLaunch(const Launch& launch, size_t depth) {
+std::vector<std::string> InnerCommand(const Invocation& invocation, size_t depth) {
   std::vector<std::string> out;
-  if (depth + 1 >= launch.chain.size()) {
+  if (depth + 1 >= invocation.chain.size()) {
     out = {"direct", "--"};
   } else {
-    for (size_t i = depth + 1; i < launch.chain.size(); ++i) {
-      const ModeInvocation& mode = launch.chain[i];
+    for (size_t i = depth + 1; i < invocation.chain.size(); ++i) {
+      const ModeInvocation& mode = invocation.chain[i];
       out.push_back(mode.mode);
       if (!mode.action.empty()) out.push_back(mode.action);
       out.insert(out.end(), mode.written.begin(), mode.written.end());
       out.push_back("--");
     }
   }
-  out.push_back(launch.task);
-  out.insert(out.end(), launch.task_args.begin(), launch.task_args.end());
+  out.push_back(invocation.task);
+  out.insert(out.end(), invocation.task_args.begin(), invocation.task_args.end());
   return out;
 }
 

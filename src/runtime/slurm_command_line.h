@@ -38,7 +38,7 @@ std::vector<std::string> GlobalArguments(const RuntimeContext& context, const st
 // What follows `slurm ... --` on each node: the inner modes with the options
 // as written (`direct --` when there are none), then the task and its
 // arguments.
-std::vector<std::string> InnerLaunch(const Launch& launch, size_t depth);
+std::vector<std::string> InnerCommand(const Invocation& invocation, size_t depth);
 
 // srun [fixed flags] [flags] [pass-through] [node command].
 std::vector<std::string> SrunCommand(const std::vector<std::string>& flags, const std::vector<std::string>& passthrough,

@@ -62,11 +62,11 @@ TEST(SlurmCommandLineTest, ANodeRangeGoesToSlurmAsWritten) {
 
 // --log-file is written here, from srun's output: the nodes never write it again.
 TEST(SlurmCommandLineTest, GlobalOptionsTravelButDryRunAndLogFileDoNot) {
-  Launch launch;
-  launch.chain = {ModeInvocation{"slurm", "srun", {}, {"--job-name", "x"},
+  Invocation invocation;
+  invocation.chain = {ModeInvocation{"slurm", "srun", {}, {"--job-name", "x"},
                                  {"-N", "2", "--log-level=debug", "--job-name", "x", "--debug"}}};
   RuntimeContext context;
-  context.launch = &launch;
+  context.invocation = &invocation;
   context.command_line = {"primus-cli", "--config", "c.yaml", "--dry-run", "--log-file", "job.log", "--set",
                           "direct.max_restarts=2", "-q", "slurm", "srun", "-N", "2", "--log-level=debug",
                           "--job-name", "x", "--debug", "--", "run", "true"};
@@ -76,19 +76,19 @@ TEST(SlurmCommandLineTest, GlobalOptionsTravelButDryRunAndLogFileDoNot) {
 }
 
 TEST(SlurmCommandLineTest, InnerLaunchIsDirectUnlessTheUserChoseModes) {
-  Launch bare;
+  Invocation bare;
   bare.chain = {ModeInvocation{"slurm", "srun", {}, {}, {}}};
   bare.task = "run";
   bare.task_args = {"python3", "-c", "print(1)"};
-  EXPECT_EQ(InnerLaunch(bare, 0), (std::vector<std::string>{"direct", "--", "run", "python3", "-c", "print(1)"}));
+  EXPECT_EQ(InnerCommand(bare, 0), (std::vector<std::string>{"direct", "--", "run", "python3", "-c", "print(1)"}));
 
-  Launch nested;
+  Invocation nested;
   nested.chain = {ModeInvocation{"slurm", "sbatch", {}, {}, {"-N", "2"}},
                   ModeInvocation{"container", "", {}, {}, {"--image", "img", "--ipc=host"}},
                   ModeInvocation{"direct", "", {}, {}, {"--nproc-per-node", "8"}}};
   nested.task = "train";
   nested.task_args = {"pretrain", "--config", "exp.yaml"};
-  EXPECT_EQ(InnerLaunch(nested, 0),
+  EXPECT_EQ(InnerCommand(nested, 0),
             (std::vector<std::string>{"container", "--image", "img", "--ipc=host", "--", "direct", "--nproc-per-node",
                                       "8", "--", "train", "pretrain", "--config", "exp.yaml"}));
 }

@@ -60,10 +60,10 @@ std::string JobDirPlan::LogPattern() const {
   return JoinPath(ReplaceAll(workspace, "%", "%%"), name + "_%j/logs/slurm-%j.out");
 }
 
-Result<JobDirPlan> PlanJobDir(const Launch& launch, const Environment& environment, const std::string& cwd) {
-  if (launch.task != "train") return Plan("output", launch.task, cwd);
+Result<JobDirPlan> PlanJobDir(const Invocation& invocation, const Environment& environment, const std::string& cwd) {
+  if (invocation.task != "train") return Plan("output", invocation.task, cwd);
 
-  TrainExperiment experiment = ReadTrainArguments(launch.task_args, environment);
+  TrainExperiment experiment = ReadTrainArguments(invocation.task_args, environment);
   train::ExperimentRequest request;
   request.environment = environment;
   request.overrides = experiment.overrides;
@@ -83,7 +83,7 @@ Result<std::string> WriteJobFiles(const JobDirPlan& plan, const std::string& job
   Result<snapshot::JobExperimentDir> dir = snapshot::OpenJobExperimentDir(plan.workspace, plan.name, job_id, 0);
   if (!dir.ok()) return dir.error();
   if (dir->shared_root != plan.DirFor(job_id)) {
-    return EnvironmentError("job " + job_id + "'s directory is " + dir->shared_root + ", but its log was sent to " +
+    return UnavailableError("job " + job_id + "'s directory is " + dir->shared_root + ", but its log was sent to " +
                             plan.DirFor(job_id) + " (a primus-cli bug: the two namings differ)");
   }
   std::string path = JoinPath(dir->shared_root, "sbatch.sh");

@@ -36,7 +36,7 @@ struct JobDirPlan {
 
 // A ConfigError when the train experiment cannot be read: a bad file is
 // better refused at submission than after the job waited in the queue.
-Result<JobDirPlan> PlanJobDir(const Launch& launch, const Environment& environment, const std::string& cwd);
+Result<JobDirPlan> PlanJobDir(const Invocation& invocation, const Environment& environment, const std::string& cwd);
 
 // Creates job `job_id`'s directory (as train's nodes will join it) and writes
 // `script` into it as sbatch.sh; returns the script's path.

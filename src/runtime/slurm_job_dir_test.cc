@@ -10,12 +10,12 @@
 namespace primus::runtime {
 namespace {
 
-Launch TaskLaunch(std::string task, std::vector<std::string> args) {
-  Launch launch;
-  launch.chain = {ModeInvocation{"slurm", "sbatch", {}, {}, {}}};
-  launch.task = std::move(task);
-  launch.task_args = std::move(args);
-  return launch;
+Invocation TaskLaunch(std::string task, std::vector<std::string> args) {
+  Invocation invocation;
+  invocation.chain = {ModeInvocation{"slurm", "sbatch", {}, {}, {}}};
+  invocation.task = std::move(task);
+  invocation.task_args = std::move(args);
+  return invocation;
 }
 
 class SlurmJobDirTest : public ::testing::Test {

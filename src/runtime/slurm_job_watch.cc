@@ -110,7 +110,7 @@ Result<JobEnd> ReadJobEnd(const std::string& job_id) {
       if (Result<JobEnd> end = ParseSacctLine(accounted->out); end.ok()) return end;
     }
   }
-  return EnvironmentError("job " + job_id + " has ended, but neither scontrol nor sacct knows its exit code any more",
+  return UnavailableError("job " + job_id + " has ended, but neither scontrol nor sacct knows its exit code any more",
                           "the controller forgets finished jobs after MinJobAge; look at the job's log for the result");
 }
 
@@ -121,7 +121,7 @@ Result<JobEnd> ParseScontrolJob(std::string_view text) {
   std::optional<std::string> exit = Field(text, "ExitCode");
   JobEnd end;
   if (!state || !exit || !ParseExitPair(*exit, &end)) {
-    return EnvironmentError("scontrol show job printed no JobState= and ExitCode= fields");
+    return UnavailableError("scontrol show job printed no JobState= and ExitCode= fields");
   }
   end.state = *state;
   return end;
@@ -132,7 +132,7 @@ Result<JobEnd> ParseSacctLine(std::string_view text) {
   size_t bar = line.find('|');
   JobEnd end;
   if (bar == std::string_view::npos || !ParseExitPair(line.substr(bar + 1), &end)) {
-    return EnvironmentError("sacct printed no State|ExitCode line");
+    return UnavailableError("sacct printed no State|ExitCode line");
   }
   std::string_view state = line.substr(0, bar);
   end.state = std::string(state.substr(0, state.find(' ')));  // "CANCELLED by 0"
@@ -178,7 +178,7 @@ Result<int> FollowJob(const FollowOptions& options) {
       // Once the controller has forgotten the job, squeue calls its id invalid.
       if (queued->err.find("Invalid job id") != std::string::npos) break;
       if (++failed_polls >= 20) {
-        return EnvironmentError("squeue -j " + id + " keeps failing: " + queued->Tail(3),
+        return UnavailableError("squeue -j " + id + " keeps failing: " + queued->Tail(3),
                                 "is the Slurm controller reachable? the job itself may still be running");
       }
     } else {

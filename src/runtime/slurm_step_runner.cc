@@ -70,7 +70,7 @@ Result<int> RunSrunStep(const std::vector<std::string>& argv, const std::map<std
   if (argv.empty()) return UsageError("no srun command to run");
   std::string executable = FindExecutable(argv[0]);
   if (executable.empty()) {
-    return EnvironmentError(argv[0] + " not found on PATH: this host is not a Slurm client",
+    return UnavailableError(argv[0] + " not found on PATH: this host is not a Slurm client",
                             "run on a Slurm login node (or install the Slurm client: apt install slurm-client); "
                             "without Slurm, run primus-cli direct --nnodes N --node-rank R --master-addr A on each node");
   }
@@ -78,7 +78,7 @@ Result<int> RunSrunStep(const std::vector<std::string>& argv, const std::map<std
   for (const auto& [name, value] : extra_env) environment[name] = value;
   io::PipeEnds err;
   if (!io::MakePipe(&err)) {
-    return EnvironmentError(std::string("cannot create a pipe for srun's output: ") + std::strerror(errno));
+    return UnavailableError(std::string("cannot create a pipe for srun's output: ") + std::strerror(errno));
   }
   // Our signals arrive as events from before srun starts (one in between is
   // passed on once it runs) to after it ended.

@@ -68,10 +68,10 @@ TEST(SlurmStepRunnerTest, RootCauseIsTheFirstTaskEnd) {
             137);
 }
 
-TEST(SlurmStepRunnerTest, MissingSrunIsAnEnvironmentError) {
+TEST(SlurmStepRunnerTest, MissingSrunIsUnavailable) {
   Result<int> ran = RunSrunStep({"srun-that-does-not-exist"}, {});
   ASSERT_FALSE(ran.ok());
-  EXPECT_EQ(ran.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(ran.error().code, ExitCode::kUnavailable);
   EXPECT_NE(ran.error().message.find("srun-that-does-not-exist not found"), std::string::npos);
   EXPECT_NE(ran.error().hint.find("Slurm"), std::string::npos);
 }

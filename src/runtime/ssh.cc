@@ -131,7 +131,7 @@ Result<std::string> Sha256Of(const std::string& path) {
   auto result = RunCommand({"sha256sum", "--", path}, options);
   if (!result.ok()) return result.error();
   if (result->exit_code != 0 || result->out.size() < 64) {
-    return EnvironmentError("sha256sum " + path + " failed: " + result->Tail(3));
+    return UnavailableError("sha256sum " + path + " failed: " + result->Tail(3));
   }
   return result->out.substr(0, 64);
 }
@@ -176,16 +176,16 @@ class SshRuntime : public Runtime {
   UnknownOptionPolicy unknown_options() const override { return UnknownOptionPolicy::kPassThrough; }
 
   Result<int> Execute(const RuntimeContext& context) override {
-    const Launch& launch = *context.launch;
-    const ModeInvocation& mode = launch.chain[context.depth];
+    const Invocation& invocation = *context.invocation;
+    const ModeInvocation& mode = invocation.chain[context.depth];
     const config::LauncherConfig& launcher = *context.launcher;
 
     // Inner modes: `container ... --` runs each host's agent inside the image
     // (its options as written); direct's own options pass on.
     std::vector<std::string> direct_options;
     std::optional<std::vector<std::string>> container_options;
-    for (size_t i = context.depth + 1; i < launch.chain.size(); ++i) {
-      const ModeInvocation& inner = launch.chain[i];
+    for (size_t i = context.depth + 1; i < invocation.chain.size(); ++i) {
+      const ModeInvocation& inner = invocation.chain[i];
       if (inner.mode == "container") {
         container_options = inner.written;
         continue;
@@ -222,7 +222,7 @@ class SshRuntime : public Runtime {
     if (!binary_path.ok()) return binary_path.error();
     RemoteBinary binary{*binary_path, "", false};
 
-    NodeLaunch node;
+    NodeCommand node;
     node.globals = GlobalArguments(context, options());
     node.nnodes = static_cast<int>(hosts->size());
     node.master_addr = launcher.GetString("ssh.master_addr");
@@ -235,8 +235,8 @@ class SshRuntime : public Runtime {
     node.direct_options = direct_options;
     node.in_container = container_options.has_value();
     if (container_options) node.container_options = *container_options;
-    node.task = {launch.task};
-    node.task.insert(node.task.end(), launch.task_args.begin(), launch.task_args.end());
+    node.task = {invocation.task};
+    node.task.insert(node.task.end(), invocation.task_args.begin(), invocation.task_args.end());
     std::string cwd = CurrentDir();
 
     if (Status status = snapshot::CheckNoSecretArguments(
@@ -377,7 +377,7 @@ class SshRuntime : public Runtime {
       }
     }
     if (!problems.empty()) {
-      return EnvironmentError(std::to_string(problems.size()) + " of " + std::to_string(hosts.size()) +
+      return UnavailableError(std::to_string(problems.size()) + " of " + std::to_string(hosts.size()) +
                                   " hosts cannot run the job:\n  " + Join(problems, "\n  "),
                               "check with: ssh -o BatchMode=yes HOST true (keys, ~/.ssh/config, known_hosts); "
                               "leave a host out with --exclude HOST");

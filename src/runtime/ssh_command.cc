@@ -61,20 +61,20 @@ std::string AgentShellCommand(const RemoteBinary& binary, const std::string& cwd
          RemoteBinaryWord(binary) + " " + PosixJoin(arguments);
 }
 
-std::vector<std::string> AgentArguments(const NodeLaunch& launch, int node_rank) {
-  std::vector<std::string> out = launch.globals;
-  if (launch.in_container) {
+std::vector<std::string> AgentArguments(const NodeCommand& node_command, int node_rank) {
+  std::vector<std::string> out = node_command.globals;
+  if (node_command.in_container) {
     out.push_back("container");
-    out.insert(out.end(), launch.container_options.begin(), launch.container_options.end());
+    out.insert(out.end(), node_command.container_options.begin(), node_command.container_options.end());
     out.push_back("--");
   }
-  out.insert(out.end(), {"direct", "--nnodes", std::to_string(launch.nnodes), "--node-rank", std::to_string(node_rank),
-                         "--master-addr", launch.master_addr, "--master-port", std::to_string(launch.master_port)});
-  if (launch.nproc_per_node > 0) out.insert(out.end(), {"--nproc-per-node", std::to_string(launch.nproc_per_node)});
-  for (const std::string& entry : launch.env) out.insert(out.end(), {"--env", entry});
-  out.insert(out.end(), launch.direct_options.begin(), launch.direct_options.end());
+  out.insert(out.end(), {"direct", "--nnodes", std::to_string(node_command.nnodes), "--node-rank", std::to_string(node_rank),
+                         "--master-addr", node_command.master_addr, "--master-port", std::to_string(node_command.master_port)});
+  if (node_command.nproc_per_node > 0) out.insert(out.end(), {"--nproc-per-node", std::to_string(node_command.nproc_per_node)});
+  for (const std::string& entry : node_command.env) out.insert(out.end(), {"--env", entry});
+  out.insert(out.end(), node_command.direct_options.begin(), node_command.direct_options.end());
   out.push_back("--");
-  out.insert(out.end(), launch.task.begin(), launch.task.end());
+  out.insert(out.end(), node_command.task.begin(), node_command.task.end());
   return out;
 }
 
@@ -104,7 +104,7 @@ Result<HostCheck> ParseCheckOutput(std::string_view output, const std::string& s
     else if (line == "glibc") ++seen;  // getconf printed nothing
   }
   if (seen < 4) {
-    return EnvironmentError("the host check printed something else than expected: " +
+    return UnavailableError("the host check printed something else than expected: " +
                             EscapeControlCharacters(std::string(Trim(output)).substr(0, 200)),
                             "the remote login shell must be a POSIX shell (sh, bash, zsh, ksh) with coreutils");
   }

@@ -61,7 +61,7 @@ std::string AgentShellCommand(const RemoteBinary& binary, const std::string& cwd
 // The arguments after the binary for node `node_rank`:
 //   [globals] [container [container_options] --] direct --nnodes N --node-rank R --master-addr A --master-port P [--nproc-per-node S]
 //   [--env E ...] [direct_options] -- task...
-struct NodeLaunch {
+struct NodeCommand {
   std::vector<std::string> globals;         // global options to repeat on each node
   int nnodes = 1;
   std::string master_addr;
@@ -73,7 +73,7 @@ struct NodeLaunch {
   std::vector<std::string> container_options;  // the user's `container ... --` options, as written
   std::vector<std::string> task;            // task and its arguments
 };
-std::vector<std::string> AgentArguments(const NodeLaunch& launch, int node_rank);
+std::vector<std::string> AgentArguments(const NodeCommand& node_command, int node_rank);
 
 // The host check: one shell command printing, one per line,
 //   same <sha256 of the binary at the launching host's path | missing>
@@ -88,7 +88,7 @@ struct HostCheck {
   std::string glibc;       // "" when unknown
   bool cwd_exists = false;
 };
-// An Error (kEnvironment) when the output is not a check's.
+// An Error (kUnavailable) when the output is not a check's.
 Result<HostCheck> ParseCheckOutput(std::string_view output, const std::string& sha256);
 
 // Copies the binary (on its standard input) into the cache, checks its

@@ -41,16 +41,16 @@ TEST(SshCommandTest, TheAgentCommandCarriesArgumentsUnchanged) {
   // The "binary" prints its arguments and the session variables.
   std::string fake = dir.path() + "/primus cli's";
   ASSERT_TRUE(WriteFileAtomic(fake, "#!/bin/sh\nprintf '%s\\0' \"$PWD\" \"$PRIMUS_JOB_TOKEN_STDIN$PRIMUS_STOP_ON_STDIN_EOF\" \"$@\"\n", 0755).ok());
-  NodeLaunch launch;
-  launch.nnodes = 3;
-  launch.master_addr = "host1";
-  launch.master_port = 29400;
-  launch.nproc_per_node = 2;
-  launch.env = {"A=b c", "Q=it's $(x)"};
-  launch.direct_options = {"--max-restarts", "1"};
-  launch.task = {"run", "python3", "-c"};
-  launch.task.insert(launch.task.end(), kNasty.begin(), kNasty.end());
-  std::vector<std::string> arguments = AgentArguments(launch, 2);
+  NodeCommand node_command;
+  node_command.nnodes = 3;
+  node_command.master_addr = "host1";
+  node_command.master_port = 29400;
+  node_command.nproc_per_node = 2;
+  node_command.env = {"A=b c", "Q=it's $(x)"};
+  node_command.direct_options = {"--max-restarts", "1"};
+  node_command.task = {"run", "python3", "-c"};
+  node_command.task.insert(node_command.task.end(), kNasty.begin(), kNasty.end());
+  std::vector<std::string> arguments = AgentArguments(node_command, 2);
   std::vector<std::string> expected = {dir.path(), "11"};
   expected.insert(expected.end(), arguments.begin(), arguments.end());
   std::string command = AgentShellCommand({fake, "", false}, dir.path(), arguments);
@@ -64,18 +64,18 @@ TEST(SshCommandTest, TheAgentCommandCarriesArgumentsUnchanged) {
 }
 
 TEST(SshCommandTest, UnderContainerTheAgentRunsInsideTheImage) {
-  NodeLaunch launch;
-  launch.globals = {"--log-level", "debug"};
-  launch.nnodes = 2;
-  launch.master_addr = "host1";
-  launch.master_port = 29400;
-  launch.nproc_per_node = 1;
-  launch.env = {"A=b c"};
-  launch.in_container = true;
-  launch.container_options = {"--image", "local/usr", "--pull", "never", "-v", "/usr:/usr:ro", "--env", "NCCL_DEBUG"};
-  launch.direct_options = {"--max-restarts", "1"};
-  launch.task = {"run", "python3", "it's $(x)"};
-  EXPECT_EQ(AgentArguments(launch, 1),
+  NodeCommand node_command;
+  node_command.globals = {"--log-level", "debug"};
+  node_command.nnodes = 2;
+  node_command.master_addr = "host1";
+  node_command.master_port = 29400;
+  node_command.nproc_per_node = 1;
+  node_command.env = {"A=b c"};
+  node_command.in_container = true;
+  node_command.container_options = {"--image", "local/usr", "--pull", "never", "-v", "/usr:/usr:ro", "--env", "NCCL_DEBUG"};
+  node_command.direct_options = {"--max-restarts", "1"};
+  node_command.task = {"run", "python3", "it's $(x)"};
+  EXPECT_EQ(AgentArguments(node_command, 1),
             (std::vector<std::string>{"--log-level", "debug", "container", "--image", "local/usr", "--pull", "never",
                                       "-v", "/usr:/usr:ro", "--env", "NCCL_DEBUG", "--", "direct", "--nnodes", "2",
                                       "--node-rank", "1", "--master-addr", "host1", "--master-port", "29400",
@@ -85,11 +85,11 @@ TEST(SshCommandTest, UnderContainerTheAgentRunsInsideTheImage) {
   ScopedTempDir dir;
   std::string fake = dir.path() + "/primus-cli";
   ASSERT_TRUE(WriteFileAtomic(fake, "#!/bin/sh\nprintf '%s\\0' \"$@\"\n", 0755).ok());
-  EXPECT_EQ(RunThroughShell("/bin/sh", AgentShellCommand({fake, "", false}, dir.path(), AgentArguments(launch, 0))),
-            AgentArguments(launch, 0));
+  EXPECT_EQ(RunThroughShell("/bin/sh", AgentShellCommand({fake, "", false}, dir.path(), AgentArguments(node_command, 0))),
+            AgentArguments(node_command, 0));
 
-  launch.in_container = false;
-  EXPECT_EQ(AgentArguments(launch, 0)[2], "direct") << "no container: the agent runs on the host";
+  node_command.in_container = false;
+  EXPECT_EQ(AgentArguments(node_command, 0)[2], "direct") << "no container: the agent runs on the host";
 }
 
 TEST(SshCommandTest, SshArgvKeepsBatchModeAndTheUsersChoices) {

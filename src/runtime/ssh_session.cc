@@ -79,7 +79,7 @@ void EmitLines(Child* child, bool is_err, std::string_view data, bool flush) {
 Result<pid_t> Spawn(const std::vector<std::string>& argv, int in, int out, int err, const sigset_t& mask) {
   std::string executable = FindExecutable(argv.front());
   if (executable.empty()) {
-    return EnvironmentError(argv.front() + " not found on PATH", "install the OpenSSH client: apt install openssh-client");
+    return UnavailableError(argv.front() + " not found on PATH", "install the OpenSSH client: apt install openssh-client");
   }
   io::SpawnRequest request;
   request.executable = executable;
@@ -114,7 +114,7 @@ Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOp
     child.session = &sessions[i];
     io::PipeEnds in, out, err;
     if (!io::MakePipe(&in) || !io::MakePipe(&out) || !io::MakePipe(&err)) {
-      return EnvironmentError(std::string("cannot create pipes for ssh: ") + std::strerror(errno));
+      return UnavailableError(std::string("cannot create pipes for ssh: ") + std::strerror(errno));
     }
     Result<pid_t> pid = Spawn(sessions[i].argv, in.read.get(), out.write.get(), err.write.get(), mask);
     child.in = in.write.Release();
@@ -184,7 +184,7 @@ Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOp
       timeout_ms = static_cast<int>(std::clamp<int64_t>(left, 0, 1000));
     }
     int ready = ::poll(fds.data(), fds.size(), running() > 0 ? timeout_ms : 200);
-    if (ready < 0 && errno != EINTR) return EnvironmentError(std::string("poll: ") + std::strerror(errno));
+    if (ready < 0 && errno != EINTR) return UnavailableError(std::string("poll: ") + std::strerror(errno));
     char buffer[65536];
     for (size_t i = 1; i < fds.size(); ++i) {
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;

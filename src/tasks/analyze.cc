@@ -18,7 +18,7 @@
 #include "analyze/run_summary.h"
 #include "analyze/signature_db.h"
 #include "analyze/topology.h"
-#include "benchmark/request_flags.h"
+#include "util/svg_chart.h"
 #include "platform/host_detect.h"
 #include "tasks/task.h"
 #include "util/files.h"
@@ -111,7 +111,7 @@ Result<AnalyzeArgs> ParseAnalyzeArgs(const std::vector<std::string>& args) {
                       "point PRIMUS_SYSFS_ROOT (and PRIMUS_PROCFS_ROOT) at a captured tree to look at another host");
   }
   if (!parsed.plot.empty()) {
-    if (Status svg = benchmark::CheckSvgPlotPath(parsed.plot, "--plot run.svg"); !svg) return svg.error();
+    if (Status svg = CheckSvgPlotPath(parsed.plot, "--plot run.svg"); !svg) return svg.error();
   }
   if (!parsed.html.empty() && !ToLower(parsed.html).ends_with(".html") && !ToLower(parsed.html).ends_with(".htm")) {
     return UsageError("--html writes an HTML page: name the file *.html, not '" + parsed.html + "'",
@@ -131,7 +131,7 @@ Result<int> AnalyzeLogs(const AnalyzeArgs& args) {
   auto sources = analyze::FindLogSources(args.paths);
   if (!sources.ok()) return sources.error();
   if (sources->empty()) {
-    return EnvironmentError("no log files under " + Join(args.paths, ", "),
+    return UnavailableError("no log files under " + Join(args.paths, ", "),
                             "name an experiment directory, a log directory (*.log, *.out) or the files themselves");
   }
   analyze::LogScan scan = [&] {
@@ -183,7 +183,7 @@ Result<int> AnalyzeTopology(const AnalyzeArgs& args) {
   std::string format = output.substr(output.size() - 3);
   auto rendered = RunCommand({"dot", "-T" + format, "-o", output, dot_file}, {.timeout_s = 60});
   if (!rendered.ok()) {
-    return EnvironmentError("Graphviz's dot is not installed, so " + output + " was not drawn (the graph is in " +
+    return UnavailableError("Graphviz's dot is not installed, so " + output + " was not drawn (the graph is in " +
                                 dot_file + ")",
                             "apt install graphviz, or render the .dot file elsewhere: dot -Tsvg " + dot_file);
   }

@@ -6,10 +6,10 @@
 #include "util/environment.h"
 #include "platform/environment_plan.h"
 #include "platform/host_detect.h"
-#include "platform/launcher_plan_inputs.h"
+#include "platform/launcher_plan_request.h"
 #include "platform/info_report.h"
 #include "platform/profile_chain.h"
-#include "platform/vendor_runtime.h"
+#include "platform/gpu_live_status.h"
 #include "platform/visible_devices.h"
 #include "tasks/task.h"
 #include "train/primus_install.h"
@@ -63,8 +63,8 @@ class InfoTask : public Task {
 
     platform::Roots roots = platform::Roots::FromEnvironment();
     platform::HostInfo host = platform::DetectHost(roots);
-    platform::EnvironmentPlanInputs request =
-        platform::PlanInputsFromLauncher(*context.launcher, ProcessEnvironment());
+    platform::EnvironmentPlanRequest request =
+        platform::PlanRequestFromLauncher(*context.launcher, ProcessEnvironment());
     auto plan = platform::ResolveEnvironment(host, request);
     if (!plan.ok()) return plan.error();
 
@@ -84,7 +84,7 @@ class InfoTask : public Task {
       }
       if (live) {
         nlohmann::ordered_json statuses = nlohmann::ordered_json::array();
-        for (const platform::GpuRuntimeStatus& status : platform::QueryRuntimeStatus(host, roots)) {
+        for (const platform::GpuLiveStatus& status : platform::QueryLiveStatus(host, roots)) {
           nlohmann::ordered_json processes = nlohmann::ordered_json::array();
           for (const auto& process : status.processes) {
             processes.push_back({{"pid", process.pid}, {"used_memory_bytes", process.used_memory_bytes}});
@@ -115,7 +115,7 @@ class InfoTask : public Task {
                 << " GPUs (CUDA/HIP/ROCR_VISIBLE_DEVICES)\n";
     }
     if (live) {
-      for (const platform::GpuRuntimeStatus& status : platform::QueryRuntimeStatus(host, roots)) {
+      for (const platform::GpuLiveStatus& status : platform::QueryLiveStatus(host, roots)) {
         std::cout << "live      " << status.pci_bus_id << "  used "
                   << (status.memory_used_bytes < 0 ? std::string("?") : std::to_string(status.memory_used_bytes >> 20) + " MiB")
                   << "  util " << (status.utilization_percent < 0 ? std::string("?") : std::to_string(status.utilization_percent) + "%")

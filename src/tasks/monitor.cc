@@ -149,7 +149,7 @@ class Monitor {
         // The agent serves the port for as long as the job runs: a port that
         // stopped answering is a job that ended, or an agent that is gone.
         if (screen) screen->Restore();
-        return EnvironmentError(source_.Describe() + " stopped answering (" + last_error_ + ")",
+        return UnavailableError(source_.Describe() + " stopped answering (" + last_error_ + ")",
                                 "the job ended or its agent is gone; its last view is in node 0's log directory "
                                 "(primus-cli monitor LOG_DIR --once)");
       }

@@ -201,7 +201,7 @@ class PreflightTask : public Task {
     if (auto nodelist = env.find("SLURM_JOB_NODELIST"); nodelist != env.end()) {
       auto hosts = ExpandHostlist(nodelist->second);
       if (!hosts.ok()) {
-        return Error{ExitCode::kEnvironment, "SLURM_JOB_NODELIST: " + hosts.error().message,
+        return Error{ExitCode::kUnavailable, "SLURM_JOB_NODELIST: " + hosts.error().message,
                      "this variable comes from Slurm; run preflight inside the job, or unset it"};
       }
       placement.hosts = *hosts;

@@ -9,7 +9,7 @@
 #include <iostream>
 
 #include "config/launcher_config.h"
-#include "platform/launcher_plan_inputs.h"
+#include "platform/launcher_plan_request.h"
 #include "tasks/task.h"
 #include "tasks/worker_launch.h"
 #include "train/primus_install.h"

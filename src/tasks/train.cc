@@ -40,8 +40,8 @@ const std::vector<OptionSpec>& TrainOptions() {
   return table;
 }
 
-Result<TrainArgs> ParseTrainArgs(const std::vector<std::string>& args) {
-  TrainArgs parsed;
+Result<TrainRequest> ParseTrainArgs(const std::vector<std::string>& args) {
+  TrainRequest parsed;
   if (args.empty() || args[0].starts_with("-")) {
     return UsageError("train needs a subtask: pretrain or posttrain", "write: train pretrain --config exp.yaml");
   }

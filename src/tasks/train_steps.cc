@@ -124,7 +124,7 @@ void Finish(TrainLaunch* launch, int exit_code, const std::string& status) {
 }  // namespace
 
 Status LoadRequestedExperiment(TrainLaunch* launch) {
-  const TrainArgs& args = launch->args;
+  const TrainRequest& args = launch->args;
   launch->request.environment = ProcessEnvironment();
   launch->request.overrides = args.overrides;
   launch->request.file = args.config;
@@ -241,7 +241,7 @@ Status FindScripts(TrainLaunch* launch) {
 Result<int> PrintDryRun(const TrainLaunch& launch) {
   const train::ExperimentConfig& experiment = launch.experiment;
   const agent::LaunchSpec& spec = launch.workers.spec;
-  train::BackendInputs inputs{&experiment,           "<experiment dir>",  launch.backend_args,
+  train::BackendRequest inputs{&experiment,           "<experiment dir>",  launch.backend_args,
                               launch.args.resume,    launch.process_env, launch.args.subtask,
                               launch.primus ? &*launch.primus : nullptr};
   auto command = train::BuildBackendCommand(inputs);
@@ -296,7 +296,7 @@ Status RunPreflight(const TrainLaunch& launch) {
     }
   }
   if (!failures.empty()) {
-    return EnvironmentError("preflight stopped the launch:\n" + Join(failures, "\n"),
+    return UnavailableError("preflight stopped the launch:\n" + Join(failures, "\n"),
                             "fix the above, or skip the checks with train --no-preflight");
   }
   return Status::Ok();
@@ -362,7 +362,7 @@ Status WriteSnapshot(TrainLaunch* launch) {
               << "): then vs now\n"
               << train::FormatDifferences(differences) << ReplayRiskText(*launch);
     if (incompatible && !launch->args.force) {
-      return EnvironmentError("this machine is not compatible with the recorded run of " + launch->replay->dir.root,
+      return UnavailableError("this machine is not compatible with the recorded run of " + launch->replay->dir.root,
                               "use a machine with the recorded GPUs, or add --force to run anyway");
     }
   }
@@ -396,7 +396,7 @@ Status RunHooks(TrainLaunch* launch) {
 
   std::vector<hooks::Script> scripts = launch->patches;
   scripts.insert(scripts.end(), launch->hooks.begin(), launch->hooks.end());
-  hooks::RunContext hook_context;
+  hooks::HookContext hook_context;
   hook_context.node_rank = spec.node_rank;
   hook_context.env = {{"PRIMUS_TASK", "train"},
                       {"PRIMUS_SUBTASK", launch->args.subtask},
@@ -422,7 +422,7 @@ Status RunHooks(TrainLaunch* launch) {
 Status BuildWorkerCommand(TrainLaunch* launch) {
   const train::ExperimentConfig& experiment = launch->experiment;
   agent::LaunchSpec& spec = launch->workers.spec;
-  train::BackendInputs inputs{&experiment,           launch->shared_root, launch->backend_args,
+  train::BackendRequest inputs{&experiment,           launch->shared_root, launch->backend_args,
                               launch->args.resume,   launch->process_env, launch->args.subtask,
                               launch->primus ? &*launch->primus : nullptr};
   if (launch->primus) {

@@ -28,7 +28,7 @@
 namespace primus::tasks {
 
 // `train pretrain|posttrain ...` as parsed.
-struct TrainArgs {
+struct TrainRequest {
   std::string subtask;
   std::string config;
   std::string backend;
@@ -43,7 +43,7 @@ struct TrainArgs {
 
 // Everything one launch has learnt so far.
 struct TrainLaunch {
-  TrainArgs args;
+  TrainRequest args;
   std::map<std::string, std::string> process_env;
   // The launcher's configuration with the experiment's launch settings in it.
   std::optional<config::LauncherConfig> launcher;

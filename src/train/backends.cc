@@ -26,12 +26,12 @@ std::vector<std::string> PythonPrefix(const ExperimentConfig& experiment) {
   return {experiment.interpreter};
 }
 
-std::string CheckpointDir(const BackendInputs& inputs) {
+std::string CheckpointDir(const BackendRequest& inputs) {
   std::string dir = Text(inputs.experiment->resolved, "checkpoint.dir");
   return dir.empty() ? inputs.experiment_dir + "/checkpoints" : dir;
 }
 
-std::string Resume(const BackendInputs& inputs) {
+std::string Resume(const BackendRequest& inputs) {
   return inputs.resume.empty() ? Text(inputs.experiment->resolved, "checkpoint.resume") : inputs.resume;
 }
 
@@ -41,7 +41,7 @@ void Flag(std::vector<std::string>* argv, const std::string& flag, const std::st
 }
 
 // The torch backend: the documented mapping of examples/gpt/README.md.
-Result<BackendCommand> TorchCommand(const BackendInputs& inputs) {
+Result<BackendCommand> TorchCommand(const BackendRequest& inputs) {
   const ExperimentConfig& e = *inputs.experiment;
   const Value& r = e.resolved;
   BackendCommand command;
@@ -115,13 +115,13 @@ bool GivesMegatronDest(const Value& r, std::string_view dest) {
 
 // Megatron-LM's command line (megatron/training/arguments.py at the pinned
 // release): our keys first, then model: and megatron.args by its parser's rules.
-Result<BackendCommand> MegatronCommand(const BackendInputs& inputs) {
+Result<BackendCommand> MegatronCommand(const BackendRequest& inputs) {
   const ExperimentConfig& e = *inputs.experiment;
   const Value& r = e.resolved;
   std::string path = Text(r, "megatron.path");
   if (path.empty() && inputs.environment.count("MEGATRON_PATH")) path = inputs.environment.at("MEGATRON_PATH");
   if (path.empty()) {
-    return EnvironmentError("the megatron backend needs a Megatron-LM checkout",
+    return UnavailableError("the megatron backend needs a Megatron-LM checkout",
                             "set megatron.path in the experiment, or export MEGATRON_PATH=/path/to/Megatron-LM");
   }
   bool posttrain = inputs.subtask == "posttrain";
@@ -235,7 +235,7 @@ void MergeToml(Value* into, const Value& over) {
 }
 
 // TorchTitan's job config (torchtitan/config/job_config.py at the pinned release).
-Result<BackendCommand> TorchTitanCommand(const BackendInputs& inputs) {
+Result<BackendCommand> TorchTitanCommand(const BackendRequest& inputs) {
   const ExperimentConfig& e = *inputs.experiment;
   const Value& r = e.resolved;
   if (Status status = CheckBackendSubtask(e, inputs.subtask); !status.ok()) return status.error();
@@ -293,9 +293,9 @@ Result<BackendCommand> TorchTitanCommand(const BackendInputs& inputs) {
 // A Primus-format experiment runs through Primus's own CLI, as the public
 // Primus launcher runs it in each worker; what followed --config is appended
 // verbatim by the caller (BuildBackendCommand's extra arguments).
-Result<BackendCommand> PrimusCommand(const BackendInputs& inputs) {
+Result<BackendCommand> PrimusCommand(const BackendRequest& inputs) {
   if (!inputs.primus) {
-    return EnvironmentError(inputs.experiment->file + " is a Primus-format experiment and no Primus installation was given",
+    return UnavailableError(inputs.experiment->file + " is a Primus-format experiment and no Primus installation was given",
                             "export PRIMUS_PATH=/path/to/Primus");
   }
   const ExperimentConfig& e = *inputs.experiment;
@@ -319,7 +319,7 @@ Status CheckBackendSubtask(const ExperimentConfig& experiment, std::string_view 
                      "<the generated job TOML>");
 }
 
-Result<BackendCommand> BuildBackendCommand(const BackendInputs& inputs) {
+Result<BackendCommand> BuildBackendCommand(const BackendRequest& inputs) {
   const std::string& backend = inputs.experiment->backend;
   Result<BackendCommand> command = UsageError("unknown backend " + backend);
   if (backend == "torch") command = TorchCommand(inputs);

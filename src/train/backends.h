@@ -22,7 +22,7 @@
 
 namespace primus::train {
 
-struct BackendInputs {
+struct BackendRequest {
   const ExperimentConfig* experiment = nullptr;  // resolved for the world size
   std::string experiment_dir;
   std::vector<std::string> extra_args;           // hooks' extra.k=v, then the command line's --k v
@@ -40,7 +40,7 @@ struct BackendCommand {
   std::string checkpoint_dir;
 };
 
-Result<BackendCommand> BuildBackendCommand(const BackendInputs& inputs);
+Result<BackendCommand> BuildBackendCommand(const BackendRequest& inputs);
 
 // Whether the experiment's backend can run this train subtask: a posttrain
 // with the torchtitan backend needs torchtitan.posttrain_module (exit 3

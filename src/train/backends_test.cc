@@ -40,7 +40,7 @@ ExperimentConfig Load(const std::string& file, int world_size) {
 
 TEST(BackendsTest, MegatronCommandLineMatchesGolden) {
   ExperimentConfig experiment = Load("megatron_llama.yaml", 16);
-  BackendInputs inputs{&experiment, "/out/llama3_8b_20251110_134522", {"--exit-interval", "200"}, "", {}};
+  BackendRequest inputs{&experiment, "/out/llama3_8b_20251110_134522", {"--exit-interval", "200"}, "", {}};
   auto command = BuildBackendCommand(inputs);
   ASSERT_TRUE(command.ok()) << command.error().Format();
   ExpectGolden("megatron_llama.argv", Join(command->argv, "\n") + "\n");
@@ -52,7 +52,7 @@ TEST(BackendsTest, MegatronWithoutCheckoutNamesTheVariable) {
   ASSERT_TRUE(experiment.resolved.Set("megatron.path", config::Value::String("")).ok());
   auto command = BuildBackendCommand({&experiment, "/out", {}, "", {}});
   ASSERT_FALSE(command.ok());
-  EXPECT_EQ(command.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(command.error().code, ExitCode::kUnavailable);
   EXPECT_NE(command.error().hint.find("MEGATRON_PATH"), std::string::npos);
   auto from_env = BuildBackendCommand({&experiment, "/out", {}, "", {{"MEGATRON_PATH", "/env/Megatron"}}});
   ASSERT_TRUE(from_env.ok());
@@ -109,7 +109,7 @@ std::string Line(const BackendCommand& command) { return Join(command.argv, " ")
 
 TEST(BackendsTest, MegatronPosttrainRunsItsSftEntry) {
   ExperimentConfig experiment = Load("megatron_llama.yaml", 16);
-  BackendInputs inputs{&experiment, "/out", {}, "", {}, "posttrain"};
+  BackendRequest inputs{&experiment, "/out", {}, "", {}, "posttrain"};
   auto command = BuildBackendCommand(inputs);
   ASSERT_TRUE(command.ok()) << command.error().Format();
   EXPECT_EQ(command->argv[1], "/opt/Megatron-LM/pretrain_gpt.py") << "Megatron-LM's pretrain and SFT entry";
@@ -138,7 +138,7 @@ TEST(BackendsTest, MegatronMaxPositionEmbeddingsComesFromTheModelWhenGiven) {
 
 TEST(BackendsTest, TorchTitanPosttrainNeedsAModuleToRun) {
   ExperimentConfig experiment = Load("torchtitan_llama.yaml", 8);
-  BackendInputs inputs{&experiment, "/out/titan", {}, "", {}, "posttrain"};
+  BackendRequest inputs{&experiment, "/out/titan", {}, "", {}, "posttrain"};
   Status refused = CheckBackendSubtask(experiment, "posttrain");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ExitCode::kConfig);

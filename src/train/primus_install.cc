@@ -85,8 +85,8 @@ Result<PrimusInstall> PrimusInstallFor(const Environment& environment, const con
   const std::string hint =
       "export PRIMUS_PATH=/path/to/Primus (a checkout of github.com/AMD-AGI/Primus, with primus/cli/main.py), or set "
       "train.primus_path in the launcher configuration";
-  if (!search.broken_setting.empty()) return EnvironmentError(search.broken_setting, hint);
-  return EnvironmentError("no Primus installation was found (looked at: " + Join(search.tried, "; ") + ")", hint);
+  if (!search.broken_setting.empty()) return UnavailableError(search.broken_setting, hint);
+  return UnavailableError("no Primus installation was found (looked at: " + Join(search.tried, "; ") + ")", hint);
 }
 
 const std::vector<std::string>& PrimusOnlySubcommands() {

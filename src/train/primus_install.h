@@ -45,7 +45,7 @@ PrimusSearch FindPrimus(const Environment& environment, const std::string& confi
                         const std::string& current_dir, const std::vector<std::string>& usual_places);
 
 // FindPrimus with the launcher's settings and this process's places; none
-// found is an EnvironmentError (exit 4) that lists where it looked and how
+// found is an UnavailableError (exit 4) that lists where it looked and how
 // to point at one.
 Result<PrimusInstall> PrimusInstallFor(const Environment& environment, const config::LauncherConfig& launcher);
 

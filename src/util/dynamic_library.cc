@@ -29,7 +29,7 @@ Result<DynamicLibrary> DynamicLibrary::Open(const std::vector<std::string>& name
     }
     return DynamicLibrary(handle, what, path);
   }
-  return EnvironmentError("cannot load " + what + " (tried " + Join(names, ", ") + "): " + Join(failures, "; "), hint);
+  return UnavailableError("cannot load " + what + " (tried " + Join(names, ", ") + "): " + Join(failures, "; "), hint);
 }
 
 DynamicLibrary::DynamicLibrary(void* handle, std::string what, std::string path)
@@ -57,7 +57,7 @@ void* DynamicLibrary::Find(const char* name) const { return handle_ ? ::dlsym(ha
 Result<void*> DynamicLibrary::Require(const char* name) const {
   void* symbol = Find(name);
   if (symbol == nullptr) {
-    return EnvironmentError(what_ + " (" + path_ + ") has no symbol " + name,
+    return UnavailableError(what_ + " (" + path_ + ") has no symbol " + name,
                             "the library is too old or not the expected one; check LD_LIBRARY_PATH");
   }
   return symbol;

@@ -28,7 +28,7 @@ class DynamicLibrary {
 
   // The symbol, or nullptr when the library lacks it (optional entry points).
   void* Find(const char* name) const;
-  // The symbol, or an EnvironmentError naming it and the library file.
+  // The symbol, or an UnavailableError naming it and the library file.
   Result<void*> Require(const char* name) const;
 
   template <typename Function>

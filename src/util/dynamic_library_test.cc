@@ -12,7 +12,7 @@ TEST(DynamicLibraryTest, MissingLibraryNamesWhatWasTriedAndHowToGetIt) {
   auto library = DynamicLibrary::Open({"libprimus-missing.so.1", "libprimus-missing.so"}, "the missing library",
                                       "install it");
   ASSERT_FALSE(library.ok());
-  EXPECT_EQ(library.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(library.error().code, ExitCode::kUnavailable);
   EXPECT_NE(library.error().message.find("cannot load the missing library"), std::string::npos);
   EXPECT_NE(library.error().message.find("libprimus-missing.so.1, libprimus-missing.so"), std::string::npos);
   EXPECT_EQ(library.error().hint, "install it");

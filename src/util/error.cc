@@ -14,8 +14,8 @@ Error UsageError(std::string message, std::string hint) {
 Error ConfigError(std::string message, std::string hint) {
   return Error{ExitCode::kConfig, std::move(message), std::move(hint)};
 }
-Error EnvironmentError(std::string message, std::string hint) {
-  return Error{ExitCode::kEnvironment, std::move(message), std::move(hint)};
+Error UnavailableError(std::string message, std::string hint) {
+  return Error{ExitCode::kUnavailable, std::move(message), std::move(hint)};
 }
 Error TaskError(std::string message, std::string hint) {
   return Error{ExitCode::kTaskFailed, std::move(message), std::move(hint)};

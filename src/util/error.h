@@ -18,7 +18,7 @@ enum class ExitCode : int {
   kTaskFailed = 1,    // the task failed (the agent reports the worker's own code)
   kUsage = 2,         // unknown mode, flag or task; malformed command line
   kConfig = 3,        // a configuration file or value is wrong
-  kEnvironment = 4,   // a required tool, library, device or port is missing
+  kUnavailable = 4,   // a required tool, library, device or port is missing
   // The workers' work finished (a worker exited 0), but another worker did
   // not exit within the exit grace and was stopped (stuck in teardown).
   kStuckAtExit = 6,
@@ -36,7 +36,7 @@ struct Error {
 
 Error UsageError(std::string message, std::string hint = "");
 Error ConfigError(std::string message, std::string hint = "");
-Error EnvironmentError(std::string message, std::string hint = "");
+Error UnavailableError(std::string message, std::string hint = "");
 Error TaskError(std::string message, std::string hint = "");
 // Our own signal N stopped the work (Ctrl-C: SIGINT): exit code 128+N, as a
 // shell reports a command that a signal ended.

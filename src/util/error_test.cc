@@ -13,7 +13,7 @@ TEST(ErrorTest, FormatIncludesHintOnlyWhenPresent) {
 TEST(ErrorTest, HelpersCarryTheirExitCodes) {
   EXPECT_EQ(UsageError("x").code, ExitCode::kUsage);
   EXPECT_EQ(ConfigError("x").code, ExitCode::kConfig);
-  EXPECT_EQ(EnvironmentError("x").code, ExitCode::kEnvironment);
+  EXPECT_EQ(UnavailableError("x").code, ExitCode::kUnavailable);
   EXPECT_EQ(TaskError("x").code, ExitCode::kTaskFailed);
 }
 
@@ -21,9 +21,9 @@ TEST(ResultTest, HoldsValueOrError) {
   Result<int> good = 42;
   ASSERT_TRUE(good.ok());
   EXPECT_EQ(*good, 42);
-  Result<int> bad = EnvironmentError("no srun");
+  Result<int> bad = UnavailableError("no srun");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(bad.error().code, ExitCode::kUnavailable);
   EXPECT_FALSE(bad.status().ok());
 }
 

@@ -29,7 +29,7 @@ Status ReadAll(int fd, const std::string& path, size_t max_bytes, std::string* c
     ssize_t n = ::read(fd, buffer, want);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return EnvironmentError("cannot read " + path + ": " + std::strerror(errno));
+      return UnavailableError("cannot read " + path + ": " + std::strerror(errno));
     }
     if (n == 0) return Status::Ok();
     content->append(buffer, static_cast<size_t>(n));
@@ -45,7 +45,7 @@ Status ReadAll(int fd, const std::string& path, size_t max_bytes, std::string* c
 Result<std::string> ReadFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return EnvironmentError("cannot read " + path + ": " + std::strerror(errno));
+    return UnavailableError("cannot read " + path + ": " + std::strerror(errno));
   }
   std::string content;
   bool over_limit = false;
@@ -58,12 +58,12 @@ Result<std::string> ReadFile(const std::string& path) {
 Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes) {
   // O_NONBLOCK: opening a FIFO with no writer must not wait; it is refused below.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return EnvironmentError("cannot read " + path + ": " + std::strerror(errno));
+  if (fd < 0) return UnavailableError("cannot read " + path + ": " + std::strerror(errno));
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     int saved = errno;
     ::close(fd);
-    return EnvironmentError("cannot read " + path + ": " + std::strerror(saved));
+    return UnavailableError("cannot read " + path + ": " + std::strerror(saved));
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -73,13 +73,13 @@ Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes) {
                        : S_ISFIFO(st.st_mode) ? "a pipe (FIFO)"
                        : S_ISSOCK(st.st_mode) ? "a socket"
                                               : "not a regular file";
-    return EnvironmentError(path + " is " + std::string(kind) + ", not a regular file",
+    return UnavailableError(path + " is " + std::string(kind) + ", not a regular file",
                             "name a file; to use generated text, write it to a file first");
   }
   const std::string limit = "the limit of " + std::to_string(max_bytes) + " bytes for this input";
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     ::close(fd);
-    return EnvironmentError(path + " is " + std::to_string(static_cast<uint64_t>(st.st_size)) +
+    return UnavailableError(path + " is " + std::to_string(static_cast<uint64_t>(st.st_size)) +
                             " bytes, larger than " + limit);
   }
   std::string content;
@@ -88,7 +88,7 @@ Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes) {
   Status read = ReadAll(fd, path, max_bytes, &content, &over_limit);
   ::close(fd);
   if (!read) return read.error();
-  if (over_limit) return EnvironmentError(path + " grew past " + limit + " while being read");
+  if (over_limit) return UnavailableError(path + " grew past " + limit + " while being read");
   return content;
 }
 
@@ -104,7 +104,7 @@ Status WriteFileAtomic(const std::string& path, std::string_view content, int mo
     fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, static_cast<mode_t>(mode));
     if (fd < 0 && errno != EEXIST) break;
   }
-  if (fd < 0) return EnvironmentError("cannot write " + path + ": " + std::strerror(errno));
+  if (fd < 0) return UnavailableError("cannot write " + path + ": " + std::strerror(errno));
   const char* data = content.data();
   size_t left = content.size();
   while (left > 0) {
@@ -114,7 +114,7 @@ Status WriteFileAtomic(const std::string& path, std::string_view content, int mo
       int saved = n == 0 ? ENOSPC : errno;
       ::close(fd);
       ::unlink(temporary.c_str());
-      return EnvironmentError("cannot write " + path + ": " + std::strerror(saved));
+      return UnavailableError("cannot write " + path + ": " + std::strerror(saved));
     }
     data += n;
     left -= static_cast<size_t>(n);
@@ -124,12 +124,12 @@ Status WriteFileAtomic(const std::string& path, std::string_view content, int mo
   if (!synced || ::close(fd) != 0) {
     int saved = synced ? errno : sync_error;
     ::unlink(temporary.c_str());
-    return EnvironmentError("cannot flush " + path + ": " + std::strerror(saved));
+    return UnavailableError("cannot flush " + path + ": " + std::strerror(saved));
   }
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
     int saved = errno;
     ::unlink(temporary.c_str());
-    return EnvironmentError("cannot rename into " + path + ": " + std::strerror(saved));
+    return UnavailableError("cannot rename into " + path + ": " + std::strerror(saved));
   }
   return Status::Ok();
 }
@@ -140,13 +140,13 @@ Status MakeDirs(const std::string& path, int mode) {
   for (const std::string& part : Split(path, '/')) {
     partial += part;
     if (!partial.empty() && ::mkdir(partial.c_str(), mode) != 0 && errno != EEXIST) {
-      return EnvironmentError("cannot create directory " + partial + ": " + std::strerror(errno),
+      return UnavailableError("cannot create directory " + partial + ": " + std::strerror(errno),
                               "check that the parent directory is writable");
     }
     partial += '/';
   }
   if (!IsDirectory(path)) {
-    return EnvironmentError("cannot create directory " + path + ": a file of that name exists");
+    return UnavailableError("cannot create directory " + path + ": a file of that name exists");
   }
   return Status::Ok();
 }
@@ -205,7 +205,7 @@ Result<std::string> SelfExecutable() {
   char path[4096] = {};
   ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
   if (n <= 0) {
-    return EnvironmentError(std::string("cannot find this primus-cli binary (/proc/self/exe): ") + std::strerror(errno),
+    return UnavailableError(std::string("cannot find this primus-cli binary (/proc/self/exe): ") + std::strerror(errno),
                             "run primus-cli from a mounted /proc");
   }
   return std::string(path, static_cast<size_t>(n));

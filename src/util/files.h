@@ -17,7 +17,7 @@ Result<std::string> ReadFile(const std::string& path);
 // byte, anything that is not a regular file (a directory, /dev/zero, a FIFO
 // that may never end) and a file larger than `max_bytes`, and never reads
 // more than that even when the file grows meanwhile. Errors name the path
-// (EnvironmentError; callers give it their own exit code and hint).
+// (UnavailableError; callers give it their own exit code and hint).
 Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes);
 // Replaces `path` with `content` through a temporary file of an unpredictable
 // name in the same directory (created with O_EXCL|O_NOFOLLOW, so nothing

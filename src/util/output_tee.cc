@@ -45,7 +45,7 @@ Result<std::unique_ptr<OutputTee>> OutputTee::Start(const std::string& path, dou
   std::string dir = DirName(path);
   if (!dir.empty() && dir != "." && !IsDirectory(dir)) {
     if (Status made = MakeDirs(dir); !made.ok()) {
-      return EnvironmentError("--log-file " + path + ": cannot create its directory: " + made.error().message);
+      return UnavailableError("--log-file " + path + ": cannot create its directory: " + made.error().message);
     }
   }
   std::unique_ptr<OutputTee> tee(new OutputTee());
@@ -54,19 +54,19 @@ Result<std::unique_ptr<OutputTee>> OutputTee::Start(const std::string& path, dou
   tee->file_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
                       static_cast<mode_t>(PrivateFileMode()));
   if (tee->file_ < 0) {
-    return EnvironmentError("--log-file " + path + ": cannot write it: " + std::strerror(errno),
+    return UnavailableError("--log-file " + path + ": cannot write it: " + std::strerror(errno),
                             "choose a path in a directory you can write");
   }
   int out[2], err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) return EnvironmentError(std::string("--log-file: pipe: ") + std::strerror(errno));
+  if (::pipe2(out, O_CLOEXEC) != 0) return UnavailableError(std::string("--log-file: pipe: ") + std::strerror(errno));
   if (::pipe2(err, O_CLOEXEC) != 0) {
     ::close(out[0]);
     ::close(out[1]);
-    return EnvironmentError(std::string("--log-file: pipe: ") + std::strerror(errno));
+    return UnavailableError(std::string("--log-file: pipe: ") + std::strerror(errno));
   }
   if (::pipe2(tee->wake_, O_CLOEXEC) != 0 || ::pipe2(tee->done_, O_CLOEXEC) != 0) {
     for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
-    return EnvironmentError(std::string("--log-file: pipe: ") + std::strerror(errno));
+    return UnavailableError(std::string("--log-file: pipe: ") + std::strerror(errno));
   }
   FlushStreams();
   tee->terminal_[0] = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);

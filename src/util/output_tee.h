@@ -18,7 +18,7 @@ namespace primus {
 
 class OutputTee {
  public:
-  // Creates FILE's directory and truncates FILE. An EnvironmentError names
+  // Creates FILE's directory and truncates FILE. An UnavailableError names
   // the path when either cannot be done.
   static Result<std::unique_ptr<OutputTee>> Start(const std::string& path, double drain_timeout_s = 2.0);
   ~OutputTee();

@@ -54,10 +54,10 @@ TEST(OutputTeeTest, ADaemonHoldingThePipeDoesNotHangTheEnd) {
   EXPECT_EQ(text->find("late"), std::string::npos);
 }
 
-TEST(OutputTeeTest, UnwritablePathIsAnEnvironmentError) {
+TEST(OutputTeeTest, UnwritablePathIsUnavailable) {
   auto tee = OutputTee::Start("/proc/self/no/such.log");
   ASSERT_FALSE(tee.ok());
-  EXPECT_EQ(tee.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(tee.error().code, ExitCode::kUnavailable);
   EXPECT_NE(tee.error().message.find("/proc/self/no/such.log"), std::string::npos);
 }
 

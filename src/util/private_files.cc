@@ -26,7 +26,7 @@ std::string ModeText(mode_t mode) {
 }
 
 Error Refuse(const std::string& path, const std::string& why) {
-  return EnvironmentError(
+  return UnavailableError(
       "refusing " + path + ": " + why,
       "primus-cli writes only into directories of its own user that no one else can change; remove it (or have "
       "its owner remove it) or choose another directory");
@@ -73,7 +73,7 @@ Status CheckDirectoryInfo(const std::string& path, const struct stat& info) {
   }
   bool others_write = (info.st_mode & S_IWOTH) != 0 || ((info.st_mode & S_IWGRP) != 0 && !IsPrivateGroup(info.st_gid));
   if (others_write) {
-    return EnvironmentError("refusing " + path + ": other users may write to it (mode " + ModeText(info.st_mode) + ")",
+    return UnavailableError("refusing " + path + ": other users may write to it (mode " + ModeText(info.st_mode) + ")",
                             "make it yours alone (chmod go-w " + path + ") or choose another directory");
   }
   return Status::Ok();
@@ -99,7 +99,7 @@ std::string DescribeOwner(unsigned uid) {
 Status CheckPrivateDir(const std::string& path, LinkPolicy links) {
   struct stat info;
   if (::lstat(path.c_str(), &info) != 0) {
-    return EnvironmentError("cannot use directory " + path + ": " + std::strerror(errno));
+    return UnavailableError("cannot use directory " + path + ": " + std::strerror(errno));
   }
   if (S_ISLNK(info.st_mode)) {
     if (links == LinkPolicy::kRefuse) {
@@ -110,7 +110,7 @@ Status CheckPrivateDir(const std::string& path, LinkPolicy links) {
                               DescribeOwner(::geteuid()));
     }
     if (::stat(path.c_str(), &info) != 0) {
-      return EnvironmentError("cannot use directory " + path + ": " + std::strerror(errno));
+      return UnavailableError("cannot use directory " + path + ": " + std::strerror(errno));
     }
   }
   return CheckDirectoryInfo(path, info);
@@ -126,7 +126,7 @@ Status MakePrivateDir(const std::string& path, bool* created) {
     return Status::Ok();
   }
   if (errno != EEXIST) {
-    return EnvironmentError("cannot create directory " + path + ": " + std::strerror(errno),
+    return UnavailableError("cannot create directory " + path + ": " + std::strerror(errno),
                             "check that the parent directory exists and is writable");
   }
   return CheckPrivateDir(path);
@@ -139,7 +139,7 @@ Status MakePrivateDirs(const std::string& base, const std::string& relative) {
   std::string path = base;
   for (const std::string& part : Split(relative, '/')) {
     if (part.empty() || part == ".") continue;
-    if (part == "..") return EnvironmentError("cannot create " + JoinPath(base, relative) + ": it climbs with '..'");
+    if (part == "..") return UnavailableError("cannot create " + JoinPath(base, relative) + ": it climbs with '..'");
     path = path.empty() ? part : JoinPath(path, part);
     if (Status made = MakePrivateDir(path); !made) return made;
   }
@@ -158,11 +158,11 @@ Result<std::string> MakeFreshDir(const std::string& parent, const std::string& n
       return path;
     }
     if (errno != EEXIST) {
-      return EnvironmentError("cannot create directory " + path + ": " + std::strerror(errno),
+      return UnavailableError("cannot create directory " + path + ": " + std::strerror(errno),
                               "check that " + parent + " is writable and not full");
     }
   }
-  return EnvironmentError("cannot find a free name for " + JoinPath(parent, name) + "_* after " +
+  return UnavailableError("cannot find a free name for " + JoinPath(parent, name) + "_* after " +
                           std::to_string(tries) + " tries");
 }
 
@@ -178,7 +178,7 @@ Result<int> CreatePrivateFile(const std::string& path, int flags) {
                             ? "a symbolic link (owned by " + DescribeOwner(info.st_uid) + ") is in its place"
                             : "a file of that name exists already (owned by " + DescribeOwner(info.st_uid) + ")");
   }
-  return EnvironmentError("cannot create " + path + ": " + std::strerror(saved),
+  return UnavailableError("cannot create " + path + ": " + std::strerror(saved),
                           "check that the directory is writable and not full");
 }
 
@@ -189,7 +189,7 @@ Result<int> OpenPrivateFileForAppend(const std::string& path) {
   if (fd < 0) {
     int saved = errno;
     if (saved == ELOOP) return Refuse(path, "a symbolic link is in its place");
-    return EnvironmentError("cannot open " + path + " for appending: " + std::strerror(saved));
+    return UnavailableError("cannot open " + path + " for appending: " + std::strerror(saved));
   }
   struct stat info;
   if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != ::geteuid()) {

@@ -10,7 +10,7 @@
 //     file, never through a link), mode 0600;
 //   - a file is replaced through a temporary file with an unpredictable name
 //     in the same directory, then rename(2) (util/files.h WriteFileAtomic).
-// A refusal is an EnvironmentError (exit 4) naming the path and its owner.
+// A refusal is an UnavailableError (exit 4) naming the path and its owner.
 // Teams that read each other's runs turn on group reading (0750/0640) with
 // the launcher setting `main.group_readable` (docs/security.md); the process
 // umask still applies, so a stricter one wins. A group of the user's own name

@@ -68,7 +68,7 @@ TEST_F(PrivateFilesTest, ADirectoryOfAnotherUserIsRefusedNamingItsOwner) {
   ASSERT_EQ(::chown(path.c_str(), kOtherUser, kOtherUser), 0);
   Status made = MakePrivateDir(path);
   ASSERT_FALSE(made.ok());
-  EXPECT_EQ(made.error().code, ExitCode::kEnvironment);
+  EXPECT_EQ(made.error().code, ExitCode::kUnavailable);
   EXPECT_NE(made.error().message.find(path), std::string::npos) << made.error().message;
   EXPECT_NE(made.error().message.find("owned by nobody (uid 65534)"), std::string::npos) << made.error().message;
 }

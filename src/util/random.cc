@@ -52,7 +52,7 @@ std::string Hex(const unsigned char* buffer, size_t bytes) {
 Result<std::string> NewJobToken() {
   unsigned char buffer[16] = {};
   if (KernelRandomBytes(buffer, sizeof(buffer)) < sizeof(buffer)) {
-    return EnvironmentError("the kernel gives no random bytes (getrandom, /dev/urandom) for the job token",
+    return UnavailableError("the kernel gives no random bytes (getrandom, /dev/urandom) for the job token",
                             "set PRIMUS_JOB_TOKEN yourself (32 random hex characters) on every node");
   }
   return Hex(buffer, sizeof(buffer));

@@ -15,7 +15,7 @@ namespace primus {
 std::string RandomHex(size_t bytes);
 
 // A new job token (PRIMUS_JOB_TOKEN): 128 bits from the kernel as 32 hex
-// digits; an EnvironmentError when the kernel gives none (a token made of
+// digits; an UnavailableError when the kernel gives none (a token made of
 // the time and the pid could be guessed).
 Result<std::string> NewJobToken();
 

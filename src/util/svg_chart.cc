@@ -379,4 +379,9 @@ std::string RenderTimeline(const Timeline& timeline) {
   return svg + "</svg>\n";
 }
 
+Status CheckSvgPlotPath(const std::string& value, const std::string& example) {
+  if (ToLower(value).ends_with(".svg")) return Status::Ok();
+  return UsageError("--plot writes SVG: name the file *.svg, not '" + value + "'", "write " + example);
+}
+
 }  // namespace primus

@@ -38,6 +38,10 @@ struct PlotSpec {
 
 std::string RenderSvgPlot(const PlotSpec& spec);
 Status WriteSvgPlot(const std::string& path, const PlotSpec& spec);
+
+// A --plot flag's value must name an .svg file; `example` is the hint's
+// example ("--plot tflops.svg").
+Status CheckSvgPlotPath(const std::string& value, const std::string& example);
 // Several charts stacked top to bottom in one SVG file (`analyze run`: loss
 // and throughput over the same time axis).
 std::string RenderSvgPanels(const std::vector<PlotSpec>& panels);

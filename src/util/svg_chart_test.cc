@@ -149,5 +149,14 @@ TEST(SvgChartTest, TimelineMarksFailuresApart) {
   EXPECT_EQ(CountApart(svg, "class=\"span\""), 2u);
 }
 
+TEST(SvgChartTest, PlotFlagMustNameAnSvgFile) {
+  EXPECT_TRUE(CheckSvgPlotPath("out/TFLOPS.SVG", "--plot tflops.svg").ok());
+  Status png = CheckSvgPlotPath("busbw.png", "--plot busbw.svg");
+  ASSERT_FALSE(png.ok());
+  EXPECT_EQ(png.error().code, ExitCode::kUsage);
+  EXPECT_NE(png.error().message.find("not 'busbw.png'"), std::string::npos);
+  EXPECT_EQ(png.error().hint, "write --plot busbw.svg");
+}
+
 }  // namespace
 }  // namespace primus

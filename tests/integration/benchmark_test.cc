@@ -228,7 +228,7 @@ TEST_F(BenchmarkTest, GemmUsageErrorsNameTheFlag) {
   EXPECT_NE(subtask.err.find("did you mean 'gemm'"), std::string::npos) << subtask.err;
 }
 
-TEST_F(BenchmarkTest, GemmOnGpusWithoutGpusIsAnEnvironmentError) {
+TEST_F(BenchmarkTest, GemmOnGpusWithoutGpusIsUnavailable) {
   if (PathExists("/proc/driver/nvidia") || PathExists("/sys/class/kfd/kfd/topology/nodes")) {
     GTEST_SKIP() << "this host has a GPU driver: the GPU path is exercised by bench/gpu_bench.sh";
   }

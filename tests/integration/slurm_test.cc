@@ -479,7 +479,7 @@ TEST_F(SlurmTest, ANodeRangeRunsOnTheNodesSlurmGrants) {
 }
 
 // No Slurm client on this host: no cluster needed.
-TEST(SlurmWithoutClusterTest, MissingSrunAndSbatchAreEnvironmentErrors) {
+TEST(SlurmWithoutClusterTest, MissingSrunAndSbatchAreUnavailable) {
   testing::TempDir dir;
   ProcessOptions options;
   options.cwd = dir.path();

@@ -30,7 +30,7 @@ Status Ip(const std::vector<std::string>& args) {
   auto run = RunCommand(argv, options);
   if (!run.ok()) return run.error();
   if (run->exit_code != 0) {
-    return EnvironmentError("test hosts: `" + ShellJoin(argv) + "` exited " + std::to_string(run->exit_code) +
+    return UnavailableError("test hosts: `" + ShellJoin(argv) + "` exited " + std::to_string(run->exit_code) +
                                 ": " + std::string(Trim(run->err + run->out)),
                             "network namespaces need root and iproute2 (scripts/setup.sh)");
   }
@@ -145,7 +145,7 @@ std::string NetnsHosts::Outside(int host) const { return "pv" + tag_ + "h" + std
 
 Status NetnsHosts::SetUp() {
   char pattern[] = "/tmp/primus-netns-XXXXXX";
-  if (mkdtemp(pattern) == nullptr) return EnvironmentError("test hosts: cannot create a directory under /tmp");
+  if (mkdtemp(pattern) == nullptr) return UnavailableError("test hosts: cannot create a directory under /tmp");
   dir_ = pattern;
   hosts_file_ = dir_ + "/hosts";
   std::string hosts = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n";

@@ -1,4 +1,4 @@
-#include "platform/vendor_runtime.h"
+#include "platform/gpu_live_status.h"
 
 #include <dlfcn.h>
 
@@ -52,7 +52,7 @@ constexpr int kNvmlMemoryErrorUncorrected = 1;
 constexpr int kNvmlMemoryErrorCorrected = 0;
 constexpr int kNvmlVolatileEcc = 0;
 
-void QueryNvml(const std::string& path, const HostInfo& host, std::vector<GpuRuntimeStatus>& statuses) {
+void QueryNvml(const std::string& path, const HostInfo& host, std::vector<GpuLiveStatus>& statuses) {
   SharedLibrary nvml(path);
   auto init = nvml.Symbol<int (*)()>("nvmlInit_v2");
   auto shutdown = nvml.Symbol<int (*)()>("nvmlShutdown");
@@ -77,7 +77,7 @@ void QueryNvml(const std::string& path, const HostInfo& host, std::vector<GpuRun
     if (gpu.vendor != "nvidia" || gpu.pci_bus_id.empty() || by_bus_id(gpu.pci_bus_id.c_str(), &device) != kNvmlSuccess) {
       continue;
     }
-    GpuRuntimeStatus& status = statuses[i];
+    GpuLiveStatus& status = statuses[i];
     status.sources.push_back("nvml");
     if (NvmlMemory info{}; memory && memory(device, &info) == kNvmlSuccess) {
       status.memory_used_bytes = static_cast<int64_t>(info.used);
@@ -118,7 +118,7 @@ constexpr uint64_t kAmdSmiInitAmdGpus = 1 << 1;
 constexpr int kAmdSmiSuccess = 0;
 constexpr int kAmdSmiMemoryTypeVram = 0;
 
-void QueryAmdSmi(const std::string& path, const HostInfo& host, std::vector<GpuRuntimeStatus>& statuses) {
+void QueryAmdSmi(const std::string& path, const HostInfo& host, std::vector<GpuLiveStatus>& statuses) {
   SharedLibrary amdsmi(path);
   auto init = amdsmi.Symbol<int (*)(uint64_t)>("amdsmi_init");
   auto shutdown = amdsmi.Symbol<int (*)()>("amdsmi_shut_down");
@@ -144,7 +144,7 @@ void QueryAmdSmi(const std::string& path, const HostInfo& host, std::vector<GpuR
     uint64_t bdf = (domain << 16) | (bus << 8) | (device << 3) | function;
     void* handle = nullptr;
     if (by_bdf(bdf, &handle) != kAmdSmiSuccess || !handle) continue;
-    GpuRuntimeStatus& status = statuses[i];
+    GpuLiveStatus& status = statuses[i];
     status.sources.push_back("amd-smi");
     alignas(8) unsigned char buffer[512];
     std::memset(buffer, 0, sizeof(buffer));
@@ -172,13 +172,13 @@ void QueryAmdSmi(const std::string& path, const HostInfo& host, std::vector<GpuR
 }
 
 // ---- KFD sysfs: VRAM in use per GPU and per process, no library needed. ----
-void QueryKfd(const Roots& roots, const HostInfo& host, std::vector<GpuRuntimeStatus>& statuses) {
+void QueryKfd(const Roots& roots, const HostInfo& host, std::vector<GpuLiveStatus>& statuses) {
   std::string processes_dir = roots.Sys("class/kfd/kfd/proc");
   std::vector<std::string> pids = ListDirectory(processes_dir);
   for (size_t i = 0; i < host.gpus.size(); ++i) {
     const GpuInfo& gpu = host.gpus[i];
     if (gpu.vendor != "amd" || gpu.kfd_node < 0) continue;
-    GpuRuntimeStatus& status = statuses[i];
+    GpuLiveStatus& status = statuses[i];
     std::string used = roots.Sys("class/kfd/kfd/topology/nodes/" + std::to_string(gpu.kfd_node) +
                                  "/mem_banks/0/used_memory");
     auto used_bytes = ParseUnsigned(ReadAttribute(used).value_or(""));
@@ -198,9 +198,9 @@ void QueryKfd(const Roots& roots, const HostInfo& host, std::vector<GpuRuntimeSt
 
 }  // namespace
 
-std::vector<GpuRuntimeStatus> QueryRuntimeStatus(const HostInfo& host, const Roots& roots,
+std::vector<GpuLiveStatus> QueryLiveStatus(const HostInfo& host, const Roots& roots,
                                                  const VendorLibraries& libraries) {
-  std::vector<GpuRuntimeStatus> statuses(host.gpus.size());
+  std::vector<GpuLiveStatus> statuses(host.gpus.size());
   bool amd = false, nvidia = false;
   for (size_t i = 0; i < host.gpus.size(); ++i) {
     statuses[i].pci_bus_id = host.gpus[i].pci_bus_id;

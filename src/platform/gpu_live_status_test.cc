@@ -1,4 +1,4 @@
-#include "platform/vendor_runtime.h"
+#include "platform/gpu_live_status.h"
 
 #include <gtest/gtest.h>
 
@@ -10,18 +10,18 @@ namespace {
 
 TEST(VendorRuntimeTest, AbsentLibrariesAreNotAnError) {
   HostInfo host = DetectHost(FixtureRoots("h100-8"));
-  std::vector<GpuRuntimeStatus> statuses =
-      QueryRuntimeStatus(host, FixtureRoots("h100-8"), {"/nonexistent/libnvidia-ml.so.1", "/nonexistent/libamd_smi.so"});
+  std::vector<GpuLiveStatus> statuses =
+      QueryLiveStatus(host, FixtureRoots("h100-8"), {"/nonexistent/libnvidia-ml.so.1", "/nonexistent/libamd_smi.so"});
   ASSERT_EQ(statuses.size(), 8u);
   EXPECT_EQ(statuses[0].pci_bus_id, "0000:18:00.0");
   EXPECT_TRUE(statuses[0].sources.empty());
   EXPECT_EQ(statuses[0].memory_used_bytes, -1);
-  EXPECT_TRUE(QueryRuntimeStatus(DetectHost(FixtureRoots("cpu-only")), FixtureRoots("cpu-only")).empty());
+  EXPECT_TRUE(QueryLiveStatus(DetectHost(FixtureRoots("cpu-only")), FixtureRoots("cpu-only")).empty());
 }
 
 TEST(VendorRuntimeTest, NvmlWhenItCanBeLoaded) {
   HostInfo host = DetectHost(FixtureRoots("h100-8"));
-  std::vector<GpuRuntimeStatus> statuses = QueryRuntimeStatus(host, FixtureRoots("h100-8"), {FAKE_NVML_PATH, ""});
+  std::vector<GpuLiveStatus> statuses = QueryLiveStatus(host, FixtureRoots("h100-8"), {FAKE_NVML_PATH, ""});
   ASSERT_EQ(statuses.size(), 8u);
   EXPECT_EQ(statuses[0].sources, std::vector<std::string>{"nvml"});
   EXPECT_EQ(statuses[0].memory_total_bytes, 80LL << 30);
@@ -37,7 +37,7 @@ TEST(VendorRuntimeTest, NvmlWhenItCanBeLoaded) {
 
 TEST(VendorRuntimeTest, KfdGivesAmdMemoryAndProcessesWithoutALibrary) {
   HostInfo host = DetectHost(FixtureRoots("mi300x-8"));
-  std::vector<GpuRuntimeStatus> statuses = QueryRuntimeStatus(host, FixtureRoots("mi300x-8"), {"", "/nonexistent/amd"});
+  std::vector<GpuLiveStatus> statuses = QueryLiveStatus(host, FixtureRoots("mi300x-8"), {"", "/nonexistent/amd"});
   ASSERT_EQ(statuses.size(), 8u);
   EXPECT_EQ(statuses[0].sources, std::vector<std::string>{"kfd"});
   EXPECT_EQ(statuses[0].memory_used_bytes, 3LL << 30);

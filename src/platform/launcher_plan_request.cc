@@ -1,4 +1,4 @@
-#include "platform/launcher_plan_inputs.h"
+#include "platform/launcher_plan_request.h"
 
 #include "platform/profile_chain.h"
 #include "util/strings.h"
@@ -10,9 +10,9 @@ bool SetExplicitly(const config::Origin& origin) {
          origin.from_scheduler;
 }
 
-EnvironmentPlanInputs PlanInputsFromLauncher(const config::LauncherConfig& launcher, const Environment& current,
+EnvironmentPlanRequest PlanRequestFromLauncher(const config::LauncherConfig& launcher, const Environment& current,
                                        std::vector<EnvAssignment> experiment_env) {
-  EnvironmentPlanInputs request;
+  EnvironmentPlanRequest request;
   request.current_environment = current;
   request.user_profile_dirs = DefaultUserProfileDirs(current);
   if (std::string profiles = launcher.GetString("direct.profile"); !profiles.empty()) request.profiles = {profiles};

@@ -1,4 +1,4 @@
-#include "benchmark/gpu_runtime.h"
+#include "benchmark/gpu_api.h"
 
 #include <fmt/format.h>
 
@@ -30,11 +30,11 @@ std::string NormalizePciBusId(std::string_view text) {
 
 std::string_view GpuVendorName(GpuVendor vendor) { return vendor == GpuVendor::kNvidia ? "nvidia" : "amd"; }
 
-std::string GpuRuntime::Name(const char* suffix) const {
+std::string GpuApi::Name(const char* suffix) const {
   return std::string(vendor_ == GpuVendor::kNvidia ? "cuda" : "hip") + suffix;
 }
 
-Result<GpuRuntime> GpuRuntime::Open(GpuVendor vendor) {
+Result<GpuApi> GpuApi::Open(GpuVendor vendor) {
   auto library = vendor == GpuVendor::kNvidia
                      ? DynamicLibrary::Open({"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so",
                                              "/usr/local/cuda/lib64/libcudart.so"},
@@ -45,7 +45,7 @@ Result<GpuRuntime> GpuRuntime::Open(GpuVendor vendor) {
                                              "/opt/rocm/lib/libamdhip64.so"},
                                             "the HIP runtime", "install ROCm and put /opt/rocm/lib on LD_LIBRARY_PATH");
   if (!library.ok()) return library.error();
-  GpuRuntime runtime(vendor, std::move(*library));
+  GpuApi runtime(vendor, std::move(*library));
   Calls& c = runtime.calls_;
   const DynamicLibrary& l = runtime.library_;
   auto load = [&](const char* suffix, auto* out) -> Status { return l.Load(runtime.Name(suffix).c_str(), out); };
@@ -71,7 +71,7 @@ Result<GpuRuntime> GpuRuntime::Open(GpuVendor vendor) {
   return runtime;
 }
 
-std::string GpuRuntime::Describe() const {
+std::string GpuApi::Describe() const {
   int version = 0;
   std::string text = vendor_ == GpuVendor::kNvidia ? "CUDA runtime" : "HIP runtime";
   if (calls_.runtime_get_version && calls_.runtime_get_version(&version) == 0 && version > 0) {
@@ -82,28 +82,28 @@ std::string GpuRuntime::Describe() const {
   return text + " (" + library_.path() + ")";
 }
 
-Status GpuRuntime::Check(int code, const char* call) const {
+Status GpuApi::Check(int code, const char* call) const {
   if (code == 0) return Status::Ok();
   const char* message = calls_.get_error_string ? calls_.get_error_string(code) : nullptr;
   return TaskError(fmt::format("{}{}: {} (error {})", vendor_ == GpuVendor::kNvidia ? "cuda" : "hip", call,
                                message ? message : "unknown error", code));
 }
 
-Result<int> GpuRuntime::DeviceCount() const {
+Result<int> GpuApi::DeviceCount() const {
   int count = 0;
   int code = calls_.get_device_count(&count);
   if (code != 0) {
     Status status = Check(code, "GetDeviceCount");
-    return EnvironmentError(status.error().message + ": no usable GPU for this process",
+    return UnavailableError(status.error().message + ": no usable GPU for this process",
                             "check the driver (nvidia-smi / amd-smi) and the *_VISIBLE_DEVICES variables, or run with "
                             "--device cpu");
   }
   return count;
 }
 
-Status GpuRuntime::SetDevice(int device) const { return Check(calls_.set_device(device), "SetDevice"); }
+Status GpuApi::SetDevice(int device) const { return Check(calls_.set_device(device), "SetDevice"); }
 
-std::string GpuRuntime::DeviceName(int device) const {
+std::string GpuApi::DeviceName(int device) const {
   if (!calls_.get_device_properties) return "";
   // The name is the first field of cudaDeviceProp and hipDeviceProp_t
   // (char[256]); the structure's size differs between versions, so the
@@ -114,7 +114,7 @@ std::string GpuRuntime::DeviceName(int device) const {
   return properties.data();
 }
 
-Result<std::string> GpuRuntime::PciBusId(int device) const {
+Result<std::string> GpuApi::PciBusId(int device) const {
   char text[64] = {};
   if (Status status = Check(calls_.device_get_pci_bus_id(text, sizeof(text), device), "DeviceGetPCIBusId"); !status.ok()) {
     return status.error();
@@ -122,7 +122,7 @@ Result<std::string> GpuRuntime::PciBusId(int device) const {
   return NormalizePciBusId(text);
 }
 
-Result<std::pair<size_t, size_t>> GpuRuntime::MemoryInfo() const {
+Result<std::pair<size_t, size_t>> GpuApi::MemoryInfo() const {
   size_t free_bytes = 0, total_bytes = 0;
   if (Status status = Check(calls_.mem_get_info(&free_bytes, &total_bytes), "MemGetInfo"); !status.ok()) {
     return status.error();
@@ -130,7 +130,7 @@ Result<std::pair<size_t, size_t>> GpuRuntime::MemoryInfo() const {
   return std::make_pair(free_bytes, total_bytes);
 }
 
-Result<void*> GpuRuntime::Malloc(size_t bytes) const {
+Result<void*> GpuApi::Malloc(size_t bytes) const {
   void* pointer = nullptr;
   if (Status status = Check(calls_.malloc(&pointer, bytes), "Malloc"); !status.ok()) {
     return TaskError(status.error().message + fmt::format(" allocating {} MiB", bytes >> 20), "choose a smaller problem");
@@ -138,26 +138,26 @@ Result<void*> GpuRuntime::Malloc(size_t bytes) const {
   return pointer;
 }
 
-void GpuRuntime::Free(void* pointer) const {
+void GpuApi::Free(void* pointer) const {
   if (pointer) calls_.free(pointer);
 }
 
-Status GpuRuntime::CopyToDevice(void* device, const void* host, size_t bytes) const {
+Status GpuApi::CopyToDevice(void* device, const void* host, size_t bytes) const {
   return Check(calls_.memcpy(device, host, bytes, kMemcpyHostToDevice), "Memcpy");
 }
 
-Status GpuRuntime::CopyToHost(void* host, const void* device, size_t bytes) const {
+Status GpuApi::CopyToHost(void* host, const void* device, size_t bytes) const {
   return Check(calls_.memcpy(host, device, bytes, kMemcpyDeviceToHost), "Memcpy");
 }
 
-Status GpuRuntime::Memset(void* device, int value, size_t bytes) const {
+Status GpuApi::Memset(void* device, int value, size_t bytes) const {
   return Check(calls_.memset(device, value, bytes), "Memset");
 }
 
 
-Status GpuRuntime::Synchronize() const { return Check(calls_.device_synchronize(), "DeviceSynchronize"); }
+Status GpuApi::Synchronize() const { return Check(calls_.device_synchronize(), "DeviceSynchronize"); }
 
-Result<GpuStream> GpuRuntime::CreateStream() const {
+Result<GpuStream> GpuApi::CreateStream() const {
   void* stream = nullptr;
   if (Status status = Check(calls_.stream_create_with_flags(&stream, kStreamNonBlocking), "StreamCreateWithFlags");
       !status.ok()) {
@@ -166,33 +166,33 @@ Result<GpuStream> GpuRuntime::CreateStream() const {
   return stream;
 }
 
-void GpuRuntime::DestroyStream(GpuStream stream) const {
+void GpuApi::DestroyStream(GpuStream stream) const {
   if (stream) calls_.stream_destroy(stream);
 }
 
-Status GpuRuntime::SynchronizeStream(GpuStream stream) const {
+Status GpuApi::SynchronizeStream(GpuStream stream) const {
   return Check(calls_.stream_synchronize(stream), "StreamSynchronize");
 }
 
-Result<GpuEvent> GpuRuntime::CreateEvent() const {
+Result<GpuEvent> GpuApi::CreateEvent() const {
   void* event = nullptr;
   if (Status status = Check(calls_.event_create(&event), "EventCreate"); !status.ok()) return status.error();
   return event;
 }
 
-void GpuRuntime::DestroyEvent(GpuEvent event) const {
+void GpuApi::DestroyEvent(GpuEvent event) const {
   if (event) calls_.event_destroy(event);
 }
 
-Status GpuRuntime::RecordEvent(GpuEvent event, GpuStream stream) const {
+Status GpuApi::RecordEvent(GpuEvent event, GpuStream stream) const {
   return Check(calls_.event_record(event, stream), "EventRecord");
 }
 
-Status GpuRuntime::SynchronizeEvent(GpuEvent event) const {
+Status GpuApi::SynchronizeEvent(GpuEvent event) const {
   return Check(calls_.event_synchronize(event), "EventSynchronize");
 }
 
-Result<float> GpuRuntime::ElapsedMs(GpuEvent start, GpuEvent end) const {
+Result<float> GpuApi::ElapsedMs(GpuEvent start, GpuEvent end) const {
   float ms = 0;
   if (Status status = Check(calls_.event_elapsed_time(&ms, start, end), "EventElapsedTime"); !status.ok()) {
     return status.error();
@@ -200,7 +200,7 @@ Result<float> GpuRuntime::ElapsedMs(GpuEvent start, GpuEvent end) const {
   return ms;
 }
 
-Result<DeviceBuffer> DeviceBuffer::Allocate(const GpuRuntime& runtime, size_t bytes) {
+Result<DeviceBuffer> DeviceBuffer::Allocate(const GpuApi& runtime, size_t bytes) {
   auto pointer = runtime.Malloc(bytes);
   if (!pointer.ok()) return pointer.error();
   DeviceBuffer buffer;

@@ -23,7 +23,7 @@ struct GpuProcess {
 };
 
 // -1 wherever no source answered.
-struct GpuRuntimeStatus {
+struct GpuLiveStatus {
   std::string pci_bus_id;
   std::vector<std::string> sources;  // "kfd", "nvml", "amd-smi"
   int64_t memory_used_bytes = -1;
@@ -40,7 +40,7 @@ struct VendorLibraries {
 };
 
 // One entry per GPU of `host`, in the same order.
-std::vector<GpuRuntimeStatus> QueryRuntimeStatus(const HostInfo& host, const Roots& roots,
+std::vector<GpuLiveStatus> QueryLiveStatus(const HostInfo& host, const Roots& roots,
                                                  const VendorLibraries& libraries = {});
 
 }  // namespace primus::platform

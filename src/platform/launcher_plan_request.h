@@ -14,7 +14,7 @@
 
 namespace primus::platform {
 
-EnvironmentPlanInputs PlanInputsFromLauncher(const config::LauncherConfig& launcher, const Environment& current,
+EnvironmentPlanRequest PlanRequestFromLauncher(const config::LauncherConfig& launcher, const Environment& current,
                                        std::vector<EnvAssignment> experiment_env = {});
 
 // True when a launcher value was given on the command line or in PRIMUS_*

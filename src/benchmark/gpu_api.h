@@ -21,10 +21,10 @@ std::string_view GpuVendorName(GpuVendor vendor);  // "nvidia" | "amd"
 using GpuStream = void*;
 using GpuEvent = void*;
 
-class GpuRuntime {
+class GpuApi {
  public:
   // libcudart.so.{13,12,11.0} or libamdhip64.so.{7,6}, through the loader's search path.
-  static Result<GpuRuntime> Open(GpuVendor vendor);
+  static Result<GpuApi> Open(GpuVendor vendor);
 
   GpuVendor vendor() const { return vendor_; }
   std::string Describe() const;  // "CUDA runtime 13.0 (/usr/local/cuda/lib64/libcudart.so.13)"
@@ -56,7 +56,7 @@ class GpuRuntime {
   Result<float> ElapsedMs(GpuEvent start, GpuEvent end) const;
 
  private:
-  GpuRuntime(GpuVendor vendor, DynamicLibrary library) : vendor_(vendor), library_(std::move(library)) {}
+  GpuApi(GpuVendor vendor, DynamicLibrary library) : vendor_(vendor), library_(std::move(library)) {}
   Status Check(int code, const char* call) const;
   std::string Name(const char* suffix) const;  // "cuda" or "hip" + suffix
 
@@ -94,7 +94,7 @@ std::string NormalizePciBusId(std::string_view text);
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  static Result<DeviceBuffer> Allocate(const GpuRuntime& runtime, size_t bytes);
+  static Result<DeviceBuffer> Allocate(const GpuApi& runtime, size_t bytes);
   DeviceBuffer(DeviceBuffer&& other) noexcept;
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
   DeviceBuffer(const DeviceBuffer&) = delete;
@@ -104,7 +104,7 @@ class DeviceBuffer {
   size_t bytes() const { return bytes_; }
 
  private:
-  const GpuRuntime* runtime_ = nullptr;
+  const GpuApi* runtime_ = nullptr;
   void* pointer_ = nullptr;
   size_t bytes_ = 0;
 };

@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
 
   // Ours: the metrics server in its own epoll loop (a thread here, the agent's loop in a run),
   // rendering the view at every request.
-  auto poller = primus::agent::EventPoller::Create();
+  auto poller = primus::io::EventPoller::Create();
   primus::agent::MetricsProviders providers;
   providers.metrics = [&view] { return primus::telemetry::RenderPrometheusText(view); };
   auto server = primus::agent::MetricsServer::Open(0, *poller, providers);

@@ -18,7 +18,7 @@ constexpr double kConsoleDrainS = 2;
 }  // namespace
 
 Result<std::unique_ptr<LaunchHandles>> LaunchHandles::Start(std::string_view token_entry) {
-  auto poller = EventPoller::Create();
+  auto poller = io::EventPoller::Create();
   if (!poller) return poller.error();
   auto timer = DeadlineTimer::Create();
   if (!timer) return timer.error();

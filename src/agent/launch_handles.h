@@ -11,7 +11,7 @@
 
 #include "agent/console_sink.h"
 #include "agent/deadline_timer.h"
-#include "agent/event_poller.h"
+#include "io/event_poller.h"
 #include "agent/metrics_server.h"
 #include "agent/orphan_guard.h"
 #include "io/signal_channel.h"
@@ -41,7 +41,7 @@ class LaunchHandles {
   ~LaunchHandles();
 
   io::SignalChannel& signals() { return *signals_; }
-  EventPoller& poller() { return poller_; }
+  io::EventPoller& poller() { return poller_; }
   DeadlineTimer& timer() { return timer_; }
   OrphanGuard& guard() { return *guard_; }
   ConsoleSink& console() { return console_; }
@@ -75,11 +75,11 @@ class LaunchHandles {
   int SleepUnlessSignalled(SteadyTime until);
 
  private:
-  LaunchHandles(EventPoller poller, DeadlineTimer timer)
+  LaunchHandles(io::EventPoller poller, DeadlineTimer timer)
       : poller_(std::move(poller)), timer_(std::move(timer)), console_(1), console_errors_(2) {}
 
   std::unique_ptr<io::SignalChannel> signals_;
-  EventPoller poller_;
+  io::EventPoller poller_;
   DeadlineTimer timer_;
   std::unique_ptr<OrphanGuard> guard_;
   ConsoleSink console_;

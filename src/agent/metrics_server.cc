@@ -70,7 +70,7 @@ struct MetricsServer::Connection {
   SteadyTime deadline;
 };
 
-Result<std::unique_ptr<MetricsServer>> MetricsServer::Open(int port, EventPoller& poller, MetricsProviders providers,
+Result<std::unique_ptr<MetricsServer>> MetricsServer::Open(int port, io::EventPoller& poller, MetricsProviders providers,
                                                            MetricsServerLimits limits) {
   bool in_use = false;
   auto listener = io::ListenForNodes(port, &in_use, "metrics port");
@@ -93,7 +93,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Open(int port, EventPoller
   return server;
 }
 
-MetricsServer::MetricsServer(EventPoller& poller, MetricsProviders providers, MetricsServerLimits limits,
+MetricsServer::MetricsServer(io::EventPoller& poller, MetricsProviders providers, MetricsServerLimits limits,
                              io::UniqueFd listener, DeadlineTimer timer)
     : poller_(poller),
       providers_(std::move(providers)),

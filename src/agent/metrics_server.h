@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "agent/deadline_timer.h"
-#include "agent/event_poller.h"
+#include "io/event_poller.h"
 #include "io/unique_fd.h"
 #include "util/error.h"
 
@@ -50,7 +50,7 @@ class MetricsServer {
   // Listens on `port` of every address, IPv4 and IPv6 (0: a free port, see
   // port()). A port in use is an UnavailableError (code 4) naming
   // --metrics-port.
-  static Result<std::unique_ptr<MetricsServer>> Open(int port, EventPoller& poller, MetricsProviders providers,
+  static Result<std::unique_ptr<MetricsServer>> Open(int port, io::EventPoller& poller, MetricsProviders providers,
                                                      MetricsServerLimits limits = {});
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
@@ -64,7 +64,7 @@ class MetricsServer {
 
  private:
   struct Connection;
-  MetricsServer(EventPoller& poller, MetricsProviders providers, MetricsServerLimits limits, io::UniqueFd listener,
+  MetricsServer(io::EventPoller& poller, MetricsProviders providers, MetricsServerLimits limits, io::UniqueFd listener,
                 DeadlineTimer timer);
 
   void AcceptAll();
@@ -76,7 +76,7 @@ class MetricsServer {
   void ArmTimer();
   Connection* Find(uint64_t id);
 
-  EventPoller& poller_;
+  io::EventPoller& poller_;
   MetricsProviders providers_;
   MetricsServerLimits limits_;
   io::UniqueFd listener_;

@@ -25,7 +25,7 @@ using namespace std::chrono_literals;
 class MetricsServerTest : public ::testing::Test {
  protected:
   void Open(MetricsServerLimits limits = {}) {
-    auto poller = EventPoller::Create();
+    auto poller = io::EventPoller::Create();
     ASSERT_TRUE(poller.ok());
     poller_.emplace(std::move(*poller));
     MetricsProviders providers;
@@ -98,7 +98,7 @@ class MetricsServerTest : public ::testing::Test {
     return WhileServing([&] { return Fetch(method + " " + path + " HTTP/1.1\r\nHost: x\r\n\r\n"); });
   }
 
-  std::optional<EventPoller> poller_;
+  std::optional<io::EventPoller> poller_;
   std::unique_ptr<MetricsServer> server_;
   std::string metrics_body_ = "primus_job_world_size 2\n";
   std::atomic<int> metrics_calls_ = 0;
@@ -269,7 +269,7 @@ TEST_F(MetricsServerTest, APortInUseIsUnavailableNamingTheFlag) {
   auto taken = io::ListenForNodes(0);
   ASSERT_TRUE(taken.ok());
   int port = io::BoundPort(taken->get());
-  auto poller = EventPoller::Create();
+  auto poller = io::EventPoller::Create();
   ASSERT_TRUE(poller.ok());
   auto server = MetricsServer::Open(port, *poller, {});
   ASSERT_FALSE(server.ok());

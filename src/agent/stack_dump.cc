@@ -20,7 +20,7 @@ constexpr size_t kMaxDumpBytes = 1 << 20;
 
 }  // namespace
 
-StackCollection::StackCollection(std::vector<Target> targets, EventPoller& poller, double timeout_s,
+StackCollection::StackCollection(std::vector<Target> targets, io::EventPoller& poller, double timeout_s,
                                  const sigset_t* child_signal_mask)
     : poller_(poller), timeout_s_(timeout_s), deadline_(SteadyClock::now() + Seconds(timeout_s)) {
   std::string tool = FindExecutable("py-spy");

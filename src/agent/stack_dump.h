@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "agent/deadline_timer.h"
-#include "agent/event_poller.h"
+#include "io/event_poller.h"
 #include "io/unique_fd.h"
 
 namespace primus::agent {
@@ -44,7 +44,7 @@ class StackCollection {
 
   // Starts one dump per target. With no stack tool on PATH (or none could
   // start), the collection is done at once and no_tool() says why.
-  StackCollection(std::vector<Target> targets, EventPoller& poller, double timeout_s = kStackCollectionTimeoutS,
+  StackCollection(std::vector<Target> targets, io::EventPoller& poller, double timeout_s = kStackCollectionTimeoutS,
                   const sigset_t* child_signal_mask = nullptr);
   ~StackCollection();  // kills and forgets dumps still running
   StackCollection(const StackCollection&) = delete;
@@ -70,7 +70,7 @@ class StackCollection {
   };
   void Finish(size_t index, const char* note);
 
-  EventPoller& poller_;
+  io::EventPoller& poller_;
   double timeout_s_;
   SteadyTime deadline_;
   std::vector<Dump> dumps_;

@@ -1,7 +1,6 @@
 #include "io/stoppable_commands.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,7 +10,9 @@
 #include <string_view>
 #include <thread>
 
+#include "io/event_poller.h"
 #include "io/signal_channel.h"
+#include "io/unique_fd.h"
 #include "util/thread_signals.h"
 
 namespace primus::io {
@@ -32,9 +33,9 @@ StoppableRun RunStoppable(const std::vector<StoppableCommand>& commands, int par
   // Our signals arrive on the channel (this thread) while the workers run
   // the commands; one byte on `stop` ends every command still running.
   auto channel = SignalChannel::Open();
-  int stop[2], finished[2];
-  if (::pipe2(stop, O_CLOEXEC) != 0) stop[0] = stop[1] = -1;
-  if (::pipe2(finished, O_CLOEXEC) != 0) finished[0] = finished[1] = -1;
+  PipeEnds stop, finished;
+  MakePipe(&stop);  // without it, a signal cannot cut the commands short
+  bool have_finished = MakePipe(&finished);
   std::atomic<size_t> next{0};
   std::atomic<bool> stopping{false};
   auto work = [&] {
@@ -45,42 +46,39 @@ StoppableRun RunStoppable(const std::vector<StoppableCommand>& commands, int par
         continue;
       }
       CommandOptions options = commands[i].options;
-      options.stop_fd = stop[0];
+      options.stop_fd = stop.read.get();
       run.results[i] = RunCommand(commands[i].argv, options);
     }
-    WriteByte(finished[1]);
+    WriteByte(finished.write.get());
   };
+  // Tag 0: a worker thread finished; tag 1: our signals.
+  auto poller = EventPoller::Create();
+  bool watching = have_finished && poller.ok() && poller->Add(finished.read.get(), 0).ok() &&
+                  (!channel.ok() || poller->Add((*channel)->fd(), 1).ok());
   std::vector<std::thread> threads;
   size_t count = std::min<size_t>(commands.size(), static_cast<size_t>(std::max(parallel, 1)));
   for (size_t i = 0; i < count; ++i) threads.emplace_back(work);
   size_t done = 0;
-  while (done < count && finished[0] >= 0) {
-    pollfd fds[2] = {{finished[0], POLLIN, 0}, {channel.ok() ? (*channel)->fd() : -1, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (fds[0].revents & POLLIN) {
-      char bytes[64];
-      ssize_t n = ::read(finished[0], bytes, sizeof(bytes));
-      if (n > 0) done += static_cast<size_t>(n);
-    }
-    if (fds[1].revents & POLLIN) {
+  while (done < count && watching) {
+    for (const epoll_event& event : poller->Wait(-1)) {
+      if (event.data.u64 == 0) {
+        char bytes[64];
+        ssize_t n = ::read(finished.read.get(), bytes, sizeof(bytes));
+        if (n > 0) done += static_cast<size_t>(n);
+        continue;
+      }
       while (auto info = (*channel)->Read()) {
         int signal = static_cast<int>(info->ssi_signo);
         if (signal != SIGINT && signal != SIGTERM && signal != SIGHUP) continue;
         if (run.stop_signal == 0) {
           run.stop_signal = signal;
           stopping = true;
-          WriteByte(stop[1]);
+          WriteByte(stop.write.get());
         }
       }
     }
   }
   for (std::thread& thread : threads) thread.join();
-  for (int fd : {stop[0], stop[1], finished[0], finished[1]}) {
-    if (fd >= 0) ::close(fd);
-  }
   return run;
 }
 

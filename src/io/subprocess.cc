@@ -1,7 +1,6 @@
 #include "io/subprocess.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -10,6 +9,7 @@
 
 #include <cstring>
 
+#include "io/event_poller.h"
 #include "io/spawn.h"
 #include "io/unique_fd.h"
 #include "util/environment.h"
@@ -92,16 +92,25 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
   CommandResult result;
   std::string partial[2];
   std::string* sinks[2] = {&result.out, &result.err};
-  // The third entry watches stop_fd until it fires (poll skips a negative fd).
-  pollfd fds[3] = {{out.read.get(), POLLIN, 0}, {err.read.get(), POLLIN, 0}, {options.stop_fd, POLLIN, 0}};
   io::UniqueFd* streams[2] = {&out.read, &err.read};
-  int open_streams = 2;
+  // Tags 0 and 1: stdout and stderr; kStopTag: stop_fd, until it fires.
+  constexpr uint64_t kStopTag = 2;
+  auto poller = io::EventPoller::Create();
+  if (!poller.ok()) {
+    kill(-pid, SIGKILL);
+    io::WaitForExit(pid);
+    return poller.error();
+  }
+  int open_streams = 0;
+  for (uint64_t i = 0; i < 2; ++i) open_streams += poller->Add(streams[i]->get(), i).ok() ? 1 : 0;
+  bool watching_stop = options.stop_fd >= 0 && poller->Add(options.stop_fd, kStopTag).ok();
   double deadline = options.timeout_s > 0 ? Now() + options.timeout_s : 0;
   double kill_at = 0;
   auto terminate = [&](double now) {
     kill(-pid, SIGTERM);
     kill_at = now + options.kill_grace_s;
-    fds[2].fd = -1;
+    if (watching_stop) poller->Remove(options.stop_fd);
+    watching_stop = false;
   };
   while (open_streams > 0) {
     int wait_ms = -1;
@@ -122,17 +131,17 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
         wait_ms = static_cast<int>((kill_at - now) * 1000) + 1;
       }
     }
-    int ready = poll(fds, 3, wait_ms);
-    if (ready < 0 && errno != EINTR) break;
-    if (fds[2].fd >= 0 && (fds[2].revents & (POLLIN | POLLHUP | POLLERR))) {
-      result.stopped = true;
-      terminate(Now());
-      continue;
-    }
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    for (const epoll_event& event : poller->Wait(wait_ms)) {
+      if (event.data.u64 == kStopTag) {
+        if (!watching_stop) continue;
+        result.stopped = true;
+        terminate(Now());
+        continue;
+      }
+      int i = static_cast<int>(event.data.u64);
+      if (!streams[i]->valid()) continue;
       char buffer[65536];
-      ssize_t n = read(fds[i].fd, buffer, sizeof(buffer));
+      ssize_t n = read(streams[i]->get(), buffer, sizeof(buffer));
       if (n > 0) {
         Capture(sinks[i], buffer, static_cast<size_t>(n), options.capture_limit);
         if (options.on_line) {
@@ -144,8 +153,8 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
           }
         }
       } else if (n == 0 || errno != EINTR) {
+        poller->Remove(streams[i]->get());
         streams[i]->Reset();
-        fds[i].fd = -1;
         --open_streams;
         if (options.on_line && !partial[i].empty()) options.on_line(i == 1, partial[i]);
       }

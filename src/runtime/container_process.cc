@@ -1,7 +1,6 @@
 #include "runtime/container_process.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -9,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "io/event_poller.h"
 #include "io/signal_channel.h"
 #include "io/spawn.h"
 #include "io/subprocess.h"
@@ -53,26 +53,32 @@ Result<pid_t> StartClient(const std::vector<std::string>& argv, const std::vecto
 
 class ClientWatch {
  public:
-  ClientWatch(const ContainerRun& run, pid_t pid, io::SignalChannel* signals, int stderr_fd)
-      : run_(run), pid_(pid), signals_(signals), stderr_fd_(stderr_fd) {}
+  // `poller` holds the signal channel (kSignalsTag) and `stderr_fd`
+  // (kStderrTag); the watch takes the descriptor out and closes it.
+  ClientWatch(const ContainerRun& run, pid_t pid, io::SignalChannel* signals, io::EventPoller* poller,
+              io::UniqueFd stderr_fd)
+      : run_(run), pid_(pid), signals_(signals), poller_(poller), stderr_fd_(std::move(stderr_fd)) {}
+
+  static constexpr uint64_t kSignalsTag = 0;
+  static constexpr uint64_t kStderrTag = 1;
 
   ContainerExit Wait() {
     double drain_until = 0;
     while (true) {
       double now = Now();
-      if (exited_ && (stderr_fd_ < 0 || now >= drain_until)) break;
+      if (exited_ && (!stderr_fd_.valid() || now >= drain_until)) break;
       if (!exited_) Deadlines(now);
       int wait_ms = exited_ ? static_cast<int>((drain_until - now) * 1000) + 1 : NextWaitMs(now);
-      pollfd fds[2] = {{signals_->fd(), POLLIN, 0}, {stderr_fd_, POLLIN, 0}};
-      int ready = poll(fds, stderr_fd_ >= 0 ? 2 : 1, wait_ms);
-      if (ready < 0 && errno != EINTR) break;
-      if (fds[0].revents & POLLIN) {
-        while (auto info = signals_->Read()) OnSignal(static_cast<int>(info->ssi_signo));
+      for (const epoll_event& event : poller_->Wait(wait_ms)) {
+        if (event.data.u64 == kSignalsTag) {
+          while (auto info = signals_->Read()) OnSignal(static_cast<int>(info->ssi_signo));
+        } else if (stderr_fd_.valid()) {
+          ReadStderr();
+        }
       }
-      if (stderr_fd_ >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) ReadStderr();
       if (!exited_ && Reap()) drain_until = Now() + 0.2;  // what is still in the pipe
     }
-    if (stderr_fd_ >= 0) close(stderr_fd_);
+    CloseStderr();
     return result_;
   }
 
@@ -88,7 +94,7 @@ class ClientWatch {
 
   void ReadStderr() {
     char buffer[65536];
-    ssize_t n = read(stderr_fd_, buffer, sizeof(buffer));
+    ssize_t n = read(stderr_fd_.get(), buffer, sizeof(buffer));
     if (n > 0) {
       io::WriteAll(2, buffer, static_cast<size_t>(n));
       result_.stderr_tail.append(buffer, static_cast<size_t>(n));
@@ -96,9 +102,14 @@ class ClientWatch {
         result_.stderr_tail.erase(0, result_.stderr_tail.size() - kTailBytes);
       }
     } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-      close(stderr_fd_);
-      stderr_fd_ = -1;
+      CloseStderr();
     }
+  }
+
+  void CloseStderr() {
+    if (!stderr_fd_.valid()) return;
+    poller_->Remove(stderr_fd_.get());
+    stderr_fd_.Reset();
   }
 
   void OnSignal(int signal) {
@@ -149,7 +160,8 @@ class ClientWatch {
   const ContainerRun& run_;
   pid_t pid_;
   io::SignalChannel* signals_;
-  int stderr_fd_;
+  io::EventPoller* poller_;
+  io::UniqueFd stderr_fd_;
   bool exited_ = false;
   bool forced_ = false;  // a second signal: remove without waiting
   double remove_at_ = 0;
@@ -182,10 +194,14 @@ Result<ContainerExit> RunContainer(const ContainerRun& run) {
 
   io::PipeEnds err;
   if (!io::MakePipe(&err)) return UnavailableError(std::string("cannot create a pipe: ") + std::strerror(errno));
+  auto poller = io::EventPoller::Create();
+  if (!poller.ok()) return poller.error();
+  if (Status added = poller->Add((*signals)->fd(), ClientWatch::kSignalsTag); !added.ok()) return added.error();
+  if (Status added = poller->Add(err.read.get(), ClientWatch::kStderrTag); !added.ok()) return added.error();
   auto pid = StartClient(run.argv, EnvironmentEntries(env), (*signals)->original_mask(), err.write.get());
   err.write.Reset();
   if (!pid.ok()) return pid.error();
-  ClientWatch watch(run, *pid, signals->get(), err.read.Release());  // the watch closes it
+  ClientWatch watch(run, *pid, signals->get(), &*poller, std::move(err.read));
   ContainerExit exit = watch.Wait();
   return exit;
 }

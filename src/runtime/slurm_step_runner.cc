@@ -1,6 +1,5 @@
 #include "runtime/slurm_step_runner.h"
 
-#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -8,6 +7,7 @@
 #include <cstring>
 #include <optional>
 
+#include "io/event_poller.h"
 #include "io/signal_channel.h"
 #include "io/spawn.h"
 #include "io/unique_fd.h"
@@ -94,6 +94,10 @@ Result<int> RunSrunStep(const std::vector<std::string>& argv, const std::map<std
   for (int signal : kForwardedSignals) {
     if ((*channel)->WasIgnored(signal)) request.kept_signals.push_back(signal);  // nohup's SIGHUP
   }
+  auto poller = io::EventPoller::Create();
+  if (!poller.ok()) return poller.error();
+  if (Status added = poller->Add(err.read.get(), 0); !added.ok()) return added.error();
+  if (Status added = poller->Add((*channel)->fd(), 1); !added.ok()) return added.error();
   auto child = io::SpawnProcess(request);
   err.write.Reset();
   if (!child.ok()) return child.error();
@@ -102,33 +106,35 @@ Result<int> RunSrunStep(const std::vector<std::string>& argv, const std::map<std
   std::vector<SrunTaskEnd> ends;
   std::string partial;
   char buffer[8192];
-  pollfd fds[2] = {{err.read.get(), POLLIN, 0}, {(*channel)->fd(), POLLIN, 0}};
-  while (true) {
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (fds[1].revents & POLLIN) {
-      while (std::optional<signalfd_siginfo> info = (*channel)->Read()) {
-        // Signals the kernel generates (a terminal's Ctrl-C, hangup) reach
-        // srun in our process group by themselves; forwarding them would
-        // double them.
-        if (info->ssi_code > 0 || !Forwarded(static_cast<int>(info->ssi_signo))) continue;
-        ::kill(pid, static_cast<int>(info->ssi_signo));
+  // srun's stderr (tag 0) and our signals (tag 1) until srun closes its stderr.
+  bool srun_open = true;
+  while (srun_open) {
+    for (const epoll_event& event : poller->Wait(-1)) {
+      if (event.data.u64 == 1) {
+        while (std::optional<signalfd_siginfo> info = (*channel)->Read()) {
+          // Signals the kernel generates (a terminal's Ctrl-C, hangup) reach
+          // srun in our process group by themselves; forwarding them would
+          // double them.
+          if (info->ssi_code > 0 || !Forwarded(static_cast<int>(info->ssi_signo))) continue;
+          ::kill(pid, static_cast<int>(info->ssi_signo));
+        }
+        continue;
       }
+      ssize_t n = ::read(err.read.get(), buffer, sizeof(buffer));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        srun_open = false;
+        break;
+      }
+      io::WriteAll(2, buffer, static_cast<size_t>(n));
+      partial.append(buffer, static_cast<size_t>(n));
+      size_t newline;
+      while ((newline = partial.find('\n')) != std::string::npos) {
+        if (auto end = ParseSrunTaskEnd(std::string_view(partial).substr(0, newline))) ends.push_back(*end);
+        partial.erase(0, newline + 1);
+      }
+      if (partial.size() > 65536) partial.clear();  // not a line srun wrote about a task
     }
-    if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-    ssize_t n = ::read(err.read.get(), buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    io::WriteAll(2, buffer, static_cast<size_t>(n));
-    partial.append(buffer, static_cast<size_t>(n));
-    size_t newline;
-    while ((newline = partial.find('\n')) != std::string::npos) {
-      if (auto end = ParseSrunTaskEnd(std::string_view(partial).substr(0, newline))) ends.push_back(*end);
-      partial.erase(0, newline + 1);
-    }
-    if (partial.size() > 65536) partial.clear();  // not a line srun wrote about a task
   }
   err.read.Reset();
   int srun_status = io::WaitForExit(pid);

@@ -1,7 +1,6 @@
 #include "runtime/ssh_session.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include <cstring>
 #include <optional>
 
+#include "io/event_poller.h"
 #include "io/signal_channel.h"
 #include "io/spawn.h"
 #include "io/unique_fd.h"
@@ -29,24 +29,10 @@ Clock::time_point After(double seconds) {
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
-void WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-}
-
-void CloseFd(int* fd) {
-  if (*fd >= 0) ::close(*fd);
-  *fd = -1;
-}
-
 struct Child {
   const SshSession* session = nullptr;
   pid_t pid = -1;
-  int in = -1, out = -1, err = -1;
+  io::UniqueFd in, out, err;
   std::string out_partial, err_partial;
   std::optional<int> status;
   std::string last_err_line;
@@ -73,8 +59,11 @@ void EmitLines(Child* child, bool is_err, std::string_view data, bool flush) {
     if (is_err) child->last_err_line = partial;
     partial.clear();
   }
-  if (!out.empty()) WriteAll(is_err ? STDERR_FILENO : STDOUT_FILENO, out);
+  if (!out.empty()) io::WriteAll(is_err ? STDERR_FILENO : STDOUT_FILENO, out.data(), out.size());
 }
+
+// A child's stdout or stderr in the event loop (tag 0 is the signal channel).
+uint64_t StreamTag(size_t child, bool is_err) { return 1 + 2 * static_cast<uint64_t>(child) + (is_err ? 1 : 0); }
 
 Result<pid_t> Spawn(const std::vector<std::string>& argv, int in, int out, int err, const sigset_t& mask) {
   std::string executable = FindExecutable(argv.front());
@@ -108,6 +97,17 @@ Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOp
   if (!channel.ok()) return channel.error();
   const sigset_t& mask = (*channel)->original_mask();
 
+  // The event loop: our signals (tag 0) and every child's stdout and stderr
+  // (StreamTag), each taken out before it is closed.
+  auto poller = io::EventPoller::Create();
+  if (!poller.ok()) return poller.error();
+  if (Status added = poller->Add((*channel)->fd(), 0); !added.ok()) return added.error();
+  auto close_stream = [&](io::UniqueFd* fd) {
+    if (!fd->valid()) return;
+    poller->Remove(fd->get());
+    fd->Reset();
+  };
+
   std::vector<Child> children(sessions.size());
   for (size_t i = 0; i < sessions.size(); ++i) {
     Child& child = children[i];
@@ -117,13 +117,13 @@ Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOp
       return UnavailableError(std::string("cannot create pipes for ssh: ") + std::strerror(errno));
     }
     Result<pid_t> pid = Spawn(sessions[i].argv, in.read.get(), out.write.get(), err.write.get(), mask);
-    child.in = in.write.Release();
-    child.out = out.read.Release();
-    child.err = err.read.Release();
+    child.in = std::move(in.write);
+    child.out = std::move(out.read);
+    child.err = std::move(err.read);
     if (!pid.ok()) {
       for (Child& started : children) {
         if (started.pid > 0) ::kill(started.pid, SIGTERM);
-        CloseFd(&started.in), CloseFd(&started.out), CloseFd(&started.err);
+        started.in.Reset(), started.out.Reset(), started.err.Reset();
       }
       for (Child& started : children) {
         if (started.pid > 0) ::waitpid(started.pid, nullptr, 0);
@@ -131,7 +131,10 @@ Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOp
       return pid.error();
     }
     child.pid = *pid;
-    WriteAll(child.in, options.token + "\n");  // far below a pipe's buffer: never blocks
+    std::string token_line = options.token + "\n";
+    io::WriteAll(child.in.get(), token_line.data(), token_line.size());  // far below a pipe's buffer: never blocks
+    (void)poller->Add(child.out.get(), StreamTag(i, false));
+    (void)poller->Add(child.err.get(), StreamTag(i, true));
   }
 
   int stop_signal = 0;
@@ -163,17 +166,11 @@ Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOp
     }
   };
   auto stop_all = [&] {
-    for (Child& child : children) CloseFd(&child.in);
+    for (Child& child : children) child.in.Reset();
   };
 
   while (running() > 0 || std::any_of(children.begin(), children.end(),
-                                       [](const Child& c) { return c.out >= 0 || c.err >= 0; })) {
-    std::vector<pollfd> fds = {{(*channel)->fd(), POLLIN, 0}};
-    std::vector<std::pair<Child*, bool>> owners = {{nullptr, false}};
-    for (Child& child : children) {
-      if (child.out >= 0) fds.push_back({child.out, POLLIN, 0}), owners.push_back({&child, false});
-      if (child.err >= 0) fds.push_back({child.err, POLLIN, 0}), owners.push_back({&child, true});
-    }
+                                       [](const Child& c) { return c.out.valid() || c.err.valid(); })) {
     int timeout_ms = 1000;
     if (stop_pending) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(stop_at - Clock::now()).count();
@@ -183,28 +180,33 @@ Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOp
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at - Clock::now()).count();
       timeout_ms = static_cast<int>(std::clamp<int64_t>(left, 0, 1000));
     }
-    int ready = ::poll(fds.data(), fds.size(), running() > 0 ? timeout_ms : 200);
-    if (ready < 0 && errno != EINTR) return UnavailableError(std::string("poll: ") + std::strerror(errno));
+    const std::vector<epoll_event>& events = poller->Wait(running() > 0 ? timeout_ms : 200);
+    bool signalled = false;
     char buffer[65536];
-    for (size_t i = 1; i < fds.size(); ++i) {
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      auto [child, is_err] = owners[i];
-      int* fd = is_err ? &child->err : &child->out;
-      ssize_t n = ::read(*fd, buffer, sizeof(buffer));
+    for (const epoll_event& event : events) {
+      if (event.data.u64 == 0) {
+        signalled = true;
+        continue;
+      }
+      Child* child = &children[(event.data.u64 - 1) / 2];
+      bool is_err = (event.data.u64 - 1) % 2 == 1;
+      io::UniqueFd* fd = is_err ? &child->err : &child->out;
+      if (!fd->valid()) continue;
+      ssize_t n = ::read(fd->get(), buffer, sizeof(buffer));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         EmitLines(child, is_err, {}, true);
-        CloseFd(fd);
+        close_stream(fd);
       } else {
         EmitLines(child, is_err, std::string_view(buffer, static_cast<size_t>(n)), false);
       }
     }
-    if (ready == 0 && running() == 0) {
+    if (events.empty() && running() == 0) {
       // Every ssh ended; a grandchild (a ProxyCommand) may hold the pipes open.
       for (Child& child : children) EmitLines(&child, false, {}, true), EmitLines(&child, true, {}, true),
-                                    CloseFd(&child.out), CloseFd(&child.err);
+                                    close_stream(&child.out), close_stream(&child.err);
     }
-    if (fds[0].revents & POLLIN) {
+    if (signalled) {
       while (auto info = (*channel)->Read()) {
         int signal = static_cast<int>(info->ssi_signo);
         if (signal == SIGCHLD) continue;  // reaped below
@@ -227,7 +229,7 @@ Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOp
       pid_t done = ::waitpid(child.pid, &status, WNOHANG);
       if (done != child.pid) continue;
       child.status = io::ShellStatus(status);
-      CloseFd(&child.in);
+      child.in.Reset();
       log::Debug("[{}] ssh exited with {}", child.session->host, *child.status);
       if (*child.status == 255 && !terminated && stop_signal == 0) {
         std::string why = child.last_err_line;

@@ -1,11 +1,11 @@
-#include "agent/event_poller.h"
+#include "io/event_poller.h"
 
 #include <errno.h>
 
 #include <cstring>
 #include <string>
 
-namespace primus::agent {
+namespace primus::io {
 
 Result<EventPoller> EventPoller::Create() {
   EventPoller poller;
@@ -46,4 +46,4 @@ const std::vector<epoll_event>& EventPoller::Wait(int timeout_ms) {
   return ready_;
 }
 
-}  // namespace primus::agent
+}  // namespace primus::io

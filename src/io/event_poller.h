@@ -1,6 +1,9 @@
-// A thin epoll set: the supervisor registers every fd it waits on (signalfd,
-// timerfd, worker pipes) with a 64-bit tag saying what it is, and blocks in
-// one epoll_wait until something happens. No polling interval anywhere.
+// The one event loop type: a thin epoll set. A loop that waits on several
+// descriptors (a signal channel, a timerfd, a child's pipes, a stop pipe)
+// registers each with a 64-bit tag saying what it is, and blocks in one
+// epoll_wait until something happens or its deadline comes: the node
+// agent's supervisor, RunCommand, the srun, ssh and container clients.
+// Take a descriptor out (Remove) before closing it.
 #pragma once
 
 #include <sys/epoll.h>
@@ -11,7 +14,7 @@
 #include "io/unique_fd.h"
 #include "util/error.h"
 
-namespace primus::agent {
+namespace primus::io {
 
 class EventPoller {
  public:
@@ -31,4 +34,4 @@ class EventPoller {
   std::vector<epoll_event> ready_;
 };
 
-}  // namespace primus::agent
+}  // namespace primus::io

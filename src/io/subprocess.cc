@@ -41,6 +41,32 @@ void Capture(std::string* sink, const char* data, size_t size, size_t limit) {
   if (sink->size() > limit) sink->erase(0, sink->size() - limit);
 }
 
+// One read of the command's stdout or stderr into `sink` and, line by line,
+// options.on_line; false once the stream ended (it is then out of `poller`
+// and closed, its last partial line handed on).
+bool ReadStream(bool is_err, io::UniqueFd* stream, io::EventPoller& poller, const CommandOptions& options,
+                std::string* sink, std::string* partial) {
+  char buffer[65536];
+  ssize_t n = read(stream->get(), buffer, sizeof(buffer));
+  if (n > 0) {
+    Capture(sink, buffer, static_cast<size_t>(n), options.capture_limit);
+    if (options.on_line) {
+      partial->append(buffer, static_cast<size_t>(n));
+      size_t newline;
+      while ((newline = partial->find('\n')) != std::string::npos) {
+        options.on_line(is_err, partial->substr(0, newline));
+        partial->erase(0, newline + 1);
+      }
+    }
+    return true;
+  }
+  if (n < 0 && errno == EINTR) return true;
+  poller.Remove(stream->get());
+  stream->Reset();
+  if (options.on_line && !partial->empty()) options.on_line(is_err, *partial);
+  return false;
+}
+
 }  // namespace
 
 std::string CommandResult::Tail(size_t lines) const {
@@ -66,6 +92,14 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
   if (!io::MakePipe(&in) || !io::MakePipe(&out) || !io::MakePipe(&err)) {
     return UnavailableError(std::string("cannot create pipes: ") + std::strerror(errno));
   }
+  // The loop: stdout (tag 0), stderr (tag 1), stop_fd (kStopTag) until it fires.
+  constexpr uint64_t kStopTag = 2;
+  auto poller = io::EventPoller::Create();
+  if (!poller.ok()) return poller.error();
+  if (!poller->Add(out.read.get(), 0).ok() || !poller->Add(err.read.get(), 1).ok()) {
+    return UnavailableError(std::string("cannot watch the command's output: ") + std::strerror(errno));
+  }
+  bool watching_stop = options.stop_fd >= 0 && poller->Add(options.stop_fd, kStopTag).ok();
   io::SpawnRequest request;
   request.executable = executable;
   request.argv = argv;
@@ -93,17 +127,7 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
   std::string partial[2];
   std::string* sinks[2] = {&result.out, &result.err};
   io::UniqueFd* streams[2] = {&out.read, &err.read};
-  // Tags 0 and 1: stdout and stderr; kStopTag: stop_fd, until it fires.
-  constexpr uint64_t kStopTag = 2;
-  auto poller = io::EventPoller::Create();
-  if (!poller.ok()) {
-    kill(-pid, SIGKILL);
-    io::WaitForExit(pid);
-    return poller.error();
-  }
-  int open_streams = 0;
-  for (uint64_t i = 0; i < 2; ++i) open_streams += poller->Add(streams[i]->get(), i).ok() ? 1 : 0;
-  bool watching_stop = options.stop_fd >= 0 && poller->Add(options.stop_fd, kStopTag).ok();
+  int open_streams = 2;
   double deadline = options.timeout_s > 0 ? Now() + options.timeout_s : 0;
   double kill_at = 0;
   auto terminate = [&](double now) {
@@ -139,24 +163,8 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
         continue;
       }
       int i = static_cast<int>(event.data.u64);
-      if (!streams[i]->valid()) continue;
-      char buffer[65536];
-      ssize_t n = read(streams[i]->get(), buffer, sizeof(buffer));
-      if (n > 0) {
-        Capture(sinks[i], buffer, static_cast<size_t>(n), options.capture_limit);
-        if (options.on_line) {
-          partial[i].append(buffer, static_cast<size_t>(n));
-          size_t newline;
-          while ((newline = partial[i].find('\n')) != std::string::npos) {
-            options.on_line(i == 1, partial[i].substr(0, newline));
-            partial[i].erase(0, newline + 1);
-          }
-        }
-      } else if (n == 0 || errno != EINTR) {
-        poller->Remove(streams[i]->get());
-        streams[i]->Reset();
+      if (streams[i]->valid() && !ReadStream(i == 1, streams[i], *poller, options, sinks[i], &partial[i])) {
         --open_streams;
-        if (options.on_line && !partial[i].empty()) options.on_line(i == 1, partial[i]);
       }
     }
   }

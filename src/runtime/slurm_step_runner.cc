@@ -66,6 +66,44 @@ int RootCauseStatus(int srun_status, const std::vector<SrunTaskEnd>& ends) {
   return first.exit_code > 0 ? first.exit_code : srun_status;
 }
 
+namespace {
+
+// Until srun closes its stderr: its lines to ours, the task endings it
+// reports kept, and our forwarded signals passed on to it. `poller` holds
+// srun's stderr (tag 0) and the channel (tag 1).
+std::vector<SrunTaskEnd> WatchSrun(io::EventPoller& poller, io::SignalChannel& channel, int srun_stderr, pid_t pid) {
+  std::vector<SrunTaskEnd> ends;
+  std::string partial;
+  char buffer[8192];
+  while (true) {
+    for (const epoll_event& event : poller.Wait(-1)) {
+      if (event.data.u64 == 1) {
+        while (std::optional<signalfd_siginfo> info = channel.Read()) {
+          // Signals the kernel generates (a terminal's Ctrl-C, hangup) reach
+          // srun in our process group by themselves; forwarding them would
+          // double them.
+          if (info->ssi_code > 0 || !Forwarded(static_cast<int>(info->ssi_signo))) continue;
+          ::kill(pid, static_cast<int>(info->ssi_signo));
+        }
+        continue;
+      }
+      ssize_t n = ::read(srun_stderr, buffer, sizeof(buffer));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return ends;
+      io::WriteAll(2, buffer, static_cast<size_t>(n));
+      partial.append(buffer, static_cast<size_t>(n));
+      size_t newline;
+      while ((newline = partial.find('\n')) != std::string::npos) {
+        if (auto end = ParseSrunTaskEnd(std::string_view(partial).substr(0, newline))) ends.push_back(*end);
+        partial.erase(0, newline + 1);
+      }
+      if (partial.size() > 65536) partial.clear();  // not a line srun wrote about a task
+    }
+  }
+}
+
+}  // namespace
+
 Result<int> RunSrunStep(const std::vector<std::string>& argv, const std::map<std::string, std::string>& extra_env) {
   if (argv.empty()) return UsageError("no srun command to run");
   std::string executable = FindExecutable(argv[0]);
@@ -103,39 +141,7 @@ Result<int> RunSrunStep(const std::vector<std::string>& argv, const std::map<std
   if (!child.ok()) return child.error();
   pid_t pid = child->pid;
 
-  std::vector<SrunTaskEnd> ends;
-  std::string partial;
-  char buffer[8192];
-  // srun's stderr (tag 0) and our signals (tag 1) until srun closes its stderr.
-  bool srun_open = true;
-  while (srun_open) {
-    for (const epoll_event& event : poller->Wait(-1)) {
-      if (event.data.u64 == 1) {
-        while (std::optional<signalfd_siginfo> info = (*channel)->Read()) {
-          // Signals the kernel generates (a terminal's Ctrl-C, hangup) reach
-          // srun in our process group by themselves; forwarding them would
-          // double them.
-          if (info->ssi_code > 0 || !Forwarded(static_cast<int>(info->ssi_signo))) continue;
-          ::kill(pid, static_cast<int>(info->ssi_signo));
-        }
-        continue;
-      }
-      ssize_t n = ::read(err.read.get(), buffer, sizeof(buffer));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        srun_open = false;
-        break;
-      }
-      io::WriteAll(2, buffer, static_cast<size_t>(n));
-      partial.append(buffer, static_cast<size_t>(n));
-      size_t newline;
-      while ((newline = partial.find('\n')) != std::string::npos) {
-        if (auto end = ParseSrunTaskEnd(std::string_view(partial).substr(0, newline))) ends.push_back(*end);
-        partial.erase(0, newline + 1);
-      }
-      if (partial.size() > 65536) partial.clear();  // not a line srun wrote about a task
-    }
-  }
+  std::vector<SrunTaskEnd> ends = WatchSrun(*poller, **channel, err.read.get(), pid);
   err.read.Reset();
   int srun_status = io::WaitForExit(pid);
   // srun has ended: what is queued now is read here, not delivered (and

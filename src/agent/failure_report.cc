@@ -115,9 +115,8 @@ std::string FormatFailureBanner(const BannerInput& input) {
     }
   }
   if (!input.stopped_ranks.empty()) {
-    std::vector<std::string> ranks;
-    for (int rank : input.stopped_ranks) ranks.push_back(std::to_string(rank));
-    out += "Stopped by the agent: rank" + std::string(ranks.size() > 1 ? "s " : " ") + Join(ranks, ", ") + "\n";
+    out += "Stopped by the agent: rank" + std::string(input.stopped_ranks.size() > 1 ? "s " : " ") +
+           JoinNumbers(input.stopped_ranks, ", ") + "\n";
   }
   out += rule + "\n";
   return out;

@@ -54,14 +54,9 @@ std::string DescribeLaunch(const LaunchSpec& spec) {
   out += MetricsLine(spec);
   if (spec.role != "default") out += "role: " + spec.role + "\n";
   if (!spec.run_id.empty()) out += "run id: " + spec.run_id + "\n";
-  auto ranks_text = [](const std::vector<int>& ranks) {
-    std::vector<std::string> items;
-    for (int rank : ranks) items.push_back(std::to_string(rank));
-    return Join(items, ",");
-  };
-  if (!spec.ranks_filter.empty()) out += "console shows global ranks: " + ranks_text(spec.ranks_filter) + "\n";
+  if (!spec.ranks_filter.empty()) out += "console shows global ranks: " + JoinNumbers(spec.ranks_filter, ",") + "\n";
   if (!spec.local_ranks_filter.empty()) {
-    out += "console shows local ranks: " + ranks_text(spec.local_ranks_filter) + " (on every node)\n";
+    out += "console shows local ranks: " + JoinNumbers(spec.local_ranks_filter, ",") + " (on every node)\n";
   }
   if (!spec.redirects.empty()) {
     out += "kept off the console (redirects; 1 stdout, 2 stderr, 3 both): " + FormatStreamSelection(spec.redirects) +

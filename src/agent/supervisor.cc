@@ -39,12 +39,6 @@ double WallSeconds() {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
 }
 
-std::string RankList(const std::vector<int>& ranks) {
-  std::vector<std::string> parts;
-  for (int rank : ranks) parts.push_back(std::to_string(rank));
-  return Join(parts, ", ");
-}
-
 Status CreateEmptyFile(const std::string& path) {
   auto fd = CreatePrivateFile(path);
   if (!fd) return fd.error();
@@ -329,7 +323,7 @@ void Supervisor::HandleDeadline() {
         if (worker->running) ranks.push_back(worker->rank);
       }
       log::Warn("rank{} {} did not exit within {:g} s of {}; sending SIGKILL", ranks.size() > 1 ? "s" : "",
-                RankList(ranks), plan_.spec.term_timeout_s, io::SignalName(stop_signal_));
+                JoinNumbers(ranks, ", "), plan_.spec.term_timeout_s, io::SignalName(stop_signal_));
       KillEverything();
     } else if (killed_ && give_up_deadline_ && now >= *give_up_deadline_) {
       for (auto& worker : workers_) {
@@ -614,7 +608,7 @@ void Supervisor::FinishAttempt() {
       std::vector<int> pids;
       for (const ProcessInfo& process : left) pids.push_back(process.pid);
       log::Warn("killing {} process{} the workers left running: pid {}", left.size(),
-                left.size() == 1 ? "" : "es", RankList(pids));
+                left.size() == 1 ? "" : "es", JoinNumbers(pids, ", "));
     }
     SteadyTime give_up = SteadyClock::now() + Seconds(kLeftoverWaitS);
     while (!left.empty() && SteadyClock::now() < give_up) {
@@ -733,7 +727,7 @@ AttemptResult Supervisor::Summarize() {
                "and {} stopped after {:g} s of silence; stacks in {}; exit code {}. Raise --exit-grace if {} "
                "still had work to do.",
                attempt_, first_finished_rank_, result.stuck_at_exit.size() == 1 ? "" : "s",
-               RankList(result.stuck_at_exit), result.stuck_at_exit.size() == 1 ? "was" : "were",
+               JoinNumbers(result.stuck_at_exit, ", "), result.stuck_at_exit.size() == 1 ? "was" : "were",
                plan_.spec.exit_grace_s, attempt_dir_, result.exit_code,
                result.stuck_at_exit.size() == 1 ? "it" : "they");
   }

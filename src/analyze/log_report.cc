@@ -74,10 +74,8 @@ std::string FormatLogReport(const LogScan& scan, const SignatureDb& db) {
   if (!scan.hits.empty()) out += "\nKnown failures (by first occurrence):\n";
   for (const SignatureHit& hit : scan.hits) {
     const Signature& signature = signatures[hit.signature];
-    std::vector<std::string> ranks;
-    for (int rank : hit.ranks) ranks.push_back(std::to_string(rank));
     out += fmt::format("  [{}] {}: {} time(s){}{}\n", SeverityName(signature.severity), signature.id, hit.count,
-                       ranks.empty() ? "" : ", ranks " + Join(ranks, ","),
+                       hit.ranks.empty() ? "" : ", ranks " + JoinNumbers(hit.ranks, ","),
                        hit.hosts.empty() ? "" : ", hosts " + Join(hit.hosts, ","));
     out += fmt::format("      first: {}\n      {}\n", Where(hit.first), Shorten(hit.first.text));
     out += fmt::format("      meaning: {}\n      fix: {}\n", signature.meaning, signature.fix);

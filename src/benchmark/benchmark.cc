@@ -155,8 +155,8 @@ const std::vector<OptionSpec>* SubtaskOptions(const std::string& subtask) {
 
 std::string SubtaskOptionHelp() {
   std::string text;
-  for (const std::string& subtask : {"gemm", "comm", "gemm-dense", "gemm-deepseek", "rccl", "strided-allgather"}) {
-    text += "\n" + subtask + " options:\n" + FormatOptionHelp(*SubtaskOptions(subtask));
+  for (const char* subtask : {"gemm", "comm", "gemm-dense", "gemm-deepseek", "rccl", "strided-allgather"}) {
+    text += "\n" + std::string(subtask) + " options:\n" + FormatOptionHelp(*SubtaskOptions(subtask));
   }
   return text;
 }

@@ -41,6 +41,18 @@ class JobCoordinator : public agent::JobLink {
   agent::JobDecision EndGeneration(const agent::NodeOutcome& outcome) override;
 
  private:
+  // Its tags in the agent's event loop: the listener, each peer's slot, each
+  // pending connection's id.
+  static constexpr uint64_t kListenerTag = agent::kFirstLinkTag;
+  static constexpr uint64_t kFirstPeerTag = agent::kFirstLinkTag + 1;
+  static constexpr uint64_t kFirstPendingTag = agent::kFirstLinkTag + (uint64_t{1} << 24);
+  static constexpr double kHelloTimeoutS = 10;  // a connection that does not prove itself by then is dropped
+  // Connections waiting to prove themselves, at most; past it the oldest is
+  // dropped (a node says hello and answers the challenge at once, so it is
+  // never the oldest for long). With io::kMaxHelloBytes each, strangers can
+  // make node 0 hold about 1 MiB.
+  static constexpr size_t kMaxPendingConnections = 64;
+
   struct Peer {
     std::unique_ptr<io::MessageConnection> connection;  // null until joined, and after it is lost
     NodeIdentity node;

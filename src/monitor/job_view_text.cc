@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "util/json_fields.h"
 #include "util/process_stamp.h"
 #include "util/strings.h"
 
@@ -16,36 +17,17 @@ namespace {
 
 using nlohmann::json;
 
-// Fields of a view that may be absent or of the wrong type: unknown values
-// are left out of the view, never written as -1 or 0 (docs/monitor.md).
-std::optional<double> Number(const json& object, const char* key) {
-  if (!object.is_object()) return std::nullopt;
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
+// Fields of a view that may be absent or of the wrong type read as absent
+// (util/json_fields.h): unknown values are left out of the view, never
+// written as -1 or 0 (docs/monitor.md).
+using json_fields::Array;
+using json_fields::Number;
+using json_fields::Object;
 
+// Host names and states come from other machines: nothing in them may move
+// the cursor or recolour the terminal.
 std::string Text(const json& object, const char* key) {
-  if (!object.is_object()) return "";
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_string()) return "";
-  // Host names and states come from other machines: nothing in them may
-  // move the cursor or recolour the terminal.
-  return EscapeControlCharacters(it->get<std::string>());
-}
-
-const json& Array(const json& object, const char* key) {
-  static const json empty = json::array();
-  if (!object.is_object()) return empty;
-  auto it = object.find(key);
-  return (it != object.end() && it->is_array()) ? *it : empty;
-}
-
-const json& Object(const json& object, const char* key) {
-  static const json empty = json::object();
-  if (!object.is_object()) return empty;
-  auto it = object.find(key);
-  return (it != object.end() && it->is_object()) ? *it : empty;
+  return EscapeControlCharacters(json_fields::Text(object, key));
 }
 
 std::string Or(const std::optional<double>& value, const std::function<std::string(double)>& format) {

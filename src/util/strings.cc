@@ -28,6 +28,15 @@ std::string Join(const std::vector<std::string>& parts, std::string_view separat
   return out;
 }
 
+std::string JoinNumbers(const std::vector<int>& numbers, std::string_view separator) {
+  std::string out;
+  for (size_t i = 0; i < numbers.size(); ++i) {
+    if (i) out += separator;
+    out += std::to_string(numbers[i]);
+  }
+  return out;
+}
+
 std::string_view Trim(std::string_view text) {
   size_t begin = 0, end = text.size();
   while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;

@@ -13,6 +13,8 @@ namespace primus {
 
 std::vector<std::string> Split(std::string_view text, char separator);
 std::string Join(const std::vector<std::string>& parts, std::string_view separator);
+// Numbers (ranks, pids) in decimal: JoinNumbers({0, 2, 5}, ", ") is "0, 2, 5".
+std::string JoinNumbers(const std::vector<int>& numbers, std::string_view separator);
 std::string_view Trim(std::string_view text);
 std::string ToLower(std::string_view text);
 std::string ToUpper(std::string_view text);

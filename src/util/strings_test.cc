@@ -17,6 +17,12 @@ TEST(StringsTest, JoinAndTrim) {
   EXPECT_EQ(Trim("  x y \n"), "x y");
 }
 
+TEST(StringsTest, JoinNumbersWritesDecimalsBetweenSeparators) {
+  EXPECT_EQ(JoinNumbers({0, 2, 15}, ", "), "0, 2, 15");
+  EXPECT_EQ(JoinNumbers({-1}, ","), "-1");
+  EXPECT_EQ(JoinNumbers({}, ","), "");
+}
+
 TEST(StringsTest, ParseNumbersRejectsTrailingGarbage) {
   EXPECT_EQ(ParseInt("42"), 42);
   EXPECT_EQ(ParseInt("-7"), -7);

@@ -54,6 +54,9 @@ TEST_PACKAGES=(
   # the metrics port's tests: a real Prometheus scraping a job, promtool checking /metrics
   # (tests/support/prometheus_server.h)
   prometheus
+  # TensorBoard event files read back by a decoder that is not ours: protobuf's
+  # Python runtime and crcmod's CRC-32C (tests/tools/read_tfevents.py)
+  python3-protobuf python3-crcmod
   # the fuzz targets (tests/fuzz): clang's libFuzzer and sanitizer runtimes
   clang libclang-rt-14-dev
   # the install tests: man pages checked with `man -l --warnings` (man-db, groff),

@@ -12,6 +12,7 @@
 
 #include "agent/stream_selection.h"
 #include "platform/host_info.h"
+#include "telemetry/progress_line.h"
 
 namespace primus::agent {
 
@@ -91,6 +92,18 @@ struct LaunchSpec {
   double stack_timeout_s = 10;
   // Seconds between telemetry samples (docs/monitor.md); 0: no sampling at all.
   double telemetry_interval_s = 5;
+  // Which framework's progress lines to read from the workers' output
+  // (telemetry/progress_line.h; direct.progress_format, a backend's choice),
+  // and the user's pattern for kRegex (direct.progress_regex).
+  telemetry::ProgressFormat progress_format = telemetry::ProgressFormat::kAuto;
+  std::string progress_regex;
+  // TensorBoard events of the job (telemetry/tensorboard_feed.h), written by
+  // node 0 while telemetry runs: direct.tensorboard; the directory is
+  // <log_dir>/tensorboard unless set (train: <experiment>/tensorboard).
+  bool tensorboard = true;
+  std::string tensorboard_dir;
+  // What the job runs, for the job view and primus_job_info (train sets them).
+  std::string experiment_name, backend;
   // The host as ApplyPlatform detected it (its GPUs and routes, for
   // telemetry); null: RunWorkers detects it, only when telemetry is on.
   std::shared_ptr<const platform::HostInfo> host;

@@ -3,6 +3,7 @@
 #include "agent/launch_plan.h"
 #include "agent/rank_list.h"
 #include "agent/stream_selection.h"
+#include "telemetry/progress_line.h"
 #include "platform/launcher_plan_request.h"
 #include "util/strings.h"
 
@@ -68,6 +69,21 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher) 
   spec.local_addr = launcher.GetString("direct.local_addr");
   spec.last_call_timeout_s = launcher.GetDouble("direct.last_call_timeout");
   spec.telemetry_interval_s = launcher.GetDouble("direct.telemetry_interval");
+  auto progress_format = telemetry::ParseProgressFormat(launcher.GetString("direct.progress_format"));
+  if (!progress_format) {
+    return config::ConfigErrorAt(launcher.OriginOf("direct.progress_format"), progress_format.error().message,
+                                 progress_format.error().hint);
+  }
+  spec.progress_format = *progress_format;
+  spec.progress_regex = launcher.GetString("direct.progress_regex");
+  spec.tensorboard = launcher.GetBool("direct.tensorboard");
+  if (spec.progress_format == telemetry::ProgressFormat::kRegex) {
+    auto checked = telemetry::ProgressLineReader::Create(spec.progress_format, spec.progress_regex);
+    if (!checked) {
+      return config::ConfigErrorAt(launcher.OriginOf("direct.progress_regex"), checked.error().message,
+                                   checked.error().hint);
+    }
+  }
   spec.restart_backoff_s = launcher.GetDouble("direct.restart_backoff");
   spec.term_timeout_s = launcher.GetDouble("direct.term_timeout");
   spec.hang_timeout_s = launcher.GetDouble("direct.hang_timeout");

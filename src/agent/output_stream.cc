@@ -150,6 +150,8 @@ void OutputStream::EmitLine(const char* first, size_t first_size, const char* se
   std::memcpy(out, first, first_size);
   if (second_size > 0) std::memcpy(out + first_size, second, second_size);
   out[line_size] = '\n';
+  // The line is whole here, in the log's buffer, until the next Reserve.
+  if (printed_ != nullptr) printed_->OnLine(std::string_view(out, line_size));
   file.Commit(head.size() + line_size + 1);
 
   if (console_ == nullptr || !console_->active()) return;

@@ -15,6 +15,7 @@
 #include "agent/byte_buffer.h"
 #include "agent/console_sink.h"
 #include "agent/line_stamp.h"
+#include "agent/printed_metrics.h"
 #include "io/unique_fd.h"
 #include "util/error.h"
 
@@ -72,6 +73,10 @@ class OutputStream {
   // Turns an unterminated tail into a line (adds the newline) and closes the pipe.
   void Finish(LineStamp& stamp);
 
+  // Every line is shown to `printed` too (progress read from the output);
+  // null: none. It must outlive the stream.
+  void set_printed_metrics(PrintedMetrics* printed) { printed_ = printed; }
+
  private:
   // "<stamp> O " for the lines of one read batch.
   std::string_view LineHead(std::string_view stamp);
@@ -86,6 +91,7 @@ class OutputStream {
   ConsoleSink* console_;
   std::string console_prefix_;
   ByteBuffer partial_;
+  PrintedMetrics* printed_ = nullptr;
   char line_head_[LineStamp::kLength + 3];
 };
 

@@ -15,6 +15,7 @@
 #include "agent/endings_log.h"
 #include "agent/error_file.h"
 #include "agent/failure_report.h"
+#include "agent/printed_metrics.h"
 #include "agent/process_tree.h"
 #include "agent/stack_dump.h"
 #include "io/spawn.h"
@@ -66,6 +67,7 @@ struct Supervisor::Worker {
   std::string heartbeat_file;
   std::string metrics_file;
   std::unique_ptr<RankLog> log;
+  std::unique_ptr<PrintedMetrics> printed;  // progress read from its output; null when off (outlives out, err)
   std::unique_ptr<OutputStream> out;
   std::unique_ptr<OutputStream> err;
   io::UniqueFd pidfd;  // readable when the worker exits; absent on kernels < 5.3
@@ -197,6 +199,16 @@ Status Supervisor::StartWorker(Worker& worker) {
                                               out_on_console ? &handles_.console() : nullptr, out_prefix);
   worker.err = std::make_unique<OutputStream>(std::move(err.read), 'E', worker.log.get(),
                                               err_on_console ? &err_console : nullptr, err_prefix);
+  // Progress printed by the framework (Megatron's last rank, TorchTitan's
+  // logger on either stream) becomes metrics lines, unless the user's own
+  // PRIMUS_METRICS_FILE takes them.
+  if (plan_.spec.progress_format != telemetry::ProgressFormat::kNone && !environment_.user_metrics_file()) {
+    auto reader = telemetry::ProgressLineReader::Create(plan_.spec.progress_format, plan_.spec.progress_regex);
+    if (!reader) return reader.error();
+    worker.printed = std::make_unique<PrintedMetrics>(std::move(*reader), worker.metrics_file, attempt_);
+    worker.out->set_printed_metrics(worker.printed.get());
+    worker.err->set_printed_metrics(worker.printed.get());
+  }
   for (OutputStream* stream : {worker.out.get(), worker.err.get()}) {
     if (Status status = handles_.poller().Add(stream->fd(), kFirstStreamTag + streams_.size()); !status) {
       return status;

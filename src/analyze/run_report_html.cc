@@ -111,8 +111,8 @@ std::string TrainingSection(const RunReport& report, double t0) {
   const RunSummary& s = report.summary;
   std::string html = "<section id=\"training\"><h2>Loss and throughput</h2>\n";
   if (s.points.empty()) {
-    return html + Missing("No training metrics: no metrics.jsonl in the experiment directory and no \"step N/M loss X\" "
-                          "lines in rank 0's log.") +
+    return html + Missing("No training metrics: no metrics.jsonl in the experiment directory and no progress lines "
+                          "(our trainer's, Megatron-LM's, TorchTitan's, Hugging Face's, nanoGPT's) in the ranks' logs.") +
            "</section>\n";
   }
   // One series per attempt, so steps redone after a restart show as such.

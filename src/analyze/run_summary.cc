@@ -5,13 +5,14 @@
 #include <algorithm>
 #include <ctime>
 #include <fstream>
-#include <re2/re2.h>
+#include <map>
 
 #include "analyze/log_line.h"
 #include "analyze/log_scan.h"
 #include "util/svg_chart.h"
 #include "snapshot/metadata.h"
 #include "telemetry/node_sample.h"
+#include "telemetry/progress_line.h"
 #include "util/files.h"
 #include "util/json_fields.h"
 
@@ -43,20 +44,20 @@ std::vector<RunPoint> ReadMetrics(const std::string& path) {
   return points;
 }
 
-// Rank 0's log lines "step 10/200 loss 4.5191 ... tok/s 33367".
+// A rank's log read for progress lines: our trainer's "step 10/200 loss
+// 4.5191 ... tok/s 33367", or any framework's (telemetry/progress_line.h).
 std::vector<RunPoint> ReadRankLog(const std::string& path, int attempt) {
-  static const RE2 step_line(R"(step (\d+)(?:/\d+)? .*?loss ([0-9.eE+-]+)(?:.*?tok/s ([0-9.]+))?)");
+  auto reader = telemetry::ProgressLineReader::Create(telemetry::ProgressFormat::kAuto);
   std::vector<RunPoint> points;
+  if (!reader.ok()) return points;
   std::ifstream in(path);
   std::string raw;
   LogLineParser parser;
   while (std::getline(in, raw)) {
     LogLine line = parser.Parse(raw);
-    int64_t step = 0;
-    double loss = 0;
-    std::string rate;
-    if (!RE2::PartialMatch(line.text, step_line, &step, &loss, &rate)) continue;
-    points.push_back({line.time, step, loss, rate.empty() ? 0 : std::stod(rate), attempt});
+    std::optional<telemetry::TrainingMetrics> metrics = reader->Read(line.text);
+    if (!metrics || !metrics->step || !metrics->loss) continue;
+    points.push_back({line.time, *metrics->step, *metrics->loss, metrics->tokens_per_s.value_or(0), attempt});
   }
   return points;
 }
@@ -117,18 +118,28 @@ Result<RunSummary> LoadRunSummary(const std::string& dir) {
     summary.metrics_source = "metrics.jsonl";
   }
   if (summary.points.empty()) {
-    // Rank 0's logs, attempt by attempt.
+    // The logs, attempt by attempt: the rank that printed the most progress
+    // lines (rank 0 for most trainers, the last rank for Megatron-LM).
     auto sources = FindLogSources({summary.log_dir});
     if (sources.ok()) {
+      std::map<int, std::pair<const LogSource*, std::vector<RunPoint>>> best;  // attempt -> rank's log, points
       for (const LogSource& source : *sources) {
-        if (source.rank != 0) continue;
-        std::vector<RunPoint> points = ReadRankLog(source.path, std::max(0, source.attempt));
-        summary.points.insert(summary.points.end(), points.begin(), points.end());
-        if (!points.empty()) {
-          std::string shown = summary.log_dir.starts_with(dir + "/") ? summary.log_dir.substr(dir.size() + 1)
-                                                                     : summary.log_dir;
-          summary.metrics_source = JoinPath(shown, source.display);
+        int attempt = std::max(0, source.attempt);
+        std::vector<RunPoint> points = ReadRankLog(source.path, attempt);
+        auto& [chosen, chosen_points] = best[attempt];
+        if (points.size() > chosen_points.size() ||
+            (chosen != nullptr && points.size() == chosen_points.size() && source.rank < chosen->rank)) {
+          chosen = &source;
+          chosen_points = std::move(points);
         }
+      }
+      for (auto& [attempt, entry] : best) {
+        auto& [source, points] = entry;
+        if (points.empty()) continue;
+        summary.points.insert(summary.points.end(), points.begin(), points.end());
+        std::string shown = summary.log_dir.starts_with(dir + "/") ? summary.log_dir.substr(dir.size() + 1)
+                                                                   : summary.log_dir;
+        summary.metrics_source = JoinPath(shown, source->display);
       }
     }
   }
@@ -161,7 +172,7 @@ std::string FormatRunSummary(const RunSummary& s) {
                                                                                     : std::string("- (no end time)"));
   out += fmt::format("  restarts:   {}\n", s.restarts);
   out += fmt::format("  root cause: {}\n", DescribeRootCause(s.root_cause));
-  if (s.points.empty()) return out + "  metrics:    none found (no metrics.jsonl, no step lines in rank 0's log)\n";
+  if (s.points.empty()) return out + "  metrics:    none found (no metrics.jsonl, no progress lines in the ranks' logs)\n";
   out += fmt::format("  metrics:    {} point(s) from {}\n", s.points.size(), s.metrics_source);
   out += fmt::format("  steps:      {} (last), {} steps/s\n", s.step_last, FormatMeasure(s.steps_per_s));
   out += fmt::format("  tokens/s:   {} (mean)\n", s.tokens_per_s > 0 ? FormatMeasure(s.tokens_per_s) : "-");

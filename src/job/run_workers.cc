@@ -22,6 +22,7 @@
 #include "platform/host_detect.h"
 #include "telemetry/node_sampler.h"
 #include "telemetry/prometheus_text.h"
+#include "util/files.h"
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -94,6 +95,14 @@ std::unique_ptr<telemetry::TelemetryHub> MakeTelemetryHub(const LaunchPlan& plan
   settings.log_dir = spec.log_dir;
   settings.interval_s = spec.telemetry_interval_s;
   settings.run_id = spec.run_id;
+  settings.experiment = spec.experiment_name;
+  if (spec.tensorboard) {
+    settings.tensorboard_dir = spec.tensorboard_dir.empty() ? JoinPath(spec.log_dir, "tensorboard") : spec.tensorboard_dir;
+  }
+  settings.backend = spec.backend;
+  if (spec.progress_format != telemetry::ProgressFormat::kAuto && spec.progress_format != telemetry::ProgressFormat::kNone) {
+    settings.framework = std::string(telemetry::ProgressFormatName(spec.progress_format));
+  }
   settings.host = plan.host;
   settings.node_rank = spec.node_rank;
   settings.nnodes = spec.nnodes;

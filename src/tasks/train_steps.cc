@@ -213,6 +213,15 @@ Status BuildLaunchSpec(TrainLaunch* launch) {
       return status.error();
     }
   }
+  // The framework's own progress lines feed the metrics (telemetry/progress_line.h);
+  // the backend names the format unless direct.progress_format did.
+  if (launcher.OriginOf("direct.progress_format").source == "default") {
+    std::string framework = launch->primus_experiment ? launch->primus_experiment->framework : launch->experiment.backend;
+    if (framework == "megatron") launch->workers.spec.progress_format = telemetry::ProgressFormat::kMegatron;
+    if (framework == "torchtitan") launch->workers.spec.progress_format = telemetry::ProgressFormat::kTorchTitan;
+  }
+  launch->workers.spec.experiment_name = launch->experiment.exp_name;
+  launch->workers.spec.backend = launch->primus_experiment ? "primus" : launch->experiment.backend;
   launch->backend_args = launch->primus ? launch->args.rest : launch->args.extra_args;
   launch->run_preflight = !launch->args.no_preflight && launcher.GetBool("train.preflight");
   launch->job_id = launch->process_env.count("PRIMUS_JOB_ID") ? launch->process_env.at("PRIMUS_JOB_ID")
@@ -461,6 +470,8 @@ Status BuildWorkerCommand(TrainLaunch* launch) {
   spec.argv = launch->command.argv;
   spec.log_dir = launch->log_dir;
   spec.run_id = Split(launch->dir.root, '/').back();
+  // Every experiment's events under <experiment>/tensorboard: `tensorboard --logdir output/` shows them all.
+  if (spec.tensorboard) spec.tensorboard_dir = JoinPath(launch->dir.root, "tensorboard");
   log::Debug("worker command: {}", ShellJoin(spec.argv));
   return Status::Ok();
 }

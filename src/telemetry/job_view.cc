@@ -95,6 +95,9 @@ Json JobAggregator::View() const {
               {"nnodes", info_.nnodes},       {"world_size", info_.world_size},
               {"interval_s", info_.interval_s}};
   if (info_.agent) job["agent"] = StampToJson(*info_.agent);
+  if (!info_.experiment.empty()) job["experiment"] = info_.experiment;
+  if (!info_.backend.empty()) job["backend"] = info_.backend;
+  if (!info_.framework.empty()) job["framework"] = info_.framework;
   Put(job, "step", progress_.step);
   Put(job, "total_steps", progress_.total_steps);
   Put(job, "progress", progress_.progress);

@@ -33,6 +33,8 @@ struct JobInfo {
   int nnodes = 1;
   int world_size = 1;
   double interval_s = 5;
+  // What the job runs, where the launcher knows it (train): "" when not.
+  std::string experiment, backend, framework;
   std::optional<ProcessStamp> agent;  // node 0's agent, so a reader can tell it is gone
 };
 

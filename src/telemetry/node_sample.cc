@@ -21,6 +21,17 @@ void PutMetrics(Json& json, const TrainingMetrics& metrics) {
   Put(json, "loss", metrics.loss);
   Put(json, "tokens_per_s", metrics.tokens_per_s);
   Put(json, "step_time_s", metrics.step_time_s);
+  Put(json, "lr", metrics.learning_rate);
+  Put(json, "grad_norm", metrics.grad_norm);
+  Put(json, "loss_scale", metrics.loss_scale);
+  Put(json, "tflops_per_gpu", metrics.tflops_per_gpu);
+  Put(json, "mfu", metrics.mfu);
+  Put(json, "samples_per_s", metrics.samples_per_s);
+  Put(json, "global_batch_size", metrics.global_batch_size);
+  Put(json, "skipped_iterations", metrics.skipped_iterations);
+  Put(json, "nan_iterations", metrics.nan_iterations);
+  Put(json, "memory_bytes", metrics.memory_bytes);
+  Put(json, "epoch", metrics.epoch);
   Put(json, "metrics_time", metrics.metrics_time);
 }
 
@@ -31,6 +42,17 @@ TrainingMetrics ReadMetrics(const Json& json) {
   metrics.loss = Number(json, "loss");
   metrics.tokens_per_s = Number(json, "tokens_per_s");
   metrics.step_time_s = Number(json, "step_time_s");
+  metrics.learning_rate = Number(json, "lr");
+  metrics.grad_norm = Number(json, "grad_norm");
+  metrics.loss_scale = Number(json, "loss_scale");
+  metrics.tflops_per_gpu = Number(json, "tflops_per_gpu");
+  metrics.mfu = Number(json, "mfu");
+  metrics.samples_per_s = Number(json, "samples_per_s");
+  metrics.global_batch_size = Integer(json, "global_batch_size");
+  metrics.skipped_iterations = Integer(json, "skipped_iterations");
+  metrics.nan_iterations = Integer(json, "nan_iterations");
+  metrics.memory_bytes = Integer(json, "memory_bytes");
+  metrics.epoch = Number(json, "epoch");
   metrics.elapsed_s = Number(json, "elapsed_s");
   metrics.time = Number(json, "time");
   metrics.restart_count = SmallInteger(json, "restart_count");
@@ -135,6 +157,17 @@ NodeSample NodeSampleFromJson(const Json& json) {
   }
   sample.age_s = Number(json, "age_s");
   return sample;
+}
+
+Json MetricsLineJson(const TrainingMetrics& metrics) {
+  Json json = Json::object();
+  TrainingMetrics line = metrics;
+  line.metrics_time.reset();  // the reader's, never written
+  PutMetrics(json, line);
+  Put(json, "elapsed_s", metrics.elapsed_s);
+  Put(json, "time", metrics.time);
+  Put(json, "restart_count", metrics.restart_count);
+  return json;
 }
 
 std::optional<TrainingMetrics> MetricsFromJson(const Json& json) {

@@ -46,6 +46,16 @@ struct GpuStats {
 struct TrainingMetrics {
   std::optional<int64_t> step, total_steps;
   std::optional<double> loss, tokens_per_s, step_time_s;
+  // What frameworks print beside them (telemetry/progress_line.h), each
+  // absent unless the worker reported it.
+  std::optional<double> learning_rate, grad_norm, loss_scale;
+  std::optional<double> tflops_per_gpu;  // achieved model TFLOP/s per GPU
+  std::optional<double> mfu;             // model FLOPs utilisation, 0-1
+  std::optional<double> samples_per_s;
+  std::optional<int64_t> global_batch_size;
+  std::optional<int64_t> skipped_iterations, nan_iterations;  // Megatron's counts since its last line
+  std::optional<int64_t> memory_bytes;   // the device memory the framework reports (TorchTitan: max reserved)
+  std::optional<double> epoch;
   std::optional<double> elapsed_s;     // since the training started
   std::optional<double> time;          // the worker's clock, seconds since the epoch
   std::optional<int> restart_count;    // the attempt (TORCHELASTIC_RESTART_COUNT) that wrote it
@@ -81,6 +91,10 @@ NodeSample NodeSampleFromJson(const Json& json);
 // The metrics fields of one worker's line ("step", "loss", ...); nullopt when
 // the line is not a JSON object.
 std::optional<TrainingMetrics> MetricsFromJson(const Json& json);
+
+// A metrics line as a worker writes it to PRIMUS_METRICS_FILE (the fields
+// it has; ParseMetricsLine reads it back).
+Json MetricsLineJson(const TrainingMetrics& metrics);
 
 // One line of a metrics file (PRIMUS_METRICS_FILE, a trainer's
 // metrics.jsonl), parsed safely (util/json_fields.h): the one reader of

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -16,16 +17,19 @@ using Json = nlohmann::json;
 
 enum class Type { kGauge, kCounter };
 
-// One series family read from one field of an object of the view.
+// One series family read from one field of an object of the view, in
+// Prometheus's base units: the field times `scale` (percent -> ratio 0-1,
+// MHz -> hertz).
 struct FieldFamily {
   const char* name;
   const char* field;
   Type type;
   const char* help;
+  double scale = 1;
 };
 
 constexpr FieldFamily kJobFamilies[] = {
-    {"primus_job_step", "step", Type::kGauge, "Lowest step any rank reported."},
+    {"primus_job_steps_total", "step", Type::kCounter, "Lowest step any rank reported (a restart from a checkpoint resets it)."},
     {"primus_job_total_steps", "total_steps", Type::kGauge, "Step the run ends at."},
     {"primus_job_progress_ratio", "progress", Type::kGauge, "Step divided by total steps."},
     {"primus_job_eta_seconds", "eta_s", Type::kGauge, "Estimated seconds to the last step, from the recent step rate."},
@@ -38,25 +42,34 @@ constexpr FieldFamily kJobFamilies[] = {
 };
 
 constexpr FieldFamily kRankFamilies[] = {
-    {"primus_rank_step", "step", Type::kGauge, "Step this rank last finished."},
+    {"primus_rank_steps_total", "step", Type::kCounter, "Step this rank last finished (a restart from a checkpoint resets it)."},
     {"primus_rank_loss", "loss", Type::kGauge, "Loss this rank reported at its last step."},
     {"primus_rank_tokens_per_second", "tokens_per_s", Type::kGauge, "This rank's own tokens per second."},
     {"primus_rank_step_time_seconds", "step_time_s", Type::kGauge, "Seconds this rank's last step took."},
-    {"primus_rank_cpu_percent", "cpu_percent", Type::kGauge, "CPU use of the worker process, percent of one core."},
+    {"primus_rank_cpu_cores", "cpu_percent", Type::kGauge, "CPU use of the worker process in cores (1: one core busy).", 0.01},
     {"primus_rank_rss_bytes", "rss_bytes", Type::kGauge, "Resident memory of the worker process."},
+    {"primus_rank_learning_rate", "lr", Type::kGauge, "Learning rate this rank reported."},
+    {"primus_rank_grad_norm", "grad_norm", Type::kGauge, "Gradient norm this rank reported."},
+    {"primus_rank_loss_scale", "loss_scale", Type::kGauge, "Loss scale this rank reported."},
+    {"primus_rank_model_flops_per_second", "tflops_per_gpu", Type::kGauge, "Model FLOP/s per GPU this rank reported.", 1e12},
+    {"primus_rank_mfu_ratio", "mfu", Type::kGauge, "Model FLOPs utilisation this rank reported, 0-1."},
+    {"primus_rank_samples_per_second", "samples_per_s", Type::kGauge, "Samples per second this rank reported."},
+    {"primus_rank_device_memory_bytes", "memory_bytes", Type::kGauge, "Device memory the framework reported for this rank."},
+    {"primus_rank_skipped_iterations", "skipped_iterations", Type::kGauge, "Iterations skipped since the rank's previous report."},
+    {"primus_rank_nan_iterations", "nan_iterations", Type::kGauge, "Iterations with a NaN since the rank's previous report."},
 };
 
 constexpr FieldFamily kGpuFamilies[] = {
-    {"primus_gpu_utilization_percent", "utilization_percent", Type::kGauge, "GPU busy percent."},
+    {"primus_gpu_utilization_ratio", "utilization_percent", Type::kGauge, "GPU busy time, 0-1.", 0.01},
     {"primus_gpu_memory_used_bytes", "memory_used_bytes", Type::kGauge, "GPU memory in use."},
     {"primus_gpu_memory_total_bytes", "memory_total_bytes", Type::kGauge, "GPU memory in all."},
     {"primus_gpu_power_watts", "power_watts", Type::kGauge, "GPU power draw."},
     {"primus_gpu_temperature_celsius", "temperature_c", Type::kGauge, "GPU temperature."},
-    {"primus_gpu_clock_mhz", "clock_mhz", Type::kGauge, "GPU compute clock."},
+    {"primus_gpu_clock_hertz", "clock_mhz", Type::kGauge, "GPU compute clock.", 1e6},
 };
 
 constexpr FieldFamily kNodeFamilies[] = {
-    {"primus_node_cpu_percent", "cpu_percent", Type::kGauge, "CPU use of the node, percent of one core."},
+    {"primus_node_cpu_cores", "cpu_percent", Type::kGauge, "CPU use of the node in cores (1: one core busy).", 0.01},
     {"primus_node_memory_used_bytes", "mem_used_bytes", Type::kGauge, "Memory in use on the node."},
     {"primus_node_memory_total_bytes", "mem_total_bytes", Type::kGauge, "Memory of the node."},
 };
@@ -151,11 +164,24 @@ class Writer {
     out_ += name;
     out_ += type == Type::kCounter ? " counter\n" : " gauge\n";
   }
-  void Sample(std::string_view labels, const Json* value) {
+  void Sample(std::string_view labels, const Json* value, double scale = 1) {
     if (value == nullptr) return;
     size_t mark = out_.size();
     StartSample(labels);
-    if (!AppendNumber(out_, *value)) {
+    bool written = scale == 1 ? AppendNumber(out_, *value) : value->is_number();
+    if (written && scale != 1) {
+      // 15 significant digits: the unit change's rounding (153.2 / 100 is
+      // 1.5319999999999998 in binary) does not show.
+      double number = value->get<double>() * scale;
+      if (std::isfinite(number)) {
+        char buffer[32];
+        int n = std::snprintf(buffer, sizeof(buffer), "%.15g", number);
+        out_.append(buffer, static_cast<size_t>(n));
+      } else {
+        AppendDouble(out_, number);
+      }
+    }
+    if (!written) {
       out_.resize(mark);
       return;
     }
@@ -304,7 +330,19 @@ std::string RenderPrometheusText(const nlohmann::json& view) {
 
   for (const FieldFamily& family : kJobFamilies) {
     writer.Begin(family.name, family.type, family.help);
-    writer.Sample("", Field(job, family.field));
+    writer.Sample("", Field(job, family.field), family.scale);
+    writer.End();
+  }
+  // One series that carries the job's names as labels (join on it in queries).
+  if (Field(job, "run_id") != nullptr) {
+    std::string labels = "{";
+    AppendLabel(labels, "run_id", Field(job, "run_id"));
+    AppendLabel(labels, "experiment", Field(job, "experiment"));
+    AppendLabel(labels, "backend", Field(job, "backend"));
+    AppendLabel(labels, "framework", Field(job, "framework"));
+    labels += '}';
+    writer.Begin("primus_job_info", Type::kGauge, "Always 1; its labels name the job: run id, experiment, backend, framework.");
+    writer.Sample(labels, int64_t{1});
     writer.End();
   }
   if (stragglers != nullptr) {
@@ -315,7 +353,7 @@ std::string RenderPrometheusText(const nlohmann::json& view) {
 
   for (const FieldFamily& family : kRankFamilies) {
     writer.Begin(family.name, family.type, family.help);
-    for (const RankEntry& rank : ranks) writer.Sample(rank.labels, Field(*rank.worker, family.field));
+    for (const RankEntry& rank : ranks) writer.Sample(rank.labels, Field(*rank.worker, family.field), family.scale);
     writer.End();
   }
   writer.Begin("primus_rank_running", Type::kGauge, "1 while the worker process lives, 0 once it exited.");
@@ -331,7 +369,7 @@ std::string RenderPrometheusText(const nlohmann::json& view) {
 
   for (const FieldFamily& family : kGpuFamilies) {
     writer.Begin(family.name, family.type, family.help);
-    for (const GpuEntry& gpu : gpus) writer.Sample(gpu.labels, Field(*gpu.gpu, family.field));
+    for (const GpuEntry& gpu : gpus) writer.Sample(gpu.labels, Field(*gpu.gpu, family.field), family.scale);
     writer.End();
   }
   if (stragglers != nullptr) {
@@ -344,7 +382,7 @@ std::string RenderPrometheusText(const nlohmann::json& view) {
     writer.Begin(family.name, family.type, family.help);
     for (const Labelled& node : nodes) {
       const Json* host_stats = Field(*node.object, "host_stats");
-      writer.Sample(node.labels, host_stats != nullptr ? Field(*host_stats, family.field) : nullptr);
+      writer.Sample(node.labels, host_stats != nullptr ? Field(*host_stats, family.field) : nullptr, family.scale);
     }
     writer.End();
   }

@@ -39,9 +39,9 @@ bool Has(const std::string& text, const std::string& line) {
 
 TEST(PrometheusTextTest, EverySeriesOfTheDocumentedViewWithItsLabels) {
   std::string text = RenderPrometheusText(DocumentedView());
-  EXPECT_TRUE(Has(text, "# HELP primus_job_step Lowest step any rank reported.")) << text;
-  EXPECT_TRUE(Has(text, "# TYPE primus_job_step gauge"));
-  EXPECT_TRUE(Has(text, "primus_job_step 120"));
+  EXPECT_TRUE(Has(text, "# HELP primus_job_steps_total Lowest step any rank reported (a restart from a checkpoint resets it).")) << text;
+  EXPECT_TRUE(Has(text, "# TYPE primus_job_steps_total counter"));
+  EXPECT_TRUE(Has(text, "primus_job_steps_total 120"));
   EXPECT_TRUE(Has(text, "primus_job_total_steps 200"));
   EXPECT_TRUE(Has(text, "primus_job_progress_ratio 0.6"));
   EXPECT_TRUE(Has(text, "primus_job_eta_seconds 33.6"));
@@ -55,26 +55,26 @@ TEST(PrometheusTextTest, EverySeriesOfTheDocumentedViewWithItsLabels) {
   EXPECT_TRUE(Has(text, "primus_job_stragglers 2"));
 
   const std::string rank = R"({node="1",host="host2",rank="2",local_rank="0"})";
-  EXPECT_TRUE(Has(text, "primus_rank_step" + rank + " 120"));
+  EXPECT_TRUE(Has(text, "primus_rank_steps_total" + rank + " 120"));
   EXPECT_TRUE(Has(text, "primus_rank_loss" + rank + " 3.21"));
   EXPECT_TRUE(Has(text, "primus_rank_tokens_per_second" + rank + " 1234.5"));
   EXPECT_TRUE(Has(text, "primus_rank_step_time_seconds" + rank + " 0.42"));
-  EXPECT_TRUE(Has(text, "primus_rank_cpu_percent" + rank + " 99.5"));
+  EXPECT_TRUE(Has(text, "primus_rank_cpu_cores" + rank + " 0.995"));
   EXPECT_TRUE(Has(text, "primus_rank_rss_bytes" + rank + " 123456"));
   EXPECT_TRUE(Has(text, "primus_rank_running" + rank + " 1"));
   EXPECT_TRUE(Has(text, "primus_rank_straggler" + rank + " 1"));
 
   const std::string gpu = R"({node="1",host="host2",gpu="0"})";
-  EXPECT_TRUE(Has(text, "primus_gpu_utilization_percent" + gpu + " 97"));
+  EXPECT_TRUE(Has(text, "primus_gpu_utilization_ratio" + gpu + " 0.97"));
   EXPECT_TRUE(Has(text, "primus_gpu_memory_used_bytes" + gpu + " 1"));
   EXPECT_TRUE(Has(text, "primus_gpu_memory_total_bytes" + gpu + " 2"));
   EXPECT_TRUE(Has(text, "primus_gpu_power_watts" + gpu + " 612.5"));
   EXPECT_TRUE(Has(text, "primus_gpu_temperature_celsius" + gpu + " 71"));
-  EXPECT_TRUE(Has(text, "primus_gpu_clock_mhz" + gpu + " 2100"));
+  EXPECT_TRUE(Has(text, "primus_gpu_clock_hertz" + gpu + " 2100000000"));
   EXPECT_TRUE(Has(text, "primus_gpu_straggler" + gpu + " 1"));
 
   const std::string node = R"({node="1",host="host2"})";
-  EXPECT_TRUE(Has(text, "primus_node_cpu_percent" + node + " 153.2"));
+  EXPECT_TRUE(Has(text, "primus_node_cpu_cores" + node + " 1.532"));
   EXPECT_TRUE(Has(text, "primus_node_memory_used_bytes" + node + " 8123456789"));
   EXPECT_TRUE(Has(text, "primus_node_memory_total_bytes" + node + " 134000000000"));
   EXPECT_TRUE(Has(text, "primus_node_report_age_seconds" + node + " 0.5"));
@@ -83,6 +83,31 @@ TEST(PrometheusTextTest, EverySeriesOfTheDocumentedViewWithItsLabels) {
   EXPECT_TRUE(Has(text, "primus_node_network_receive_bytes_total" + net + " 123"));
   EXPECT_TRUE(Has(text, "primus_node_network_transmit_bytes_total" + net + " 456"));
   EXPECT_TRUE(text.ends_with("\n"));
+}
+
+TEST(PrometheusTextTest, JobInfoCarriesTheNamesAndFrameworkFiguresAreInBaseUnits) {
+  Json view = DocumentedView();
+  view["job"]["experiment"] = "llama3-8b";
+  view["job"]["backend"] = "primus";
+  view["job"]["framework"] = "megatron";
+  Json& worker = view["nodes"][0]["workers"][0];  // rank 2 on node 1
+  worker["tflops_per_gpu"] = 412.5;
+  worker["mfu"] = 0.45;
+  worker["lr"] = 3e-4;
+  worker["grad_norm"] = 1.25;
+  worker["memory_bytes"] = 1024;
+  std::string text = RenderPrometheusText(view);
+  EXPECT_TRUE(Has(text, R"(primus_job_info{run_id="20261125-093000-1a2b3c",experiment="llama3-8b",backend="primus",framework="megatron"} 1)"))
+      << text;
+  const std::string rank = R"({node="1",host="host2",rank="2",local_rank="0"})";
+  EXPECT_TRUE(Has(text, "primus_rank_model_flops_per_second" + rank + " 412500000000000")) << text;
+  EXPECT_TRUE(Has(text, "primus_rank_mfu_ratio" + rank + " 0.45"));
+  EXPECT_TRUE(Has(text, "primus_rank_learning_rate" + rank + " 3e-04"));
+  EXPECT_TRUE(Has(text, "primus_rank_grad_norm" + rank + " 1.25"));
+  EXPECT_TRUE(Has(text, "primus_rank_device_memory_bytes" + rank + " 1024"));
+  // A view without the names still says which run it is.
+  EXPECT_TRUE(Has(RenderPrometheusText(DocumentedView()),
+                  R"(primus_job_info{run_id="20261125-093000-1a2b3c",experiment="",backend="",framework=""} 1)"));
 }
 
 TEST(PrometheusTextTest, AnAbsentValueLeavesItsSeriesOut) {
@@ -96,7 +121,7 @@ TEST(PrometheusTextTest, AnAbsentValueLeavesItsSeriesOut) {
   // Nothing else had the value, so the whole family (HELP and TYPE too) goes.
   EXPECT_EQ(text.find("primus_job_eta_seconds"), std::string::npos) << text;
   EXPECT_EQ(text.find("primus_job_loss"), std::string::npos);
-  EXPECT_EQ(text.find("primus_job_step "), std::string::npos);
+  EXPECT_EQ(text.find("primus_job_steps_total "), std::string::npos);
   EXPECT_EQ(text.find("primus_rank_loss"), std::string::npos);
   EXPECT_EQ(text.find("primus_gpu_power_watts"), std::string::npos);
   EXPECT_NE(text.find("primus_job_total_steps 200"), std::string::npos);
@@ -117,7 +142,7 @@ TEST(PrometheusTextTest, LabelValuesAreEscaped) {
   Json view = DocumentedView();
   view["nodes"][0]["host"] = "we\"ird\\host\nname";
   std::string text = RenderPrometheusText(view);
-  EXPECT_TRUE(Has(text, R"(primus_node_cpu_percent{node="1",host="we\"ird\\host\nname"} 153.2)")) << text;
+  EXPECT_TRUE(Has(text, R"(primus_node_cpu_cores{node="1",host="we\"ird\\host\nname"} 1.532)")) << text;
   EXPECT_EQ(EscapeLabelValue("a\"b\\c\nd"), R"(a\"b\\c\nd)");
 }
 
@@ -126,7 +151,7 @@ TEST(PrometheusTextTest, SpecialFloatsAndLargeIntegersAsTheFormatWritesThem) {
   std::string text = RenderPrometheusText(view);
   EXPECT_TRUE(Has(text, "primus_job_loss NaN")) << text;
   EXPECT_TRUE(Has(text, "primus_job_eta_seconds +Inf"));
-  EXPECT_TRUE(Has(text, "primus_job_step 18446744073709551615"));
+  EXPECT_TRUE(Has(text, "primus_job_steps_total 18446744073709551615"));
 }
 
 TEST(PrometheusTextTest, WhatIsNotAViewGivesNoSeries) {
@@ -146,15 +171,15 @@ TEST(PrometheusTextTest, EachFamilyIsOneBlockWithAllItsNodes) {
   second["workers"][0]["rank"] = 0;
   view["nodes"].push_back(second);
   std::string text = RenderPrometheusText(view);
-  size_t first = text.find("primus_rank_step{node=\"1\"");
-  size_t other = text.find("primus_rank_step{node=\"0\"");
+  size_t first = text.find("primus_rank_steps_total{node=\"1\"");
+  size_t other = text.find("primus_rank_steps_total{node=\"0\"");
   size_t next_family = text.find("# HELP primus_rank_loss");
   ASSERT_NE(first, std::string::npos);
   ASSERT_NE(other, std::string::npos);
   EXPECT_LT(first, next_family);
   EXPECT_LT(other, next_family);
   // HELP/TYPE once per family.
-  EXPECT_EQ(text.find("# TYPE primus_rank_step gauge"), text.rfind("# TYPE primus_rank_step gauge"));
+  EXPECT_EQ(text.find("# TYPE primus_rank_steps_total counter"), text.rfind("# TYPE primus_rank_steps_total counter"));
 }
 
 }  // namespace

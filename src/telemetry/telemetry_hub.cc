@@ -53,6 +53,9 @@ TelemetryHub::TelemetryHub(TelemetrySettings settings, std::unique_ptr<NodeSampl
   info_.nnodes = settings_.nnodes;
   info_.world_size = settings_.world_size;
   info_.interval_s = settings_.interval_s;
+  info_.experiment = settings_.experiment;
+  info_.backend = settings_.backend;
+  info_.framework = settings_.framework;
   info_.agent = ThisProcess();
   aggregator_.Update(info_, {}, WallSeconds());
   job_view_ = aggregator_.View();
@@ -111,7 +114,13 @@ void TelemetryHub::Publish() {
   if (settings_.writes_files) info_.coordinator = settings_.host;
   aggregator_.Update(info_, std::move(nodes), now);
   Json view = aggregator_.View();
-  if (settings_.writes_files) WriteFiles(view, aggregator_.HistoryLine());
+  if (settings_.writes_files) {
+    WriteFiles(view, aggregator_.HistoryLine());
+    if (!settings_.tensorboard_dir.empty()) {
+      if (!tensorboard_) tensorboard_.emplace(settings_.tensorboard_dir, settings_.host);
+      tensorboard_->Publish(view, info_.generation, now);
+    }
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   job_view_ = std::move(view);
 }

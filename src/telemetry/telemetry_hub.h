@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "telemetry/job_view.h"
+#include "telemetry/tensorboard_feed.h"
 #include "telemetry/node_sampler.h"
 
 namespace primus::telemetry {
@@ -36,6 +37,8 @@ struct TelemetrySettings {
   int world_size = 1;
   bool writes_files = true;  // node 0 (the coordinator)
   uint64_t history_limit_bytes = kHistoryLimitBytes;
+  std::string experiment, backend, framework;  // the job's names, for the view ("" when unknown)
+  std::string tensorboard_dir;  // node 0 writes TensorBoard events here (tensorboard_feed.h); "" none
 };
 
 class TelemetryHub {
@@ -80,6 +83,7 @@ class TelemetryHub {
   uint64_t history_bytes_ = 0;
   bool history_sized_ = false;
   bool warned_ = false;
+  std::optional<TensorBoardFeed> tensorboard_;  // node 0, when settings_.tensorboard_dir is set
 
   mutable std::mutex mutex_;  // guards the two views below
   Json job_view_;

@@ -24,9 +24,24 @@ std::vector<std::string> Lines(const std::string& path) {
   return lines;
 }
 
+// Run "run-1" of two nodes and four workers, seen from `host`.
+TelemetrySettings Settings(const std::string& log_dir, double interval_s, const std::string& host, int node_rank,
+                           bool writes_files) {
+  TelemetrySettings settings;
+  settings.log_dir = log_dir;
+  settings.interval_s = interval_s;
+  settings.run_id = "run-1";
+  settings.host = host;
+  settings.node_rank = node_rank;
+  settings.nnodes = 2;
+  settings.world_size = 4;
+  settings.writes_files = writes_files;
+  return settings;
+}
+
 TEST(TelemetryHubTest, NodeZeroMergesTheMembersAndWritesTheFiles) {
   ScopedTempDir dir;
-  TelemetryHub hub({dir.path(), 0.5, "run-1", "host1", 0, 2, 4, true}, CpuSampler());
+  TelemetryHub hub(Settings(dir.path(), 0.5, "host1", 0, true), CpuSampler());
   EXPECT_EQ(hub.JobView()["job"]["state"], "starting");
   EXPECT_TRUE(hub.NodeView().empty());
   hub.BeginGeneration(0, 0, 2, 4, 0);
@@ -66,7 +81,7 @@ TEST(TelemetryHubTest, NodeZeroMergesTheMembersAndWritesTheFiles) {
 
 TEST(TelemetryHubTest, AMemberKeepsItsOwnViewAndWritesNothing) {
   ScopedTempDir dir;
-  TelemetryHub hub({dir.path(), 5, "run-1", "host2", 1, 2, 4, false}, CpuSampler());
+  TelemetryHub hub(Settings(dir.path(), 5, "host2", 1, false), CpuSampler());
   hub.BeginGeneration(0, 1, 2, 4, 0);
   hub.SampleNode({{{2, 0, 4242, true}, ""}});
   NodeSample other;
@@ -82,7 +97,9 @@ TEST(TelemetryHubTest, AMemberKeepsItsOwnViewAndWritesNothing) {
 
 TEST(TelemetryHubTest, AHistoryPastItsLimitKeepsOneLineInTen) {
   ScopedTempDir dir;
-  TelemetrySettings settings{dir.path(), 5, "run-1", "host1", 0, 1, 1, true};
+  TelemetrySettings settings = Settings(dir.path(), 5, "host1", 0, true);
+  settings.nnodes = 1;
+  settings.world_size = 1;
   settings.history_limit_bytes = 10000;
   TelemetryHub hub(settings, CpuSampler());
   hub.SampleNode({});

@@ -106,9 +106,9 @@ TEST(MetricsScrapeTest, PrometheusScrapesARunningJob) {
   EXPECT_EQ(prometheus->QueryValue("primus_job_nodes"), 1.0);
   EXPECT_EQ(prometheus->QueryValue("primus_job_restarts_total"), 0.0);
   // Once the agent samples its workers' metrics files, steps rise.
-  if (prometheus->QueryValue("primus_rank_step{rank=\"0\"}")) {
-    double first = *prometheus->QueryValue("max(primus_rank_step)");
-    EXPECT_TRUE(WaitFor([&] { return prometheus->QueryValue("max(primus_rank_step)").value_or(0) > first; }, 30));
+  if (prometheus->QueryValue("primus_rank_steps_total{rank=\"0\"}")) {
+    double first = *prometheus->QueryValue("max(primus_rank_steps_total)");
+    EXPECT_TRUE(WaitFor([&] { return prometheus->QueryValue("max(primus_rank_steps_total)").value_or(0) > first; }, 30));
   }
 
   // What Prometheus read is what promtool accepts.

@@ -275,7 +275,8 @@ TEST_F(SharedNodeTest, AReusedLogDirectoryKeepsTheEarlierRunsLogs) {
   EXPECT_TRUE(Contains(Slurp(logs + "/" + rank0), "first run")) << "the first run's log was overwritten";
   std::vector<fs::path> fresh;
   for (const auto& entry : fs::directory_iterator(logs)) {
-    if (entry.is_directory() && entry.path().filename() != "attempt_0" && entry.path().filename() != "telemetry") {
+    std::string name = entry.path().filename();
+    if (entry.is_directory() && name != "attempt_0" && name != "telemetry" && name != "tensorboard") {
       fresh.push_back(entry.path());
     }
   }

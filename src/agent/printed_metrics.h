@@ -1,0 +1,47 @@
+// A worker's progress read from what it prints (telemetry/progress_line.h),
+// turned into the metrics stream PRIMUS_METRICS_FILE feeds: each progress
+// line becomes one JSON line appended to the worker's metrics file, so that
+// the job view, `monitor`, /metrics, stragglers and `analyze` see a
+// Megatron-LM or TorchTitan job as they see a worker that writes the file
+// itself. A worker that does write its metrics file wins: once the file holds
+// bytes this reader did not append, it stops for that worker. A format that
+// prints no step time (TorchTitan, Hugging Face) gets one from the interval
+// between two progress lines, per step, so stragglers show for it too.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "io/unique_fd.h"
+#include "telemetry/progress_line.h"
+
+namespace primus::agent {
+
+class PrintedMetrics {
+ public:
+  // `metrics_file`: the worker's file, which the agent created empty.
+  PrintedMetrics(telemetry::ProgressLineReader reader, std::string metrics_file, int restart_count);
+
+  // One line of the worker's stdout or stderr, without its line end.
+  void OnLine(std::string_view line);
+
+  // Lines turned into records so far; whether the worker writes the file itself.
+  long records() const { return records_; }
+  bool worker_writes_file() const { return worker_writes_; }
+
+ private:
+  telemetry::ProgressLineReader reader_;
+  std::string metrics_file_;
+  int restart_count_;
+  io::UniqueFd fd_;
+  off_t appended_ = 0;  // bytes this reader wrote
+  long records_ = 0;
+  std::optional<int64_t> last_step_;  // the previous record's step and when it was read
+  double last_time_ = 0;
+  bool worker_writes_ = false;
+  bool failed_ = false;  // the file could not be opened or written: said once
+};
+
+}  // namespace primus::agent

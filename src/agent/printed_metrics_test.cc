@@ -1,0 +1,104 @@
+#include "agent/printed_metrics.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "telemetry/node_sample.h"
+#include "util/files.h"
+#include "util/private_files.h"
+#include "util/scoped_temp_dir.h"
+#include "util/strings.h"
+
+namespace primus::agent {
+namespace {
+
+const char kTitanLine[] = "[titan] 2026-11-27 12:00:00,123 - root - INFO - \x1b[31mstep:  3  \x1b[32mloss:  7.50000  "
+                          "\x1b[34mtps: 12,346  \x1b[35mmfu: 45.68%\x1b[39m";
+
+class PrintedMetricsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = dir_.path() + "/rank3.metrics.jsonl";
+    auto fd = CreatePrivateFile(path_);
+    ASSERT_TRUE(fd.ok());
+    ::close(*fd);
+  }
+  PrintedMetrics Make(telemetry::ProgressFormat format) {
+    auto reader = telemetry::ProgressLineReader::Create(format);
+    EXPECT_TRUE(reader.ok());
+    return PrintedMetrics(std::move(*reader), path_, 2);
+  }
+  std::vector<std::string> Lines() {
+    auto text = ReadFile(path_);
+    std::vector<std::string> lines = Split(text.ok() ? *text : "", '\n');
+    if (!lines.empty() && lines.back().empty()) lines.pop_back();
+    return lines;
+  }
+  ScopedTempDir dir_{"printed-metrics"};
+  std::string path_;
+};
+
+TEST_F(PrintedMetricsTest, ProgressLinesBecomeMetricsLinesTheReadersParse) {
+  PrintedMetrics printed = Make(telemetry::ProgressFormat::kAuto);
+  printed.OnLine("loading data");
+  printed.OnLine(kTitanLine);
+  std::vector<std::string> lines = Lines();
+  ASSERT_EQ(lines.size(), 1u);
+  auto metrics = telemetry::ParseMetricsLine(lines[0]);
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->step, 3);
+  EXPECT_DOUBLE_EQ(*metrics->loss, 7.5);
+  EXPECT_DOUBLE_EQ(*metrics->tokens_per_s, 12346);
+  EXPECT_EQ(metrics->restart_count, 2);
+  EXPECT_TRUE(metrics->time.has_value());
+  EXPECT_FALSE(metrics->step_time_s.has_value()) << "one line gives no interval";
+  EXPECT_EQ(printed.records(), 1);
+}
+
+TEST_F(PrintedMetricsTest, AStepTimeComesFromTheIntervalWhenTheLineHasNone) {
+  PrintedMetrics printed = Make(telemetry::ProgressFormat::kNanoGpt);
+  printed.OnLine("iter 10: loss 4.0, mfu 1.00%");
+  usleep(100 * 1000);
+  printed.OnLine("iter 12: loss 3.9, mfu 1.00%");
+  std::vector<std::string> lines = Lines();
+  ASSERT_EQ(lines.size(), 2u);
+  auto second = telemetry::ParseMetricsLine(lines[1]);
+  ASSERT_TRUE(second && second->step_time_s);
+  EXPECT_GT(*second->step_time_s, 0.04);  // 0.1 s over two steps
+  EXPECT_LT(*second->step_time_s, 5.0);
+}
+
+TEST_F(PrintedMetricsTest, AWorkerThatWritesItsMetricsFileWins) {
+  PrintedMetrics printed = Make(telemetry::ProgressFormat::kPrimus);
+  printed.OnLine("step 1/10 loss 5.0 lr 1e-3 tok/s 100");
+  {
+    // The worker's own line, as train.py appends to PRIMUS_METRICS_FILE.
+    FILE* file = std::fopen(path_.c_str(), "a");
+    ASSERT_NE(file, nullptr);
+    std::fputs("{\"step\": 1, \"loss\": 4.99, \"mine\": true}\n", file);
+    std::fclose(file);
+  }
+  printed.OnLine("step 2/10 loss 4.0 lr 1e-3 tok/s 100");
+  EXPECT_TRUE(printed.worker_writes_file());
+  std::vector<std::string> lines = Lines();
+  ASSERT_EQ(lines.size(), 2u) << "nothing more after the worker's own line";
+  EXPECT_NE(lines[1].find("\"mine\""), std::string::npos);
+}
+
+TEST_F(PrintedMetricsTest, APlantedLinkIsNotFollowed) {
+  std::string target = dir_.path() + "/elsewhere";
+  ASSERT_TRUE(WriteFileAtomic(target, "").ok());
+  ::unlink(path_.c_str());
+  ASSERT_EQ(::symlink(target.c_str(), path_.c_str()), 0);
+  PrintedMetrics printed = Make(telemetry::ProgressFormat::kPrimus);
+  printed.OnLine("step 1/10 loss 5.0");
+  EXPECT_EQ(printed.records(), 0);
+  auto text = ReadFile(target);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, "");
+}
+
+}  // namespace
+}  // namespace primus::agent

@@ -78,7 +78,11 @@ TEST(PerfChecksTest, ASignalEndsTheBenchmarkRunAndTheTests) {
   ASSERT_NE(mkdtemp(dir), nullptr);
   std::string binary = std::string(dir) + "/primus-cli";
   std::string sleeper_file = std::string(dir) + "/sleeper.pid";
-  ASSERT_TRUE(WriteFileAtomic(binary, "#!/bin/sh\nsleep 60 &\necho $! > " + sleeper_file + "\nwait\n").ok());
+  // The pid file appears whole (written aside, then renamed): the test signals
+  // once it exists, which must not be while it is still empty.
+  ASSERT_TRUE(WriteFileAtomic(binary, "#!/bin/sh\nsleep 60 &\necho $! > " + sleeper_file + ".tmp\nmv " + sleeper_file +
+                                          ".tmp " + sleeper_file + "\nwait\n")
+                  .ok());
   ASSERT_EQ(::chmod(binary.c_str(), 0755), 0);
   platform::HostInfo host;
   host.gpus.resize(2);

@@ -486,6 +486,11 @@ Result<agent::RunResult> Launch(TrainLaunch* launch) {
     ::close(*metrics);
     progress.emplace(launch->command.metrics_file, launch->experiment.resolved.Find("training.steps")->AsInt(),
                      isatty(STDERR_FILENO) != 0, 30.0);
+  } else if (launch->workers.spec.node_rank == 0 && launch->workers.spec.telemetry_interval_s > 0 &&
+             launch->workers.spec.progress_format != telemetry::ProgressFormat::kNone) {
+    // A framework that prints its progress: the job view node 0 writes has it.
+    progress.emplace(JoinPath(launch->log_dir, "telemetry/job.json"), 0, isatty(STDERR_FILENO) != 0, 30.0,
+                     train::ProgressFollower::Source::kJobView);
   }
   auto result = RunWorkerLaunch(launch->workers);
   if (progress) progress->Stop();

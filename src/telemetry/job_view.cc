@@ -49,6 +49,7 @@ void JobAggregator::Update(const JobInfo& info, std::vector<NodeSample> nodes, d
   std::vector<RankTiming> timings;
   std::vector<GpuUtilization> gpus;
   std::vector<double> step_times;
+  std::optional<int> loss_rank;
   for (const NodeSample& node : nodes_) {
     for (const WorkerStats& worker : node.workers) {
       const TrainingMetrics& metrics = worker.metrics;
@@ -56,7 +57,12 @@ void JobAggregator::Update(const JobInfo& info, std::vector<NodeSample> nodes, d
       if (metrics.total_steps && (!progress.total_steps || *metrics.total_steps > *progress.total_steps)) {
         progress.total_steps = metrics.total_steps;
       }
-      if (worker.rank == 0 && metrics.loss) progress.loss = metrics.loss;
+      // The lowest rank that reports a loss: rank 0 for most trainers, the
+      // last rank for Megatron-LM (its training_log prints there only).
+      if (metrics.loss && (!loss_rank || worker.rank < *loss_rank)) {
+        progress.loss = metrics.loss;
+        loss_rank = worker.rank;
+      }
       if (metrics.tokens_per_s) progress.tokens_per_s = progress.tokens_per_s.value_or(0) + *metrics.tokens_per_s;
       if (metrics.step_time_s) {
         step_times.push_back(*metrics.step_time_s);

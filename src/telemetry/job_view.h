@@ -1,6 +1,6 @@
 // Node 0's view of the whole job (docs/monitor.md, "The job's view" and
 // "History"): the latest sample of every node in, one job view out, with the
-// job's step (the lowest any rank reported), rank 0's loss, the summed
+// job's step (the lowest any rank reported), the loss of the lowest rank that reports one, the summed
 // tokens/s, progress, an ETA from the recent step rate, the median step time
 // and the stragglers. Also the compact history line appended at each sample.
 // Pure computation: no files, no clock (times are passed in).

@@ -67,6 +67,16 @@ TEST(JobViewTest, TheJobsFiguresComeFromItsRanks) {
   EXPECT_EQ(job.View()["job"]["eta_s"], 30.0);  // 20 steps in 10 s, 60 to go
 }
 
+TEST(JobViewTest, TheLossIsTheLowestRankThatReportsOne) {
+  // Megatron-LM prints on its last rank only: ranks 0-2 have steps from
+  // their own files, or nothing; rank 3's printed line has the loss.
+  JobAggregator job;
+  WorkerStats silent = MakeWorker(0, 0, 1000, "running");
+  WorkerStats last = Worker(3, 50, 0.4, 2.75);
+  job.Update(Info(), {Node(0, {silent}), Node(1, {last})}, 1000.0);
+  EXPECT_DOUBLE_EQ(job.View()["job"]["loss"].get<double>(), 2.75);
+}
+
 TEST(JobViewTest, UnknownFiguresAreLeftOut) {
   JobAggregator job;
   WorkerStats bare = MakeWorker(0, 0, 1, "running");

@@ -33,7 +33,7 @@ constexpr FieldFamily kJobFamilies[] = {
     {"primus_job_total_steps", "total_steps", Type::kGauge, "Step the run ends at."},
     {"primus_job_progress_ratio", "progress", Type::kGauge, "Step divided by total steps."},
     {"primus_job_eta_seconds", "eta_s", Type::kGauge, "Estimated seconds to the last step, from the recent step rate."},
-    {"primus_job_loss", "loss", Type::kGauge, "Rank 0's loss at its last step."},
+    {"primus_job_loss", "loss", Type::kGauge, "Loss of the lowest rank that reports one (rank 0, or Megatron-LM's last rank)."},
     {"primus_job_tokens_per_second", "tokens_per_s", Type::kGauge, "Tokens per second, summed over ranks."},
     {"primus_job_restarts_total", "restarts", Type::kCounter, "Restarts of the job's workers so far."},
     {"primus_job_generation", "generation", Type::kGauge, "Generation of workers now running (TORCHELASTIC_RESTART_COUNT)."},

@@ -8,6 +8,8 @@
 #include <fstream>
 
 #include "telemetry/node_sample.h"
+#include "util/files.h"
+#include "util/json_fields.h"
 #include "util/log.h"
 #include "util/progress_line.h"
 #include "util/thread_signals.h"
@@ -25,9 +27,26 @@ bool ParseMetricsLine(const std::string& line, ProgressSnapshot* snapshot) {
   return true;
 }
 
+bool ReadJobViewProgress(const std::string& text, ProgressSnapshot* snapshot) {
+  std::optional<json_fields::Json> view = json_fields::ParseObject(text, 16 << 20);
+  if (!view) return false;
+  const json_fields::Json& job = json_fields::Object(*view, "job");
+  std::optional<int64_t> step = json_fields::Integer(job, "step");
+  if (!step) return false;
+  snapshot->step = static_cast<long>(*step);
+  snapshot->loss = json_fields::Number(job, "loss").value_or(snapshot->loss);
+  snapshot->tokens_per_s = json_fields::Number(job, "tokens_per_s").value_or(snapshot->tokens_per_s);
+  snapshot->total_steps = static_cast<long>(json_fields::Integer(job, "total_steps").value_or(snapshot->total_steps));
+  snapshot->eta_s = json_fields::Number(job, "eta_s").value_or(-1);
+  return true;
+}
+
 std::string FormatProgress(const ProgressSnapshot& s, long total_steps) {
+  if (total_steps <= 0) total_steps = s.total_steps;
   std::string eta = "-";
-  if (s.step > 0 && total_steps > s.step && s.elapsed_s > 0) {
+  if (s.eta_s >= 0) {
+    eta = FormatClock(s.eta_s);
+  } else if (s.step > 0 && total_steps > s.step && s.elapsed_s > 0) {
     eta = FormatClock(s.elapsed_s / static_cast<double>(s.step) * static_cast<double>(total_steps - s.step));
   }
   // A worker's numbers: any size (in double, clamped), never an overflow.
@@ -39,8 +58,13 @@ std::string FormatProgress(const ProgressSnapshot& s, long total_steps) {
                      s.tokens_per_s, eta);
 }
 
-ProgressFollower::ProgressFollower(std::string metrics_file, long total_steps, bool terminal, double interval_s)
-    : metrics_file_(std::move(metrics_file)), total_steps_(total_steps), terminal_(terminal), interval_s_(interval_s) {
+ProgressFollower::ProgressFollower(std::string metrics_file, long total_steps, bool terminal, double interval_s,
+                                   Source source)
+    : metrics_file_(std::move(metrics_file)),
+      source_(source),
+      total_steps_(total_steps),
+      terminal_(terminal),
+      interval_s_(interval_s) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -61,8 +85,14 @@ void ProgressFollower::Loop() {
   auto last_report = std::chrono::steady_clock::now();
   ProgressLine line("", terminal_);
   while (!stop_) {
-    if (!in.is_open()) in.open(metrics_file_);
-    if (in.is_open()) {
+    if (source_ == Source::kJobView) {
+      // Rewritten whole (renamed into place) each interval: read it whole.
+      Result<std::string> text = ReadFile(metrics_file_);
+      if (text.ok() && ReadJobViewProgress(*text, &latest)) have = true;
+    } else if (!in.is_open()) {
+      in.open(metrics_file_);
+    }
+    if (source_ == Source::kMetricsLines && in.is_open()) {
       std::string line;
       while (std::getline(in, line)) {
         if (in.eof()) {  // no newline yet: keep it for the next read (bounded)

@@ -26,5 +26,17 @@ TEST(ProgressTest, FormatsStepLossThroughputAndEta) {
   EXPECT_EQ(FormatProgress(s, 200), "step 50/200 (25%)  loss 1.2346  8000 tok/s  ETA 1:15");
 }
 
+TEST(ProgressTest, AJobViewGivesTheProgressOfAFrameworkThatPrintsIt) {
+  // What node 0 writes for a Megatron-LM job whose last rank printed step 40 of 100.
+  ProgressSnapshot s;
+  ASSERT_TRUE(ReadJobViewProgress(R"({"job": {"step": 40, "total_steps": 100, "loss": 3.5, "tokens_per_s": 1200,
+                                              "eta_s": 75}, "nodes": []})",
+                                  &s));
+  EXPECT_EQ(FormatProgress(s, 0), "step 40/100 (40%)  loss 3.5000  1200 tok/s  ETA 1:15");
+  EXPECT_FALSE(ReadJobViewProgress(R"({"job": {"state": "starting"}})", &s)) << "no step yet";
+  EXPECT_FALSE(ReadJobViewProgress("not json", &s));
+  EXPECT_EQ(s.step, 40) << "a view without a step keeps the last figures";
+}
+
 }  // namespace
 }  // namespace primus::train

@@ -7,6 +7,8 @@
 // bytes this reader did not append, it stops for that worker. A format that
 // prints no step time (TorchTitan, Hugging Face) gets one from the interval
 // between two progress lines, per step, so stragglers show for it too.
+// (A worker that starts writing its file after a printed line was recorded
+// leaves that one record beside its own: readers take the latest line.)
 #pragma once
 
 #include <cstdint>
@@ -22,7 +24,9 @@ namespace primus::agent {
 class PrintedMetrics {
  public:
   // `metrics_file`: the worker's file, which the agent created empty.
-  PrintedMetrics(telemetry::ProgressLineReader reader, std::string metrics_file, int restart_count);
+  // `world_size`: the job's workers (a Megatron line's tokens/s/GPU is per GPU).
+  PrintedMetrics(telemetry::ProgressLineReader reader, std::string metrics_file, int restart_count,
+                 int world_size = 1);
 
   // One line of the worker's stdout or stderr, without its line end.
   void OnLine(std::string_view line);
@@ -35,10 +39,11 @@ class PrintedMetrics {
   telemetry::ProgressLineReader reader_;
   std::string metrics_file_;
   int restart_count_;
+  int world_size_;
   io::UniqueFd fd_;
   off_t appended_ = 0;  // bytes this reader wrote
   long records_ = 0;
-  std::optional<int64_t> last_step_;  // the previous record's step and when it was read
+  std::optional<int64_t> last_step_;  // the previous record's step and when it was read (monotonic)
   double last_time_ = 0;
   bool worker_writes_ = false;
   bool failed_ = false;  // the file could not be opened or written: said once

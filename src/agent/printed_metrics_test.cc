@@ -1,6 +1,7 @@
 #include "agent/printed_metrics.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -85,6 +86,26 @@ TEST_F(PrintedMetricsTest, AWorkerThatWritesItsMetricsFileWins) {
   std::vector<std::string> lines = Lines();
   ASSERT_EQ(lines.size(), 2u) << "nothing more after the worker's own line";
   EXPECT_NE(lines[1].find("\"mine\""), std::string::npos);
+}
+
+TEST_F(PrintedMetricsTest, AFifoInPlaceOfTheFileNeitherBlocksNorIsWritten) {
+  ::unlink(path_.c_str());
+  ASSERT_EQ(::mkfifo(path_.c_str(), 0600), 0);
+  PrintedMetrics printed = Make(telemetry::ProgressFormat::kPrimus);
+  printed.OnLine("step 1/10 loss 5.0");  // returns: a blocking open would hang the agent here
+  EXPECT_EQ(printed.records(), 0);
+}
+
+TEST_F(PrintedMetricsTest, AMegatronLinesTokensPerGpuStandForTheWholeJob) {
+  auto reader = telemetry::ProgressLineReader::Create(telemetry::ProgressFormat::kMegatron);
+  ASSERT_TRUE(reader.ok());
+  PrintedMetrics printed(std::move(*reader), path_, 0, 8);
+  printed.OnLine(" iteration        4/     100 | tokens/s/GPU inst/harmonic mean: 1000.0/900.0 | lm loss: 9.0E+00 |");
+  std::vector<std::string> lines = Lines();
+  ASSERT_EQ(lines.size(), 1u);
+  auto metrics = telemetry::ParseMetricsLine(lines[0]);
+  ASSERT_TRUE(metrics && metrics->tokens_per_s);
+  EXPECT_DOUBLE_EQ(*metrics->tokens_per_s, 8000) << "printed by one rank for 8 GPUs";
 }
 
 TEST_F(PrintedMetricsTest, APlantedLinkIsNotFollowed) {

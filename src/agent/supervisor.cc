@@ -205,7 +205,8 @@ Status Supervisor::StartWorker(Worker& worker) {
   if (plan_.spec.progress_format != telemetry::ProgressFormat::kNone && !environment_.user_metrics_file()) {
     auto reader = telemetry::ProgressLineReader::Create(plan_.spec.progress_format, plan_.spec.progress_regex);
     if (!reader) return reader.error();
-    worker.printed = std::make_unique<PrintedMetrics>(std::move(*reader), worker.metrics_file, attempt_);
+    worker.printed =
+        std::make_unique<PrintedMetrics>(std::move(*reader), worker.metrics_file, attempt_, plan_.world_size());
     worker.out->set_printed_metrics(worker.printed.get());
     worker.err->set_printed_metrics(worker.printed.get());
   }

@@ -119,12 +119,29 @@ Result<RunSummary> LoadRunSummary(const std::string& dir) {
   }
   if (summary.points.empty()) {
     // The logs, attempt by attempt: the rank that printed the most progress
-    // lines (rank 0 for most trainers, the last rank for Megatron-LM).
+    // lines. Rank 0 (most trainers) and the highest rank (Megatron-LM's
+    // last rank) are read; the others only when both printed none, so a
+    // thousand-rank run does not mean reading a thousand logs.
     auto sources = FindLogSources({summary.log_dir});
     if (sources.ok()) {
-      std::map<int, std::pair<const LogSource*, std::vector<RunPoint>>> best;  // attempt -> rank's log, points
+      std::map<int, int> highest_rank;  // attempt -> its highest rank
       for (const LogSource& source : *sources) {
+        int& highest = highest_rank[std::max(0, source.attempt)];
+        highest = std::max(highest, source.rank);
+      }
+      std::map<int, std::pair<const LogSource*, std::vector<RunPoint>>> best;  // attempt -> rank's log, points
+      std::vector<const LogSource*> order;
+      for (const LogSource& source : *sources) {
+        if (source.rank == 0 || source.rank == highest_rank[std::max(0, source.attempt)]) order.push_back(&source);
+      }
+      for (const LogSource& source : *sources) {
+        if (source.rank != 0 && source.rank != highest_rank[std::max(0, source.attempt)]) order.push_back(&source);
+      }
+      for (const LogSource* entry : order) {
+        const LogSource& source = *entry;
         int attempt = std::max(0, source.attempt);
+        bool first_pass = source.rank == 0 || source.rank == highest_rank[attempt];
+        if (!first_pass && best.count(attempt) && !best[attempt].second.empty()) continue;
         std::vector<RunPoint> points = ReadRankLog(source.path, attempt);
         auto& [chosen, chosen_points] = best[attempt];
         if (points.size() > chosen_points.size() ||

@@ -56,11 +56,20 @@ std::optional<double> LeadingNumber(std::string_view text) {
   return NumberIn(text.substr(0, end));
 }
 
-// Counts and steps: whole, not negative, at most 2^53.
+// Counts and steps: whole, not negative, at most 2^53, digits only (no
+// thousands separator: "500," ends a sentence, it is not a step).
 std::optional<int64_t> CountIn(std::string_view text) {
+  if (Trim(text).find(',') != std::string_view::npos) return std::nullopt;
   auto value = NumberIn(text);
   if (!value || *value < 0 || *value > 9007199254740992.0 || *value != std::floor(*value)) return std::nullopt;
   return static_cast<int64_t>(*value);
+}
+
+// Bytes from a framework's GiB or GB figure: not negative, at most 2^53.
+std::optional<int64_t> GibibytesToBytes(double gib) {
+  double bytes = gib * 1073741824.0;
+  if (!(bytes >= 0) || bytes > 9007199254740992.0) return std::nullopt;
+  return static_cast<int64_t>(bytes);
 }
 
 // The text of `line` after `key` up to the next `stop` character (or the end).
@@ -117,7 +126,7 @@ std::optional<TrainingMetrics> ReadMegatron(std::string_view line) {
     } else if (key == "tokens/s/GPU inst/harmonic mean") {
       metrics.tokens_per_s = *value;  // Primus: this rank's tokens per second, as ours is
     } else if (key == "hip mem usage/free/total/usage_ratio") {
-      if (*value >= 0) metrics.memory_bytes = static_cast<int64_t>(*value * 1073741824.0);
+      metrics.memory_bytes = GibibytesToBytes(*value);
     } else if (key == "learning rate") {
       metrics.learning_rate = *value;
     } else if (key == "global batch size") {
@@ -164,9 +173,7 @@ std::optional<TrainingMetrics> ReadTorchTitan(std::string_view line) {
   if (auto memory = ValueAfter(rest, "memory:", '(')) {
     std::string_view text = Trim(*memory);
     if (text.ends_with("GiB")) {
-      if (auto gib = NumberIn(text.substr(0, text.size() - 3)); gib && *gib >= 0) {
-        metrics.memory_bytes = static_cast<int64_t>(*gib * 1073741824.0);
-      }
+      if (auto gib = NumberIn(text.substr(0, text.size() - 3))) metrics.memory_bytes = GibibytesToBytes(*gib);
     }
   }
   return metrics;
@@ -222,7 +229,9 @@ std::optional<TrainingMetrics> ReadNanoGpt(std::string_view line) {
   return metrics;
 }
 
+
 // Our example trainer: "step 10/200 loss 4.5191 lr 3.00e-04 tok/s 33367 world 2".
+// The total is required: "step 500, val loss 2.31" in someone's log is not a step line.
 std::optional<TrainingMetrics> ReadPrimus(std::string_view line) {
   size_t at = line.find("step ");
   if (at == std::string_view::npos) return std::nullopt;
@@ -231,9 +240,11 @@ std::optional<TrainingMetrics> ReadPrimus(std::string_view line) {
   if (space == std::string_view::npos) return std::nullopt;
   std::string_view counts = rest.substr(0, space);
   size_t slash = counts.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
   TrainingMetrics metrics;
   metrics.step = CountIn(counts.substr(0, slash));
-  if (slash != std::string_view::npos) metrics.total_steps = CountIn(counts.substr(slash + 1));
+  metrics.total_steps = CountIn(counts.substr(slash + 1));
+  if (!metrics.total_steps) return std::nullopt;
   if (auto loss = NumberTokenAfter(rest, " loss ")) metrics.loss = NumberIn(*loss);
   if (!metrics.step || !metrics.loss) return std::nullopt;
   if (auto lr = NumberTokenAfter(rest, " lr ")) metrics.learning_rate = NumberIn(*lr);

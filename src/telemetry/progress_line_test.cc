@@ -139,6 +139,11 @@ TEST(ProgressLineTest, AutoKeepsToTheFirstFormatItRecognises) {
   ASSERT_TRUE(reader.Read(kTorchTitan));
   EXPECT_EQ(reader.format(), ProgressFormat::kTorchTitan);
   EXPECT_FALSE(reader.Read(kPrimus));  // another format's line later is not taken
+  // A sentence with "step" and "loss" in someone's log does not lock the reader.
+  auto sentence = Reader(ProgressFormat::kAuto);
+  EXPECT_FALSE(sentence.Read("saved checkpoint at step 500, val loss 2.31"));
+  EXPECT_FALSE(sentence.Read("step 500 loss 2.31"));  // our trainer always prints step N/M
+  EXPECT_EQ(sentence.format(), ProgressFormat::kAuto);
   auto megatron = Reader(ProgressFormat::kAuto);
   ASSERT_TRUE(megatron.Read(std::string("[Primus:rank-7] ") + kMegatron));
   EXPECT_EQ(megatron.format(), ProgressFormat::kMegatron);
@@ -168,6 +173,10 @@ TEST(ProgressLineTest, HostileLinesAreRefusedNotTrusted) {
   EXPECT_FALSE(reader.Read(" iteration 99999999999999999999/ 1 | lm loss: 1.0 |"));
   EXPECT_FALSE(reader.Read(std::string(ProgressLineReader::kMaxLineBytes + 1, 'x') + " step 1/2 loss 1.0"));
   EXPECT_FALSE(reader.Read("step: 5  loss:  inf"));
+  // A memory figure no int64 holds is left out, never cast.
+  auto huge = Reader(ProgressFormat::kTorchTitan).Read("step: 1  loss: 1.0  memory: 9e9GiB(1%)  tps: 1");
+  ASSERT_TRUE(huge);
+  EXPECT_FALSE(huge->memory_bytes);
   EXPECT_EQ(reader.format(), ProgressFormat::kAuto);
 }
 

@@ -1,5 +1,8 @@
 #include "telemetry/tensorboard_feed.h"
 
+#include <cmath>
+#include <limits>
+
 #include "util/files.h"
 #include "util/json_fields.h"
 #include "util/log.h"
@@ -10,8 +13,13 @@ namespace {
 
 using Json = nlohmann::json;
 
+// A value a float can hold (TensorBoard's simple_value); others are left out.
 void AddIf(Scalars& scalars, const std::string& tag, std::optional<double> value, double scale = 1) {
-  if (value) scalars.emplace_back(tag, static_cast<float>(*value * scale));
+  if (!value) return;
+  double scaled = *value * scale;
+  if (std::isfinite(scaled) && std::fabs(scaled) <= std::numeric_limits<float>::max()) {
+    scalars.emplace_back(tag, static_cast<float>(scaled));
+  }
 }
 
 }  // namespace
@@ -90,7 +98,12 @@ void TensorBoardFeed::Publish(const Json& view, int generation, double wall_time
     written = writer_->Add(*step, wall_time, training);
     last_step_ = step;
   }
-  if (written.ok()) written = writer_->Add(++samples_, wall_time, SystemScalars(view));
+  // Node and GPU figures at most every kSystemIntervalS: a 512-GPU job's are
+  // 70 KB an event, which every 5 s would be 1.2 GB a day.
+  if (written.ok() && (samples_ == 0 || wall_time - last_system_time_ >= kSystemIntervalS)) {
+    written = writer_->Add(++samples_, wall_time, SystemScalars(view));
+    last_system_time_ = wall_time;
+  }
   if (!written.ok()) {
     failed_ = true;
     log::Warn("TensorBoard events are no longer written: {}", written.error().message);

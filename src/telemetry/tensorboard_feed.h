@@ -7,7 +7,7 @@
 //               tokens_per_s (the job's), progress, step_time_s (the median),
 //               and, from the lowest rank that reports them, lr, grad_norm,
 //               loss_scale, tflops_per_gpu, mfu, samples_per_s
-//   system/...  at the sample's number, every interval: per node
+//   system/...  at the sample's number, at most every 30 s: per node
 //               cpu_cores and memory_used_bytes; per GPU utilization (0-1),
 //               memory_used_bytes and power_watts
 #pragma once
@@ -44,8 +44,10 @@ class TensorBoardFeed {
   std::string host_;
   std::optional<TensorBoardWriter> writer_;
   int generation_ = -1;
+  static constexpr double kSystemIntervalS = 30;
   std::optional<int64_t> last_step_;
   int64_t samples_ = 0;
+  double last_system_time_ = 0;
   bool failed_ = false;
 };
 

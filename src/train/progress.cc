@@ -1,6 +1,7 @@
 #include "train/progress.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -86,9 +87,17 @@ void ProgressFollower::Loop() {
   ProgressLine line("", terminal_);
   while (!stop_) {
     if (source_ == Source::kJobView) {
-      // Rewritten whole (renamed into place) each interval: read it whole.
-      Result<std::string> text = ReadFile(metrics_file_);
-      if (text.ok() && ReadJobViewProgress(*text, &latest)) have = true;
+      // Rewritten whole (renamed into place) each interval: read it whole, and
+      // only when it was (its inode or modification time changed).
+      struct stat info {};
+      if (::stat(metrics_file_.c_str(), &info) == 0 &&
+          (info.st_ino != view_inode_ || info.st_mtim.tv_sec != view_mtime_.tv_sec ||
+           info.st_mtim.tv_nsec != view_mtime_.tv_nsec)) {
+        view_inode_ = info.st_ino;
+        view_mtime_ = info.st_mtim;
+        Result<std::string> text = ReadFile(metrics_file_);
+        if (text.ok() && ReadJobViewProgress(*text, &latest)) have = true;
+      }
     } else if (!in.is_open()) {
       in.open(metrics_file_);
     }

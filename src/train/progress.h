@@ -9,6 +9,9 @@
 //     prints on its last rank, TorchTitan through its logger).
 #pragma once
 
+#include <sys/types.h>
+#include <time.h>
+
 #include <atomic>
 #include <string>
 #include <thread>
@@ -44,6 +47,8 @@ class ProgressFollower {
   void Loop();
   std::string metrics_file_;
   Source source_;
+  ino_t view_inode_ = 0;  // kJobView: the version of the file read last
+  timespec view_mtime_{};
   long total_steps_;
   bool terminal_;
   double interval_s_;

@@ -2,19 +2,10 @@
 
 #include <time.h>
 
+#include "util/clock.h"
 #include "util/files.h"
 
 namespace primus::agent {
-namespace {
-
-double WallSeconds() {
-  timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
-}
-
-}  // namespace
-
 std::string ProcessStateOf(pid_t pid) {
   auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
   if (!stat) return "";

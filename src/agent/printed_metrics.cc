@@ -1,13 +1,13 @@
 #include "agent/printed_metrics.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "util/clock.h"
 #include "util/log.h"
+#include "util/private_files.h"
 
 namespace primus::agent {
 
@@ -23,20 +23,15 @@ void PrintedMetrics::OnLine(std::string_view line) {
   std::optional<telemetry::TrainingMetrics> metrics = reader_.Read(line);
   if (!metrics) return;
   if (!fd_.valid()) {
-    // The agent made the file, but the worker may have replaced it: a link is
-    // not followed, and a FIFO neither blocks the open (O_NONBLOCK) nor is
-    // written (only a regular file is).
-    fd_.Reset(::open(metrics_file_.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-    struct stat opened {};
-    if (fd_.valid() && (::fstat(fd_.get(), &opened) != 0 || !S_ISREG(opened.st_mode))) {
-      fd_.Reset();
-      errno = EINVAL;
-    }
-    if (!fd_.valid()) {
+    // The agent made the file, but the worker may have replaced it: a link,
+    // a FIFO or another user's file is refused (util/private_files.h).
+    auto fd = OpenPrivateFileForAppend(metrics_file_);
+    if (!fd.ok()) {
       failed_ = true;
-      log::Warn("progress read from a worker's output is not recorded: {}: {}", metrics_file_, std::strerror(errno));
+      log::Warn("progress read from a worker's output is not recorded: {}", fd.error().message);
       return;
     }
+    fd_.Reset(*fd);
   }
   struct stat info {};
   if (::fstat(fd_.get(), &info) == 0 && info.st_size != appended_) {
@@ -44,11 +39,8 @@ void PrintedMetrics::OnLine(std::string_view line) {
     log::Debug("{} is written by its worker: its printed progress is no longer recorded", metrics_file_);
     return;
   }
-  timespec now{}, monotonic{};
-  clock_gettime(CLOCK_REALTIME, &now);
-  clock_gettime(CLOCK_MONOTONIC, &monotonic);  // intervals: no clock step can fake a straggler
-  metrics->time = static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
-  double seen = static_cast<double>(monotonic.tv_sec) + static_cast<double>(monotonic.tv_nsec) / 1e9;
+  metrics->time = WallSeconds();
+  double seen = MonotonicSeconds();  // intervals: no clock step can fake a straggler
   // Hugging Face's records are numbered, not stepped: an interval per record
   // would be logging_steps times a step, so none is derived for them.
   bool steps_are_real = reader_.format() != telemetry::ProgressFormat::kHuggingFace;

@@ -19,6 +19,7 @@
 #include "agent/process_tree.h"
 #include "agent/stack_dump.h"
 #include "io/spawn.h"
+#include "util/clock.h"
 #include "util/files.h"
 #include "util/private_files.h"
 #include "util/log.h"
@@ -33,12 +34,6 @@ constexpr int kPipeSize = 1 << 20;
 constexpr double kGiveUpAfterKillS = 10;
 constexpr double kLeftoverWaitS = 5;
 constexpr size_t kBannerTailLines = 20;
-
-double WallSeconds() {
-  timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
-}
 
 Status CreateEmptyFile(const std::string& path) {
   auto fd = CreatePrivateFile(path);

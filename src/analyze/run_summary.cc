@@ -124,31 +124,29 @@ Result<RunSummary> LoadRunSummary(const std::string& dir) {
     // thousand-rank run does not mean reading a thousand logs.
     auto sources = FindLogSources({summary.log_dir});
     if (sources.ok()) {
+      auto attempt_of = [](const LogSource& source) { return std::max(0, source.attempt); };
       std::map<int, int> highest_rank;  // attempt -> its highest rank
       for (const LogSource& source : *sources) {
-        int& highest = highest_rank[std::max(0, source.attempt)];
-        highest = std::max(highest, source.rank);
+        highest_rank[attempt_of(source)] = std::max(highest_rank[attempt_of(source)], source.rank);
       }
+      auto read_first = [&](const LogSource& source) {
+        return source.rank == 0 || source.rank == highest_rank[attempt_of(source)];
+      };
       std::map<int, std::pair<const LogSource*, std::vector<RunPoint>>> best;  // attempt -> rank's log, points
-      std::vector<const LogSource*> order;
-      for (const LogSource& source : *sources) {
-        if (source.rank == 0 || source.rank == highest_rank[std::max(0, source.attempt)]) order.push_back(&source);
-      }
-      for (const LogSource& source : *sources) {
-        if (source.rank != 0 && source.rank != highest_rank[std::max(0, source.attempt)]) order.push_back(&source);
-      }
-      for (const LogSource* entry : order) {
-        const LogSource& source = *entry;
-        int attempt = std::max(0, source.attempt);
-        bool first_pass = source.rank == 0 || source.rank == highest_rank[attempt];
-        if (!first_pass && best.count(attempt) && !best[attempt].second.empty()) continue;
-        std::vector<RunPoint> points = ReadRankLog(source.path, attempt);
-        auto& [chosen, chosen_points] = best[attempt];
+      auto consider = [&](const LogSource& source) {
+        std::vector<RunPoint> points = ReadRankLog(source.path, attempt_of(source));
+        auto& [chosen, chosen_points] = best[attempt_of(source)];
         if (points.size() > chosen_points.size() ||
             (chosen != nullptr && points.size() == chosen_points.size() && source.rank < chosen->rank)) {
           chosen = &source;
           chosen_points = std::move(points);
         }
+      };
+      for (const LogSource& source : *sources) {
+        if (read_first(source)) consider(source);
+      }
+      for (const LogSource& source : *sources) {
+        if (!read_first(source) && best[attempt_of(source)].second.empty()) consider(source);
       }
       for (auto& [attempt, entry] : best) {
         auto& [source, points] = entry;

@@ -12,18 +12,13 @@
 #include "io/event_poller.h"
 #include "io/spawn.h"
 #include "io/unique_fd.h"
+#include "util/clock.h"
 #include "util/environment.h"
 #include "util/files.h"
 #include "util/strings.h"
 
 namespace primus {
 namespace {
-
-double Now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
 
 std::vector<std::string> BuildEnvironment(const CommandOptions& options) {
   Environment merged;
@@ -108,7 +103,7 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
   // Its own process group, so a timeout takes its children too.
   request.group = io::ProcessGroup::kOwn;
   request.descriptors = {{in.read.get(), 0}, {out.write.get(), 1}, {err.write.get(), 2}};
-  double started = Now();
+  double started = MonotonicSeconds();
   auto child = io::SpawnProcess(request);
   in.read.Reset();
   out.write.Reset();
@@ -128,7 +123,7 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
   std::string* sinks[2] = {&result.out, &result.err};
   io::UniqueFd* streams[2] = {&out.read, &err.read};
   int open_streams = 2;
-  double deadline = options.timeout_s > 0 ? Now() + options.timeout_s : 0;
+  double deadline = options.timeout_s > 0 ? MonotonicSeconds() + options.timeout_s : 0;
   double kill_at = 0;
   auto terminate = [&](double now) {
     kill(-pid, SIGTERM);
@@ -138,7 +133,7 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
   };
   while (open_streams > 0) {
     int wait_ms = -1;
-    double now = Now();
+    double now = MonotonicSeconds();
     if (deadline > 0 && !result.timed_out && !result.stopped) {
       if (now >= deadline) {
         result.timed_out = true;
@@ -159,7 +154,7 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
       if (event.data.u64 == kStopTag) {
         if (!watching_stop) continue;
         result.stopped = true;
-        terminate(Now());
+        terminate(MonotonicSeconds());
         continue;
       }
       int i = static_cast<int>(event.data.u64);
@@ -171,7 +166,7 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
   result.exit_code = io::WaitForExit(pid);
   // Whatever the command left in its group is ours to end.
   kill(-pid, SIGKILL);
-  result.seconds = Now() - started;
+  result.seconds = MonotonicSeconds() - started;
   return result;
 }
 

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "io/message_socket.h"
+#include "util/clock.h"
 #include "util/json_fields.h"
 #include "util/log.h"
 #include "util/random.h"
@@ -47,16 +48,6 @@ std::string Proof(std::string_view label, const std::string& token, const std::s
   return DigestHex(HmacSha256(token, std::string(label) + "\n" + first + "\n" + second));
 }
 
-double Now() {
-  timeval tv{};
-  ::gettimeofday(&tv, nullptr);
-  return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
-}
-
-double Monotonic() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 }  // namespace
 
 // A blocking line/byte stream over one socket, every wait bounded.
@@ -68,7 +59,7 @@ class PeerStream {
     ::fcntl(fd_.get(), F_SETFL, flags & ~O_NONBLOCK);
   }
   bool WriteAll(const char* data, size_t size, double timeout_s) {
-    double deadline = Monotonic() + timeout_s;
+    double deadline = MonotonicSeconds() + timeout_s;
     while (size > 0) {
       if (!Wait(POLLOUT, deadline)) return false;
       ssize_t n = ::send(fd_.get(), data, size, MSG_NOSIGNAL);
@@ -84,7 +75,7 @@ class PeerStream {
   }
   // The next line, or nullopt at the timeout, the end, or past kMaxLineBytes.
   std::optional<std::string> ReadLine(double timeout_s) {
-    double deadline = Monotonic() + timeout_s;
+    double deadline = MonotonicSeconds() + timeout_s;
     while (true) {
       size_t newline = buffer_.find('\n');
       if (newline != std::string::npos) {
@@ -97,7 +88,7 @@ class PeerStream {
     }
   }
   bool Skip(size_t bytes, double timeout_s) {
-    double deadline = Monotonic() + timeout_s;
+    double deadline = MonotonicSeconds() + timeout_s;
     while (bytes > 0) {
       if (buffer_.empty() && !Fill(deadline)) return false;
       size_t take = std::min(bytes, buffer_.size());
@@ -110,7 +101,7 @@ class PeerStream {
  private:
   bool Wait(short events, double deadline) {
     pollfd poll_fd{fd_.get(), events, 0};
-    double left = deadline - Monotonic();
+    double left = deadline - MonotonicSeconds();
     if (left <= 0) return false;
     return ::poll(&poll_fd, 1, static_cast<int>(left * 1000) + 1) > 0;
   }
@@ -185,9 +176,9 @@ Result<Gathered> GatherReports(int port, int nnodes, const NodeReport& own, cons
   result.nodes.resize(static_cast<size_t>(nnodes));
   result.nodes[0] = own;
   std::map<int, std::unique_ptr<PeerStream>> streams;
-  double deadline = Monotonic() + timeout_s;
+  double deadline = MonotonicSeconds() + timeout_s;
   int missing = nnodes - 1;
-  while (missing > 0 && Monotonic() < deadline) {
+  while (missing > 0 && MonotonicSeconds() < deadline) {
     pollfd poll_fd{listener.get(), POLLIN, 0};
     if (::poll(&poll_fd, 1, 50) <= 0) continue;
     std::string address;
@@ -229,10 +220,10 @@ Result<Gathered> GatherReports(int port, int nnodes, const NodeReport& own, cons
     LinkMeasurement link;
     std::vector<double> rtts, offsets;
     for (int i = 0; i < 5; ++i) {
-      double sent = Now();
+      double sent = WallSeconds();
       if (!stream->WriteLine("ping", 2)) break;
       auto pong = stream->ReadLine(2);
-      double received = Now();
+      double received = WallSeconds();
       if (!pong || !pong->starts_with("pong ")) break;
       double peer_time = ParseDouble(pong->substr(5)).value_or(0);
       rtts.push_back((received - sent) * 1000);
@@ -245,9 +236,9 @@ Result<Gathered> GatherReports(int port, int nnodes, const NodeReport& own, cons
       size_t best = static_cast<size_t>(std::min_element(rtts.begin(), rtts.end()) - rtts.begin());
       link.clock_offset_ms = offsets[best];  // the tightest round trip bounds the offset best
     }
-    double start = Monotonic();
+    double start = MonotonicSeconds();
     size_t bytes = 0;
-    while (Monotonic() - start < bandwidth_seconds && bytes < (size_t{1} << 30)) {
+    while (MonotonicSeconds() - start < bandwidth_seconds && bytes < (size_t{1} << 30)) {
       if (!stream->WriteLine("bw " + std::to_string(payload.size()), 2) ||
           !stream->WriteAll(payload.data(), payload.size(), 5)) {
         break;
@@ -256,7 +247,7 @@ Result<Gathered> GatherReports(int port, int nnodes, const NodeReport& own, cons
       if (!ok || *ok != "ok") break;
       bytes += payload.size();
     }
-    double seconds = Monotonic() - start;
+    double seconds = MonotonicSeconds() - start;
     if (bytes > 0 && seconds > 0) link.bandwidth_gbs = static_cast<double>(bytes) / seconds / 1e9;
     result.links[rank] = link;
   }
@@ -273,14 +264,14 @@ void SendVerdicts(Gathered& gathered, const std::string& verdict) {
 
 Result<std::string> SendReport(const std::string& master_addr, int port, const NodeReport& report,
                                const std::string& token, double timeout_s) {
-  double deadline = Monotonic() + timeout_s;
+  double deadline = MonotonicSeconds() + timeout_s;
   std::string last_error = "no answer";
   std::string impostor;  // said over any later, vaguer error
   std::string refused;   // a refusal, which node 0 cannot prove either
-  while (Monotonic() < deadline) {
-    for (int i = 0; i < kPortFallbacks && Monotonic() < deadline; ++i) {
+  while (MonotonicSeconds() < deadline) {
+    for (int i = 0; i < kPortFallbacks && MonotonicSeconds() < deadline; ++i) {
       int candidate = port + (i == 0 ? 0 : i + 1);
-      auto fd = io::ConnectToNode(master_addr, candidate, std::min(2.0, std::max(0.1, deadline - Monotonic())));
+      auto fd = io::ConnectToNode(master_addr, candidate, std::min(2.0, std::max(0.1, deadline - MonotonicSeconds())));
       if (!fd.ok()) {
         last_error = fd.error().message;
         if (i == 0) break;  // nothing listens on MASTER_PORT yet: node 0 is not up; retry from the start
@@ -319,11 +310,11 @@ Result<std::string> SendReport(const std::string& master_addr, int port, const N
         continue;
       }
       while (true) {
-        auto line = stream.ReadLine(std::max(5.0, deadline - Monotonic() + 30));
+        auto line = stream.ReadLine(std::max(5.0, deadline - MonotonicSeconds() + 30));
         if (!line) return TaskError(fmt::format("node 0 at {}:{} went away before its verdict", master_addr, candidate),
                                     "look at node 0's output");
         if (*line == "ping") {
-          stream.WriteLine(fmt::format("pong {:.6f}", Now()), 2);
+          stream.WriteLine(fmt::format("pong {:.6f}", WallSeconds()), 2);
         } else if (line->starts_with("bw ")) {
           size_t bytes = static_cast<size_t>(std::clamp<int64_t>(ParseInt(line->substr(3)).value_or(0), 0,
                                                                   static_cast<int64_t>(kMaxBandwidthChunk)));

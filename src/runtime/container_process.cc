@@ -13,6 +13,7 @@
 #include "io/spawn.h"
 #include "io/subprocess.h"
 #include "io/unique_fd.h"
+#include "util/clock.h"
 #include "util/environment.h"
 #include "util/log.h"
 
@@ -21,12 +22,6 @@ namespace {
 
 constexpr size_t kTailBytes = 64 * 1024;
 constexpr double kKillAfterRemoveS = 10;
-
-double Now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
 
 // The engine's client (docker/podman run): its own process group, SIGTERM
 // when we die, our original signal mask, stdin from /dev/null, stderr into
@@ -65,7 +60,7 @@ class ClientWatch {
   ContainerExit Wait() {
     double drain_until = 0;
     while (true) {
-      double now = Now();
+      double now = MonotonicSeconds();
       if (exited_ && (!stderr_fd_.valid() || now >= drain_until)) break;
       if (!exited_) Deadlines(now);
       int wait_ms = exited_ ? static_cast<int>((drain_until - now) * 1000) + 1 : NextWaitMs(now);
@@ -76,7 +71,7 @@ class ClientWatch {
           ReadStderr();
         }
       }
-      if (!exited_ && Reap()) drain_until = Now() + 0.2;  // what is still in the pipe
+      if (!exited_ && Reap()) drain_until = MonotonicSeconds() + 0.2;  // what is still in the pipe
     }
     CloseStderr();
     return result_;
@@ -123,10 +118,10 @@ class ClientWatch {
       log::Info("{}: stopping container {} (removed if still running in {:g} s)", io::SignalName(signal),
                 run_.container_name, run_.stop_grace_s);
       kill(pid_, signal);
-      remove_at_ = Now() + run_.stop_grace_s;
+      remove_at_ = MonotonicSeconds() + run_.stop_grace_s;
     } else if (!result_.removed) {
       log::Warn("{} again: removing container {} now", io::SignalName(signal), run_.container_name);
-      remove_at_ = Now();
+      remove_at_ = MonotonicSeconds();
       forced_ = true;
     }
   }
@@ -139,7 +134,7 @@ class ClientWatch {
       RemoveContainer(run_.argv[0], run_.container_name);
       result_.removed = true;
       remove_at_ = 0;
-      kill_at_ = Now() + kKillAfterRemoveS;
+      kill_at_ = MonotonicSeconds() + kKillAfterRemoveS;
     }
     if (kill_at_ > 0 && now >= kill_at_) {
       kill(pid_, SIGKILL);

@@ -10,6 +10,7 @@
 // Both put PRIMUS_JOB_TOKEN (slurm_job_token.h) into srun's/sbatch's environment.
 #include <iostream>
 
+#include "util/clock.h"
 #include "util/environment.h"
 #include "config/launcher_config.h"
 #include "platform/launcher_plan_request.h"
@@ -177,7 +178,7 @@ class SlurmRuntime : public Runtime {
     script.command.insert(script.command.end(), inner.begin(), inner.end());
     script.comment_lines = {
         "Written by primus-cli " + std::string(PRIMUS_VERSION) + " at " +
-            snapshot::IsoTimeUtc(snapshot::NowEpochSeconds()) + " for:",
+            snapshot::IsoTimeUtc(WallSeconds()) + " for:",
         "  " + ShellJoin(context.command_line),
         "",
         "The body starts one node agent on every node of the allocation, as",

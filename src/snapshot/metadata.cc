@@ -2,6 +2,7 @@
 
 #include <sys/time.h>
 
+#include "util/clock.h"
 #include "util/files.h"
 #include "util/json_fields.h"
 #include "util/strings.h"
@@ -22,12 +23,6 @@ std::optional<GitState> DetectGit(const std::string& dir) {
   auto status = RunCommand({"git", "status", "--porcelain", "--untracked-files=no"}, options);
   state.dirty = status.ok() && status->exit_code == 0 && !Trim(status->out).empty();
   return state;
-}
-
-double NowEpochSeconds() {
-  timeval now;
-  gettimeofday(&now, nullptr);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_usec) / 1e6;
 }
 
 std::string IsoTimeUtc(double epoch_seconds) {

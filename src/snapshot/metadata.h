@@ -54,7 +54,6 @@ struct RunMetadata {
 std::string StatusNow(const RunMetadata& metadata);
 
 std::string IsoTimeUtc(double epoch_seconds);
-double NowEpochSeconds();
 
 nlohmann::ordered_json MetadataToJson(const RunMetadata& metadata, const Redactor& redactor);
 // Never throws: fields of the wrong type read as absent (the file may be

@@ -21,6 +21,7 @@
 #include "monitor/job_view_text.h"
 #include "monitor/terminal_screen.h"
 #include "tasks/task.h"
+#include "util/clock.h"
 #include "util/option_parser.h"
 #include "util/process_stamp.h"
 #include "util/strings.h"
@@ -81,10 +82,6 @@ Result<MonitorArgs> ParseMonitorArgs(const std::vector<std::string>& args) {
   return parsed;
 }
 
-double Now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 std::string ClockTime(double epoch) {
   std::time_t seconds = static_cast<std::time_t>(epoch);
   std::tm utc{};
@@ -128,16 +125,16 @@ class Monitor {
     while (true) {
       if (terminal) {
         monitor::TerminalSize size = screen->Size();
-        monitor::ViewOptions options{size.columns, size.rows - 1, ascii, Now(), interval};
+        monitor::ViewOptions options{size.columns, size.rows - 1, ascii, WallSeconds(), interval};
         std::vector<monitor::ViewLine> lines = monitor::LayoutJobView(view_, options);
         lines.push_back(Footer(interval, size.columns));
         screen->Draw(monitor::DrawScreen(lines, color));
       } else if (args_.json) {
         std::cout << view_.dump() << "\n" << std::flush;
       } else {
-        std::cout << "--- " << ClockTime(Now()) << "  " << source_.Describe() << "\n";
+        std::cout << "--- " << ClockTime(WallSeconds()) << "  " << source_.Describe() << "\n";
         if (!read_error_.empty()) std::cout << read_error_ << "\n";
-        monitor::ViewOptions options{0, 0, ascii, Now(), interval};
+        monitor::ViewOptions options{0, 0, ascii, WallSeconds(), interval};
         std::cout << monitor::DrawLines(monitor::LayoutJobView(view_, options), false) << "\n" << std::flush;
       }
       if (!monitor::EndedState(view_).empty()) break;
@@ -159,7 +156,7 @@ class Monitor {
     if (screen) {
       screen->Restore();
       monitor::TerminalSize size = screen->Size();
-      monitor::ViewOptions options{size.columns, size.rows - 1, ascii, Now(), interval};
+      monitor::ViewOptions options{size.columns, size.rows - 1, ascii, WallSeconds(), interval};
       std::cout << monitor::DrawLines(monitor::LayoutJobView(view_, options), color) << std::flush;
     }
     return ExitFor(view_);
@@ -227,7 +224,7 @@ class MonitorTask : public Task {
     auto args = ParseMonitorArgs(context.args);
     if (!args.ok()) return args.error();
     monitor::SearchPlaces places = monitor::SearchPlaces::FromEnvironment();
-    auto source = args->target.empty() ? monitor::FindRunningJob(places, Now()) : monitor::ResolveTarget(args->target, places);
+    auto source = args->target.empty() ? monitor::FindRunningJob(places, WallSeconds()) : monitor::ResolveTarget(args->target, places);
     if (!source.ok()) return source.error();
     if (context.dry_run) {
       std::cout << "monitor: would read " << source->Describe() << (args->once ? " once" : " until the job ends")
@@ -246,7 +243,7 @@ class MonitorTask : public Task {
         monitor::ViewOptions options;
         options.width = terminal ? monitor::TerminalSizeOf(STDOUT_FILENO).columns : 0;
         options.ascii = args->ascii || !monitor::Utf8Locale();
-        options.now = Now();
+        options.now = WallSeconds();
         options.interval_s = args->interval_s.value_or(2);
         std::cout << monitor::DrawLines(monitor::LayoutJobView(*view, options), terminal && monitor::ColorWanted())
                   << std::flush;

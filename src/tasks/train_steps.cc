@@ -14,6 +14,7 @@
 #include "train/launch_settings.h"
 #include "train/progress.h"
 #include "train/system_info.h"
+#include "util/clock.h"
 #include "util/files.h"
 #include "util/log.h"
 #include "util/private_files.h"
@@ -117,7 +118,7 @@ void WriteMetadataOrWarn(const TrainLaunch& launch) {
 void Finish(TrainLaunch* launch, int exit_code, const std::string& status) {
   launch->metadata.exit_code = exit_code;
   launch->metadata.status = status;
-  launch->metadata.end_time = snapshot::IsoTimeUtc(snapshot::NowEpochSeconds());
+  launch->metadata.end_time = snapshot::IsoTimeUtc(WallSeconds());
   WriteMetadataOrWarn(*launch);
 }
 
@@ -341,7 +342,7 @@ Status OpenExperimentDir(TrainLaunch* launch, const TaskContext& context) {
   metadata.git = snapshot::DetectGit(metadata.cwd);
   metadata.task = "train " + launch->args.subtask;
   metadata.hosts = {log::HostName()};
-  metadata.start_time = snapshot::IsoTimeUtc(snapshot::NowEpochSeconds());
+  metadata.start_time = snapshot::IsoTimeUtc(WallSeconds());
   // The run's log directory, decided now so that metadata.json names it from
   // the start (a requeued job's logs/ may hold an earlier run's attempts).
   auto log_dir = agent::MakeRunLogDir(launch->dir.logs_dir(), Split(launch->dir.root, '/').back(), log::HostName(),

@@ -4,7 +4,6 @@
 
 #include <cctype>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 
 #include "util/strings.h"
@@ -29,16 +28,12 @@ constexpr FormatName kFormatNames[] = {
 std::optional<double> NumberIn(std::string_view text) {
   text = Trim(text);
   if (text.empty() || text.size() > 40) return std::nullopt;
-  char buffer[48];
-  size_t n = 0;
+  std::string digits;
   for (char c : text) {
-    if (c == ',') continue;
-    buffer[n++] = c;
+    if (c != ',') digits.push_back(c);
   }
-  buffer[n] = '\0';
-  char* end = nullptr;
-  double value = std::strtod(buffer, &end);
-  if (end == buffer || static_cast<size_t>(end - buffer) != n || !std::isfinite(value)) return std::nullopt;
+  std::optional<double> value = ParseDouble(digits);
+  if (!value || !std::isfinite(*value)) return std::nullopt;
   return value;
 }
 

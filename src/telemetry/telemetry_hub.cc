@@ -6,24 +6,13 @@
 
 #include <cstring>
 
+#include "util/clock.h"
 #include "util/files.h"
 #include "util/log.h"
 #include "util/private_files.h"
 
 namespace primus::telemetry {
 namespace {
-
-double WallSeconds() {
-  timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
-}
-
-double MonotonicSeconds() {
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
-}
 
 // The view is replaced every few seconds: no fsync (a sync on a slow log
 // file system would stall the agent's loop).

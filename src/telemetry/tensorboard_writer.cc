@@ -1,13 +1,13 @@
 #include "telemetry/tensorboard_writer.h"
 
 #include <fcntl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
 #include <cstring>
 
+#include "util/clock.h"
 #include "util/files.h"
 #include "util/private_files.h"
 
@@ -111,15 +111,13 @@ std::string EventBytes(double wall_time, int64_t step, const std::vector<std::pa
 
 Result<TensorBoardWriter> TensorBoardWriter::Open(const std::string& dir, const std::string& host) {
   if (Status made = MakePrivateDir(dir); !made.ok()) return made.error();
-  timespec now{};
-  clock_gettime(CLOCK_REALTIME, &now);
+  double wall = WallSeconds();
   TensorBoardWriter writer;
-  writer.path_ = JoinPath(dir, "events.out.tfevents." + std::to_string(now.tv_sec) + "." + host + "." +
+  writer.path_ = JoinPath(dir, "events.out.tfevents." + std::to_string(static_cast<int64_t>(wall)) + "." + host + "." +
                                    std::to_string(getpid()));
   auto fd = CreatePrivateFile(writer.path_, O_WRONLY | O_APPEND);
   if (!fd.ok()) return fd.error();
   writer.fd_.Reset(*fd);
-  double wall = static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
   std::string first = TfRecord(EventBytes(wall, 0, {}, "brain.Event:2"));
   if (!io::WriteAll(writer.fd_.get(), first.data(), first.size())) {
     return UnavailableError("cannot write " + writer.path_ + ": " + std::strerror(errno));

@@ -77,6 +77,11 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher) 
   spec.progress_format = *progress_format;
   spec.progress_regex = launcher.GetString("direct.progress_regex");
   spec.tensorboard = launcher.GetBool("direct.tensorboard");
+  if (spec.progress_format == telemetry::ProgressFormat::kRegex && spec.progress_regex.empty()) {
+    return config::ConfigErrorAt(launcher.OriginOf("direct.progress_format"),
+                                 "direct.progress_format is regex, but direct.progress_regex gives no pattern",
+                                 "add --progress-regex 'it (?P<step>\\d+) loss (?P<loss>[0-9.]+)' (RE2, named groups)");
+  }
   if (spec.progress_format == telemetry::ProgressFormat::kRegex) {
     auto checked = telemetry::ProgressLineReader::Create(spec.progress_format, spec.progress_regex);
     if (!checked) {

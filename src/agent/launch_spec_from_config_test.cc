@@ -112,6 +112,23 @@ TEST(LaunchSpecFromConfigTest, ConsoleStreamsRunIdRoleAndOmpThreads) {
   }
 }
 
+TEST(LaunchSpecFromConfigTest, ProgressFormatAndRegexAreCheckedWhereGiven) {
+  config::LauncherSources given;
+  given.flags = {{"direct.progress_format", {"regex"}, "--progress-format"},
+                 {"direct.progress_regex", {"it (?P<step>\\d+) L (?P<loss>[0-9.]+)"}, "--progress-regex"}};
+  auto spec = LaunchSpecFromConfig(Load(given));
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  EXPECT_EQ(spec->progress_format, telemetry::ProgressFormat::kRegex);
+  // regex without a pattern names the format's flag and says what is missing
+  config::LauncherSources bare;
+  bare.flags = {{"direct.progress_format", {"regex"}, "--progress-format"}};
+  auto missing = LaunchSpecFromConfig(Load(bare));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ExitCode::kConfig);
+  EXPECT_NE(missing.error().Format().find("--progress-format"), std::string::npos) << missing.error().Format();
+  EXPECT_NE(missing.error().message.find("gives no pattern"), std::string::npos) << missing.error().message;
+}
+
 TEST(LaunchSpecFromConfigTest, NprocPerNodeForms) {
   for (const char* text : {"auto", "gpu", " GPU "}) {
     config::LauncherSources sources;

@@ -143,6 +143,10 @@ def build_parser():
                         "leaves step_N.pt.tmp; torn renames the half-written file to step_N.pt first")
     g.add_argument("--crash-checkpoint-step", type=positive_int, metavar="N",
                    help="the checkpoint step the crash hook fires at (default: the first one written)")
+    g.add_argument("--slow-rank", type=non_negative_int, metavar="R",
+                   help="rank R computes --slow-ms longer every step, on every attempt (a straggler)")
+    g.add_argument("--slow-ms", type=non_negative_int, default=200, metavar="MS",
+                   help="with --slow-rank: milliseconds added to each of its steps (default 200)")
     g.add_argument("--teardown", choices=["exit", "destroy"], default="exit",
                    help="exit (default): leave right after the final barrier; destroy: "
                         "destroy_process_group() and a normal interpreter exit, the usual way, which can "
@@ -329,6 +333,67 @@ def choose_checkpoint(args, env, device):
     return chosen_step, path, state
 
 
+class CommClock:
+    """The communication of one step that compute did not hide.
+
+    DDP starts a bucket's all-reduce as soon as its gradients are ready and
+    waits for all of them at the end of backward. The last bucket is launched
+    when this rank's backward compute is done, so the time from that launch to
+    the last all-reduce's completion is time spent waiting for the slowest
+    rank and the network; a straggler's own wait is short, the others' long.
+    On a GPU both moments are CUDA events on the streams (a NCCL future
+    completes on the host before the GPU is done), read after the step's
+    synchronisation.
+    """
+
+    def __init__(self, cuda=False):
+        self.cuda = cuda
+        self.start_step()
+
+    def start_step(self):
+        self.last_launch = None
+        self.last_done = None
+        self.blocking_s = 0.0
+
+    def _now(self):
+        if self.cuda:
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            return event
+        return time.perf_counter()
+
+    def launched(self):
+        self.last_launch = self._now()
+
+    def done(self):
+        self.last_done = self._now()
+
+    def waited(self, seconds):
+        self.blocking_s += seconds
+
+    def exposed_s(self):
+        hidden_gap = 0.0
+        if self.last_launch is not None and self.last_done is not None:
+            if self.cuda:
+                hidden_gap = max(0.0, self.last_launch.elapsed_time(self.last_done) / 1000)
+            else:
+                hidden_gap = max(0.0, self.last_done - self.last_launch)
+        return hidden_gap + self.blocking_s
+
+
+def timed_allreduce_hook(clock, bucket):
+    """DDP's default all-reduce (average of the gradients), timed by `clock`."""
+    clock.launched()
+    tensor = bucket.buffer()
+    tensor.div_(dist.get_world_size())
+    future = dist.all_reduce(tensor, async_op=True).get_future()
+
+    def finished(fut):
+        clock.done()
+        return fut.value()[0]
+
+    return future.then(finished)
+
 @record
 def main(argv=None):
     parser = build_parser()
@@ -417,8 +482,10 @@ def main(argv=None):
             model = torch.compile(model)
         else:
             rank0_print(env, "warning: --compile ignored: this torch has no torch.compile", file=sys.stderr)
+    comm_clock = CommClock(use_cuda)
     if env["distributed"]:
         model = DistributedDataParallel(model, device_ids=[device.index] if use_cuda else None)
+        model.register_comm_hook(comm_clock, timed_allreduce_hook)
 
     tokens_per_step = args.micro_batch * args.seq_len * args.grad_accum * world
     rank0_print(env, f"gpt example: model {args.model} ({raw_model.num_parameters():,} parameters), "
@@ -496,15 +563,21 @@ def main(argv=None):
                 raise RuntimeError(f"test hook --fail-at-step {step}: rank {rank} fails on purpose "
                                    f"(attempt {env['restart_count']})")
             t0 = time.time()
+            data_s = 0.0
+            comm_clock.start_step()
             lr = optimizer.param_groups[0]["lr"]
             optimizer.zero_grad(set_to_none=True)
             loss_sum = torch.zeros((), device=device)
             for micro in range(args.grad_accum):
+                t_data = time.perf_counter()
                 x, y = sampler.next_batch()
+                data_s += time.perf_counter() - t_data
                 sync = micro == args.grad_accum - 1 or not env["distributed"]
                 with (contextlib.nullcontext() if sync else model.no_sync()):
                     with autocast():
                         _, loss = model(x, y)
+                    if args.slow_rank == rank:
+                        time.sleep(args.slow_ms / 1000 / args.grad_accum)
                     (loss / args.grad_accum).backward()
                 loss_sum += loss.detach()
             if args.grad_clip > 0:
@@ -513,9 +586,15 @@ def main(argv=None):
             scheduler.step()
             mean_loss = loss_sum / args.grad_accum
             if env["distributed"]:
+                if use_cuda:
+                    torch.cuda.synchronize(device)  # the wait below is for the others, not our own queue
+                t_reduce = time.perf_counter()
                 dist.all_reduce(mean_loss)
                 mean_loss /= world
-            loss_value = mean_loss.item()   # also waits for the GPU
+                loss_value = mean_loss.item()
+                comm_clock.waited(time.perf_counter() - t_reduce)
+            else:
+                loss_value = mean_loss.item()   # also waits for the GPU
             if not math.isfinite(loss_value):
                 raise FloatingPointError(f"loss is {loss_value} at step {step}")
             dt = max(time.time() - t0, 1e-9)
@@ -523,9 +602,15 @@ def main(argv=None):
             if first_loss is None:
                 first_loss = loss_value
             if agent_metrics:
+                # Where the step went: the wait for the others in the gradient and
+                # loss reductions (what compute did not hide), the data, the rest.
+                comm_s = min(comm_clock.exposed_s(), dt)
+                data_s = min(data_s, dt - comm_s)
                 agent_metrics.write(json.dumps({
                     "step": step, "total_steps": args.steps, "loss": round(loss_value, 6),
-                    "tokens_per_s": round(tokens_per_step / world / dt, 1), "step_time_s": round(dt, 4)}) + "\n")
+                    "tokens_per_s": round(tokens_per_step / world / dt, 1), "step_time_s": round(dt, 4),
+                    "time_parts": {"compute": round(dt - comm_s - data_s, 5), "communication": round(comm_s, 5),
+                                   "data": round(data_s, 5)}}) + "\n")
             if rank == 0:
                 if metrics:
                     metrics.write(json.dumps({

@@ -74,6 +74,9 @@ OutputStream::ReadStatus OutputStream::ReadOnce(char* scratch, LineStamp& stamp)
     ssize_t n = ::read(pipe_.get(), scratch, kReadSize);
     if (n > 0) {
       ProcessChunk(scratch, static_cast<size_t>(n), LineHead(stamp.Now()));
+      // A short read ending at a line's end: the pipe held no more, so a
+      // block of lines printed at once (Megatron's timers) is complete.
+      if (printed_ != nullptr && static_cast<size_t>(n) < kReadSize && partial_.empty()) printed_->OnOutputPaused();
       return ReadStatus::kData;
     }
     if (n == 0) return ReadStatus::kEof;
@@ -88,6 +91,7 @@ void OutputStream::Finish(LineStamp& stamp) {
     EmitLine(partial_.data(), partial_.size(), nullptr, 0, LineHead(stamp.Now()));
     partial_.Clear();
   }
+  if (printed_ != nullptr) printed_->OnOutputPaused();
   partial_.ReleaseIfLarge(0);
   pipe_.Reset();
 }

@@ -21,7 +21,21 @@ PrintedMetrics::PrintedMetrics(telemetry::ProgressLineReader reader, std::string
 void PrintedMetrics::OnLine(std::string_view line) {
   if (worker_writes_ || failed_) return;
   std::optional<telemetry::TrainingMetrics> metrics = reader_.Read(line);
-  if (!metrics) return;
+  // A timer block this line ended belongs to the step before the line's.
+  if (std::optional<telemetry::TrainingMetrics> block = reader_.TakeBlockRecord()) Record(std::move(*block));
+  if (metrics) Record(std::move(*metrics));
+}
+
+void PrintedMetrics::OnOutputPaused() {
+  if (worker_writes_ || failed_) return;
+  if (std::optional<telemetry::TrainingMetrics> block = reader_.TakeBlockRecord(/*output_paused=*/true)) {
+    Record(std::move(*block));
+  }
+}
+
+void PrintedMetrics::Record(telemetry::TrainingMetrics record) {
+  if (worker_writes_ || failed_) return;
+  telemetry::TrainingMetrics* metrics = &record;
   if (!fd_.valid()) {
     // The agent made the file, but the worker may have replaced it: a link,
     // a FIFO or another user's file is refused (util/private_files.h).

@@ -7,6 +7,8 @@
 // bytes this reader did not append, it stops for that worker. A format that
 // prints no step time (TorchTitan, Hugging Face) gets one from the interval
 // between two progress lines, per step, so stragglers show for it too.
+// Megatron-LM's timer block, when it prints one, comes as a second record of
+// the same step carrying its parts (time_parts); readers take the later one.
 // (A worker that starts writing its file after a printed line was recorded
 // leaves that one record beside its own: readers take the latest line.)
 #pragma once
@@ -30,12 +32,18 @@ class PrintedMetrics {
 
   // One line of the worker's stdout or stderr, without its line end.
   void OnLine(std::string_view line);
+  // The output read so far is all there is for now: a block of lines
+  // (Megatron's timers) that nothing has ended yet is recorded.
+  void OnOutputPaused();
 
   // Lines turned into records so far; whether the worker writes the file itself.
   long records() const { return records_; }
   bool worker_writes_file() const { return worker_writes_; }
 
  private:
+  // Appends one record to the metrics file (step time from the interval where needed).
+  void Record(telemetry::TrainingMetrics record);
+
   telemetry::ProgressLineReader reader_;
   std::string metrics_file_;
   int restart_count_;

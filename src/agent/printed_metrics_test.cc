@@ -108,6 +108,33 @@ TEST_F(PrintedMetricsTest, AMegatronLinesTokensPerGpuStandForTheWholeJob) {
   EXPECT_DOUBLE_EQ(*metrics->tokens_per_s, 8000) << "printed by one rank for 8 GPUs";
 }
 
+TEST_F(PrintedMetricsTest, MegatronsTimerBlockIsASecondRecordOfItsStepWithTheParts) {
+  PrintedMetrics printed = Make(telemetry::ProgressFormat::kAuto);
+  printed.OnLine(" iteration       10/     100 | elapsed time per iteration (ms): 1000.0 | lm loss: 9.0E+00 |");
+  printed.OnLine("(min, max) time across ranks (ms):");
+  printed.OnLine("    forward-backward ...............................: (700.00, 800.00)");
+  printed.OnLine("    optimizer ......................................: (90.00, 100.00)");
+  EXPECT_EQ(Lines().size(), 1u) << "the block is not over yet";
+  printed.OnOutputPaused();
+  // The next block ends at the next iteration line, which comes after it.
+  printed.OnLine(" iteration       20/     100 | elapsed time per iteration (ms): 1000.0 | lm loss: 8.0E+00 |");
+  printed.OnLine("max time across ranks (ms):");
+  printed.OnLine("    forward-backward ...............................: 810.00");
+  printed.OnLine(" iteration       30/     100 | elapsed time per iteration (ms): 1000.0 | lm loss: 7.0E+00 |");
+  std::vector<std::string> lines = Lines();
+  ASSERT_EQ(lines.size(), 5u);
+  std::vector<int64_t> steps;
+  for (const std::string& line : lines) steps.push_back(*telemetry::ParseMetricsLine(line)->step);
+  EXPECT_EQ(steps, (std::vector<int64_t>{10, 10, 20, 20, 30}));
+  auto block = telemetry::ParseMetricsLine(lines[1]);
+  ASSERT_EQ(block->time_parts.size(), 2u);
+  EXPECT_EQ(block->time_parts[0].name, "forward-backward");
+  EXPECT_DOUBLE_EQ(block->time_parts[0].seconds, 0.8);
+  EXPECT_DOUBLE_EQ(*block->time_parts[0].fastest_seconds, 0.7);
+  EXPECT_DOUBLE_EQ(*block->loss, 9.0) << "the iteration's own record, with the parts";
+  EXPECT_DOUBLE_EQ(telemetry::ParseMetricsLine(lines[3])->time_parts.at(0).seconds, 0.81);
+}
+
 TEST_F(PrintedMetricsTest, APlantedLinkIsNotFollowed) {
   std::string target = dir_.path() + "/elsewhere";
   ASSERT_TRUE(WriteFileAtomic(target, "").ok());

@@ -45,7 +45,9 @@ std::vector<fs::path> FilesIn(const fs::path& dir) {
   return files;
 }
 
-// Each rank's step_time_s over all attempts (docs/monitor.md's worker lines).
+// Each rank's step_time_s and time parts over all attempts (docs/monitor.md's
+// worker lines). A record that repeats the step of the one before it (the
+// agent's second record of a Megatron-LM step, carrying its timers) replaces it.
 void ReadRankMetrics(const std::vector<std::pair<int, fs::path>>& attempts, RunReport* report) {
   static const RE2 metrics_name(R"((.+)\.rank(\d+)\.metrics\.jsonl)");
   std::map<int, RankStepTimes> ranks;
@@ -54,20 +56,30 @@ void ReadRankMetrics(const std::vector<std::pair<int, fs::path>>& attempts, RunR
       std::string host;
       int rank = 0;
       if (!RE2::FullMatch(file.filename().string(), metrics_name, &host, &rank)) continue;
-      RankStepTimes& times = ranks[rank];
-      times.rank = rank;
-      times.host = host;
+      std::vector<telemetry::TrainingMetrics> records;
       std::ifstream in(file);
       std::string line;
       while (std::getline(in, line)) {
         std::optional<telemetry::TrainingMetrics> record = telemetry::ParseMetricsLine(line);
-        if (!record || !record->step_time_s) continue;  // a torn last line, or not ours
-        if (*record->step_time_s >= 0) times.step_time_s.push_back(*record->step_time_s);
+        if (!record) continue;  // a torn last line, or not ours
+        if (!records.empty() && record->step && records.back().step == record->step) {
+          records.back() = std::move(*record);
+        } else {
+          records.push_back(std::move(*record));
+        }
+      }
+      RankStepTimes& times = ranks[rank];
+      times.rank = rank;
+      times.host = host;
+      for (const telemetry::TrainingMetrics& record : records) {
+        if (record.step_time_s && *record.step_time_s >= 0) times.step_time_s.push_back(*record.step_time_s);
+        std::optional<telemetry::StepTimeBreakdown> parts = telemetry::BreakDownStepTime(record);
+        if (parts && record.step) times.parts.push_back({attempt, *record.step, std::move(*parts)});
       }
     }
   }
   for (auto& [rank, times] : ranks) {
-    if (!times.step_time_s.empty()) report->ranks.push_back(std::move(times));
+    if (!times.step_time_s.empty() || !times.parts.empty()) report->ranks.push_back(std::move(times));
   }
 }
 

@@ -1,7 +1,7 @@
 // Everything the HTML run report (`analyze run --html`) shows, read from an
 // experiment directory: the run summary (metadata.json, metrics.jsonl or
-// rank 0's log), each rank's step times (logs/attempt_<n>/<host>.rank<R>.
-// metrics.jsonl, docs/monitor.md), each node's CPU and GPU utilization over
+// rank 0's log), each rank's step times and where they went (logs/attempt_<n>/
+// <host>.rank<R>.metrics.jsonl, docs/monitor.md), each node's CPU and GPU utilization over
 // time (logs/telemetry/history.jsonl), the attempts and how every worker
 // ended (logs/attempt_<n>/<host>.endings.log and <host>.rank<R>.error.json),
 // and the configuration and environment with their origins (config/,
@@ -17,15 +17,24 @@
 #include <nlohmann/json.hpp>
 
 #include "analyze/run_summary.h"
+#include "telemetry/step_time_parts.h"
 #include "util/svg_chart.h"
 #include "util/error.h"
 
 namespace primus::analyze {
 
+// One step's parts on one rank (telemetry/step_time_parts.h).
+struct StepParts {
+  int attempt = 0;
+  int64_t step = 0;
+  telemetry::StepTimeBreakdown parts;
+};
+
 struct RankStepTimes {
   int rank = 0;
   std::string host;
   std::vector<double> step_time_s;  // in the order written, all attempts
+  std::vector<StepParts> parts;     // the steps whose record said where the time went
 };
 
 struct NodeHistory {  // x: seconds since the epoch

@@ -102,6 +102,7 @@ std::string SummarySection(const RunReport& report) {
   for (const auto& [label, value] : rows) html += fmt::format("<dt>{}</dt><dd>{}</dd>\n", label, value);
   html += "</dl>\n";
   html += "<nav><a href=\"#training\">loss and throughput</a><a href=\"#step-times\">step time per rank</a>"
+          "<a href=\"#step-parts\">where the step time goes</a>"
           "<a href=\"#nodes\">nodes</a><a href=\"#attempts\">attempts and failures</a>"
           "<a href=\"#configuration\">configuration</a><a href=\"#environment\">environment</a></nav>\n";
   return html + "</section>\n";
@@ -150,7 +151,9 @@ std::string TrainingSection(const RunReport& report, double t0) {
 
 std::string StepTimeSection(const RunReport& report) {
   std::string html = "<section id=\"step-times\"><h2>Step time per rank</h2>\n";
-  if (report.ranks.empty()) {
+  bool any = std::any_of(report.ranks.begin(), report.ranks.end(),
+                         [](const RankStepTimes& rank) { return !rank.step_time_s.empty(); });
+  if (!any) {
     return html + Missing("No per-rank step times: no logs/attempt_<n>/<host>.rank<R>.metrics.jsonl with step_time_s "
                           "(the workers' PRIMUS_METRICS_FILE, docs/monitor.md).") +
            "</section>\n";
@@ -161,6 +164,7 @@ std::string StepTimeSection(const RunReport& report) {
   };
   std::vector<Row> rows;
   for (const RankStepTimes& rank : report.ranks) {
+    if (rank.step_time_s.empty()) continue;
     std::vector<double> sorted = rank.step_time_s;
     std::sort(sorted.begin(), sorted.end());
     auto at = [&](double q) { return sorted[static_cast<size_t>(q * static_cast<double>(sorted.size() - 1))]; };
@@ -182,6 +186,158 @@ std::string StepTimeSection(const RunReport& report) {
     html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", row.rank->rank,
                         EscapeXml(row.rank->host), row.rank->step_time_s.size(), FormatMeasure(row.median),
                         FormatMeasure(row.p90), FormatMeasure(row.max));
+  }
+  return html + "</table></details>\n</section>\n";
+}
+
+// How to make each framework say where its step time goes.
+constexpr const char* kHowToReportStepParts =
+    "Megatron-LM prints it with --timing-log-level 1 (or 2; --timing-log-option all also names the slowest rank). "
+    "The example trainer (examples/gpt/train.py) reports it by itself. TorchTitan v0.2.2 prints no part of its step "
+    "(its data-loading time goes only to its own TensorBoard, metrics.enable_tensorboard). Any other trainer: add "
+    "\"time_parts\": {\"compute\": s, \"communication\": s, \"data\": s} to its PRIMUS_METRICS_FILE lines "
+    "(docs/monitor.md).";
+
+// A rank's phases averaged over its steps (the last attempt that reported any).
+struct RankParts {
+  const RankStepTimes* rank = nullptr;
+  telemetry::StepTimeBreakdown mean;
+  std::vector<const StepParts*> steps;  // of that attempt
+  double busy() const {  // the time it did not spend waiting for the others
+    return mean.at(telemetry::StepPhase::kCompute) + mean.at(telemetry::StepPhase::kData) +
+           mean.at(telemetry::StepPhase::kOptimizer);
+  }
+};
+
+RankParts AverageParts(const RankStepTimes& rank) {
+  RankParts out;
+  out.rank = &rank;
+  int last_attempt = rank.parts.back().attempt;
+  for (const StepParts& step : rank.parts) {
+    if (step.attempt == last_attempt) out.steps.push_back(&step);
+  }
+  for (const StepParts* step : out.steps) {
+    for (int phase = 0; phase < telemetry::kStepPhaseCount; ++phase) out.mean.seconds[phase] += step->parts.seconds[phase];
+    out.mean.job_wide = out.mean.job_wide || step->parts.job_wide;
+    if (step->parts.slowest_rank) out.mean.slowest_rank = step->parts.slowest_rank;
+    for (const std::string& name : step->parts.unplaced) {
+      if (std::find(out.mean.unplaced.begin(), out.mean.unplaced.end(), name) == out.mean.unplaced.end()) {
+        out.mean.unplaced.push_back(name);
+      }
+    }
+  }
+  for (double& seconds : out.mean.seconds) seconds /= static_cast<double>(out.steps.size());
+  return out;
+}
+
+std::vector<std::string> PhaseNames() {
+  std::vector<std::string> names;
+  for (int phase = 0; phase < telemetry::kStepPhaseCount; ++phase) {
+    names.push_back(telemetry::StepPhaseName(static_cast<telemetry::StepPhase>(phase)));
+  }
+  return names;
+}
+
+std::vector<double> PhaseValues(const telemetry::StepTimeBreakdown& parts) {
+  return std::vector<double>(std::begin(parts.seconds), std::end(parts.seconds));
+}
+
+// "compute 0.18 s (72%), communication 0.05 s (20%), ..." for the phases that are not zero.
+std::string DescribePhases(const telemetry::StepTimeBreakdown& parts) {
+  std::vector<std::string> items;
+  double total = parts.total();
+  for (int phase = 0; phase < telemetry::kStepPhaseCount; ++phase) {
+    if (parts.seconds[phase] <= 0) continue;
+    items.push_back(fmt::format("{} {} s ({:.0f}%)", telemetry::StepPhaseName(static_cast<telemetry::StepPhase>(phase)),
+                                FormatMeasure(parts.seconds[phase]), total > 0 ? 100 * parts.seconds[phase] / total : 0));
+  }
+  return Join(items, ", ");
+}
+
+// Where each rank's step time goes, per rank and per step, and which rank is
+// the slowest (the others wait for it in communication).
+std::string StepPartsSection(const RunReport& report) {
+  std::string html = "<section id=\"step-parts\"><h2>Where the step time goes</h2>\n";
+  std::vector<RankParts> ranks;
+  for (const RankStepTimes& rank : report.ranks) {
+    if (!rank.parts.empty()) ranks.push_back(AverageParts(rank));
+  }
+  if (ranks.empty()) {
+    return html + Missing(std::string("No rank said where its step time goes. ") + kHowToReportStepParts) + "</section>\n";
+  }
+  const RankParts* slowest = &ranks.front();
+  for (const RankParts& rank : ranks) {
+    if (rank.busy() > slowest->busy()) slowest = &rank;
+  }
+  std::vector<double> busy;
+  for (const RankParts& rank : ranks) busy.push_back(rank.busy());
+  std::sort(busy.begin(), busy.end());
+  double median_busy = busy[(busy.size() - 1) / 2];
+  std::string verdict;
+  if (slowest->mean.job_wide) {
+    verdict = fmt::format("Megatron-LM's timers, printed by rank {} for the whole job, each the slowest rank's figure: {}.",
+                          slowest->rank->rank, DescribePhases(slowest->mean));
+    verdict += slowest->mean.slowest_rank
+                   ? fmt::format(" Slowest rank in the largest part: rank {}.", *slowest->mean.slowest_rank)
+                   : std::string(" They do not say which rank is the slowest: --timing-log-option all does.");
+  } else if (ranks.size() > 1) {
+    verdict = fmt::format(
+        "Slowest rank: rank {} on {}, busy {} s per step (compute, data and optimizer) where the median rank is busy {} s; "
+        "the others wait for it in communication. Rank {}: {}.",
+        slowest->rank->rank, slowest->rank->host, FormatMeasure(slowest->busy()), FormatMeasure(median_busy),
+        slowest->rank->rank, DescribePhases(slowest->mean));
+  } else {
+    verdict = fmt::format("Rank {}: {}.", slowest->rank->rank, DescribePhases(slowest->mean));
+  }
+  html += fmt::format("<p class=\"verdict\" data-slowest-rank=\"{}\">{}</p>\n",
+                      slowest->mean.slowest_rank.value_or(slowest->rank->rank), EscapeXml(verdict));
+
+  // Per rank: a wide job shows the busiest ranks.
+  std::vector<const RankParts*> drawn;
+  for (const RankParts& rank : ranks) drawn.push_back(&rank);
+  if (drawn.size() > kMaxRankBoxes) {
+    std::stable_sort(drawn.begin(), drawn.end(), [](const RankParts* a, const RankParts* b) { return a->busy() > b->busy(); });
+    drawn.resize(kMaxRankBoxes);
+    std::sort(drawn.begin(), drawn.end(), [](const RankParts* a, const RankParts* b) { return a->rank->rank < b->rank->rank; });
+    html += Missing(fmt::format("{} ranks: the {} busiest are drawn.", ranks.size(), kMaxRankBoxes));
+  }
+  StackedBarChart per_rank{"step-parts-by-rank", "seconds per step, by rank", "seconds per step", PhaseNames(), {}};
+  for (const RankParts* rank : drawn) {
+    std::string label = rank->mean.job_wide ? fmt::format("job (rank {}'s timers)", rank->rank->rank)
+                                            : fmt::format("rank {}", rank->rank->rank);
+    bool marked = rank == slowest && ranks.size() > 1;
+    per_rank.bars.push_back({marked ? label + " (slowest)" : label, PhaseValues(rank->mean), marked});
+  }
+  html += RenderStackedBarChart(per_rank);
+
+  // Per step, on the slowest rank: at most kMaxStepBars bars, each the mean of consecutive steps.
+  constexpr size_t kMaxStepBars = 100;
+  const std::vector<const StepParts*>& steps = slowest->steps;
+  size_t per_bar = (steps.size() + kMaxStepBars - 1) / kMaxStepBars;
+  StackedBarChart per_step{"step-parts-by-step", fmt::format("seconds per step on rank {}", slowest->rank->rank),
+                           "seconds per step", PhaseNames(), {}};
+  for (size_t first = 0; first < steps.size(); first += per_bar) {
+    size_t last = std::min(steps.size(), first + per_bar);
+    telemetry::StepTimeBreakdown sum;
+    for (size_t i = first; i < last; ++i) {
+      for (int phase = 0; phase < telemetry::kStepPhaseCount; ++phase) sum.seconds[phase] += steps[i]->parts.seconds[phase];
+    }
+    for (double& seconds : sum.seconds) seconds /= static_cast<double>(last - first);
+    std::string label = last - first == 1 ? fmt::format("step {}", steps[first]->step)
+                                          : fmt::format("steps {}-{}", steps[first]->step, steps[last - 1]->step);
+    per_step.bars.push_back({label, PhaseValues(sum), false});
+  }
+  html += RenderStackedBarChart(per_step);
+  if (!slowest->mean.unplaced.empty()) {
+    html += Missing("Reported but not stacked (nothing says what they overlap): " + Join(slowest->mean.unplaced, ", ") + ".");
+  }
+  html += "<details><summary>per rank</summary><table><tr><th>rank</th><th>host</th><th>steps</th>";
+  for (const std::string& name : PhaseNames()) html += "<th>" + name + " s</th>";
+  html += "</tr>\n";
+  for (const RankParts& rank : ranks) {
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td>", rank.rank->rank, EscapeXml(rank.rank->host), rank.steps.size());
+    for (double seconds : rank.mean.seconds) html += "<td>" + FormatMeasure(seconds) + "</td>";
+    html += "</tr>\n";
   }
   return html + "</table></details>\n</section>\n";
 }
@@ -313,6 +469,7 @@ std::string RenderRunReportHtml(const RunReport& report) {
   html += SummarySection(report);
   html += TrainingSection(report, t0);
   html += StepTimeSection(report);
+  html += StepPartsSection(report);
   html += NodesSection(report, t0);
   html += AttemptsSection(report, t0);
   html += ConfigSection(report);

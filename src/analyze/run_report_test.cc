@@ -141,7 +141,7 @@ TEST_F(RunReportTest, ThePageHasEverySectionAndNeedsNothingFromElsewhere) {
   std::string html = RenderRunReportHtml(*report);
   for (const char* id : {"id=\"loss-chart\"", "id=\"throughput-chart\"", "id=\"step-time-chart\"", "id=\"gpu-chart-node0\"",
                          "id=\"gpu-chart-node1\"", "id=\"cpu-chart\"", "id=\"attempts-timeline\"", "id=\"configuration\"",
-                         "id=\"environment\""}) {
+                         "id=\"environment\"", "id=\"step-parts-by-rank\"", "id=\"step-parts-by-step\""}) {
     EXPECT_NE(html.find(id), std::string::npos) << id;
   }
   EXPECT_EQ(Count(html, "class=\"missing\""), 1u) << "only the notes section's skipped line";
@@ -167,7 +167,9 @@ TEST_F(RunReportTest, MissingPartsSayWhatIsMissingInOneLine) {
   auto report = LoadRunReport(dir.path());
   ASSERT_TRUE(report.ok()) << report.error().Format();
   std::string html = RenderRunReportHtml(*report);
-  EXPECT_EQ(Count(html, "class=\"missing\""), 6u) << html;
+  EXPECT_EQ(Count(html, "class=\"missing\""), 7u) << html;
+  EXPECT_NE(html.find("No rank said where its step time goes. Megatron-LM prints it with --timing-log-level 1"),
+            std::string::npos);
   EXPECT_NE(html.find("No training metrics"), std::string::npos);
   EXPECT_NE(html.find("No per-rank step times"), std::string::npos);
   EXPECT_NE(html.find("No telemetry history"), std::string::npos);
@@ -175,6 +177,39 @@ TEST_F(RunReportTest, MissingPartsSayWhatIsMissingInOneLine) {
   EXPECT_NE(html.find("No configuration recorded"), std::string::npos);
   EXPECT_NE(html.find("No worker environment recorded"), std::string::npos);
   EXPECT_EQ(html.find("<svg"), std::string::npos) << "no empty charts";
+}
+
+TEST_F(RunReportTest, WhereTheStepTimeGoesNamesTheRankTheOthersWaitFor) {
+  auto report = LoadRunReport(Fixture());
+  ASSERT_TRUE(report.ok()) << report.error().Format();
+  std::string html = RenderRunReportHtml(*report);
+  size_t section = html.find("<section id=\"step-parts\">");
+  ASSERT_NE(section, std::string::npos);
+  std::string parts = html.substr(section, html.find("</section>", section) - section);
+  // Rank 3 computes 90% of its 0.65 s steps; the others compute half of 0.41 s and wait.
+  EXPECT_NE(parts.find("data-slowest-rank=\"3\""), std::string::npos) << parts;
+  EXPECT_NE(parts.find("Slowest rank: rank 3 on host2"), std::string::npos) << parts;
+  EXPECT_NE(parts.find("data-label=\"rank 3 (slowest)\" data-marked=\"1\""), std::string::npos) << parts;
+  EXPECT_EQ(Count(parts, "class=\"bar\""), 4u + 30u) << "four ranks, then rank 3's 30 steps of its last attempt";
+}
+
+TEST_F(RunReportTest, AStepRecordedTwiceCountsOnceWithItsLaterParts) {
+  ScopedTempDir dir("twice");
+  Write(JoinPath(dir.path(), "metadata.json"), R"({"task": "train pretrain", "status": "succeeded"})");
+  // The agent's second record of a Megatron-LM step carries its timers.
+  Write(JoinPath(dir.path(), "logs/attempt_0/host.rank1.metrics.jsonl"),
+        R"({"step": 10, "step_time_s": 1.0})" "\n"
+        R"({"step": 10, "step_time_s": 1.0, "time_parts": {"forward-backward": {"s": 0.8, "slowest_rank": 0}}})" "\n"
+        R"({"step": 20, "step_time_s": 1.0})" "\n");
+  auto report = LoadRunReport(dir.path());
+  ASSERT_TRUE(report.ok()) << report.error().Format();
+  ASSERT_EQ(report->ranks.size(), 1u);
+  EXPECT_EQ(report->ranks[0].step_time_s.size(), 2u);
+  ASSERT_EQ(report->ranks[0].parts.size(), 1u);
+  EXPECT_EQ(report->ranks[0].parts[0].step, 10);
+  std::string html = RenderRunReportHtml(*report);
+  EXPECT_NE(html.find("timers, printed by rank 1 for the whole job"), std::string::npos);
+  EXPECT_NE(html.find("Slowest rank in the largest part: rank 0."), std::string::npos);
 }
 
 TEST_F(RunReportTest, AHundredThousandStepsGiveAPageOfBoundedSize) {

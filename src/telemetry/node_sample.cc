@@ -1,5 +1,8 @@
 #include "telemetry/node_sample.h"
 
+#include <cctype>
+#include <cmath>
+
 #include "util/json_fields.h"
 
 namespace primus::telemetry {
@@ -14,6 +17,59 @@ using json_fields::Put;
 using json_fields::SmallInteger;
 using json_fields::Text;
 using json_fields::Unsigned;
+
+bool IsPartName(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
+bool IsPartSeconds(double seconds) { return std::isfinite(seconds) && seconds >= 0 && seconds <= 1e6; }
+
+// "time_parts": {"compute": 0.12, "forward-backward": {"s": 0.3,
+// "fastest_s": 0.28, "slowest_rank": 3}}: a number when only the seconds are
+// known. Names and numbers out of bounds are left out, as are parts past
+// kMaxStepTimeParts.
+void PutTimeParts(Json& json, const std::vector<StepTimePart>& parts) {
+  if (parts.empty()) return;
+  Json object = Json::object();
+  for (const StepTimePart& part : parts) {
+    if (object.size() >= kMaxStepTimeParts || !IsPartName(part.name) || !IsPartSeconds(part.seconds)) continue;
+    if (!part.fastest_seconds && !part.slowest_rank) {
+      object[part.name] = part.seconds;
+      continue;
+    }
+    Json entry = {{"s", part.seconds}};
+    Put(entry, "fastest_s", part.fastest_seconds);
+    Put(entry, "slowest_rank", part.slowest_rank);
+    object[part.name] = std::move(entry);
+  }
+  json["time_parts"] = std::move(object);
+}
+
+std::vector<StepTimePart> ReadTimeParts(const Json& json) {
+  std::vector<StepTimePart> parts;
+  for (const auto& [name, value] : json_fields::Object(json, "time_parts").items()) {
+    if (parts.size() >= kMaxStepTimeParts) break;
+    if (!IsPartName(name)) continue;
+    StepTimePart part;
+    part.name = name;
+    if (value.is_number()) {
+      part.seconds = value.get<double>();
+    } else if (std::optional<double> seconds = Number(value, "s")) {
+      part.seconds = *seconds;
+      part.fastest_seconds = Number(value, "fastest_s");
+      if (part.fastest_seconds && !IsPartSeconds(*part.fastest_seconds)) part.fastest_seconds.reset();
+      part.slowest_rank = json_fields::IntegerIn(value, "slowest_rank", 0, 1 << 24);
+    } else {
+      continue;
+    }
+    if (IsPartSeconds(part.seconds)) parts.push_back(std::move(part));
+  }
+  return parts;
+}
 
 void PutMetrics(Json& json, const TrainingMetrics& metrics) {
   Put(json, "step", metrics.step);
@@ -32,6 +88,7 @@ void PutMetrics(Json& json, const TrainingMetrics& metrics) {
   Put(json, "nan_iterations", metrics.nan_iterations);
   Put(json, "memory_bytes", metrics.memory_bytes);
   Put(json, "epoch", metrics.epoch);
+  PutTimeParts(json, metrics.time_parts);
   Put(json, "metrics_time", metrics.metrics_time);
 }
 
@@ -53,6 +110,7 @@ TrainingMetrics ReadMetrics(const Json& json) {
   metrics.nan_iterations = Integer(json, "nan_iterations");
   metrics.memory_bytes = Integer(json, "memory_bytes");
   metrics.epoch = Number(json, "epoch");
+  metrics.time_parts = ReadTimeParts(json);
   metrics.elapsed_s = Number(json, "elapsed_s");
   metrics.time = Number(json, "time");
   metrics.restart_count = SmallInteger(json, "restart_count");

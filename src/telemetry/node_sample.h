@@ -41,6 +41,20 @@ struct GpuStats {
   std::optional<int> clock_mhz;
 };
 
+// One part of a step's time, as its source names it: the example trainer's
+// "compute", "communication", "data", or a Megatron-LM timer
+// ("forward-backward", "all-grads-sync", ...), in seconds per step. Megatron
+// prints the whole job's view from one rank: `seconds` is then the slowest
+// rank's figure, `fastest_seconds` the fastest's (its minmax option) and
+// `slowest_rank` which rank was slowest (its all option).
+// telemetry/step_time_parts.h turns the parts into phases.
+struct StepTimePart {
+  std::string name;
+  double seconds = 0;
+  std::optional<double> fastest_seconds;
+  std::optional<int> slowest_rank;
+};
+
 // What a worker reported in one line of its metrics file (every field
 // optional: a field that is missing, null or of the wrong type is unknown).
 struct TrainingMetrics {
@@ -56,11 +70,16 @@ struct TrainingMetrics {
   std::optional<int64_t> skipped_iterations, nan_iterations;  // Megatron's counts since its last line
   std::optional<int64_t> memory_bytes;   // the device memory the framework reports (TorchTitan: max reserved)
   std::optional<double> epoch;
+  // Where the step went, when the source says (at most kMaxStepTimeParts;
+  // a name is at most 64 characters of [A-Za-z0-9._-]).
+  std::vector<StepTimePart> time_parts;
   std::optional<double> elapsed_s;     // since the training started
   std::optional<double> time;          // the worker's clock, seconds since the epoch
   std::optional<int> restart_count;    // the attempt (TORCHELASTIC_RESTART_COUNT) that wrote it
   std::optional<double> metrics_time;  // when the worker wrote it (the file's modification time)
 };
+
+inline constexpr size_t kMaxStepTimeParts = 32;
 
 struct WorkerStats {
   int rank = 0;

@@ -66,5 +66,35 @@ TEST(NodeSampleTest, MetricsLinesNeedAnObjectAndKeepOnlyTheirFields) {
   EXPECT_FALSE(metrics->tokens_per_s);
 }
 
+TEST(NodeSampleTest, TimePartsRoundTripAndHostileOnesAreLeftOut) {
+  TrainingMetrics metrics;
+  metrics.step = 5;
+  metrics.time_parts = {{"compute", 0.5, std::nullopt, std::nullopt}, {"forward-backward", 0.9, 0.8, 3}};
+  auto back = ParseMetricsLine(MetricsLineJson(metrics).dump());
+  ASSERT_TRUE(back);
+  ASSERT_EQ(back->time_parts.size(), 2u);
+  EXPECT_EQ(back->time_parts[1].name, "forward-backward");
+  EXPECT_DOUBLE_EQ(back->time_parts[1].seconds, 0.9);
+  EXPECT_DOUBLE_EQ(*back->time_parts[1].fastest_seconds, 0.8);
+  EXPECT_EQ(back->time_parts[1].slowest_rank, 3);
+  EXPECT_EQ(MetricsLineJson(metrics)["time_parts"]["compute"], 0.5) << "a plain number when only seconds are known";
+
+  std::string hostile = R"({"step": 1, "time_parts": {"ok": 1, "bad name": 1, "neg": -1, "huge": 1e300,
+      "obj": {"s": 2, "slowest_rank": -4, "fastest_s": "x"}, "str": "1", "nested": {"x": 1}}})";
+  back = ParseMetricsLine(hostile);
+  ASSERT_TRUE(back);
+  std::vector<std::string> names;
+  for (const StepTimePart& part : back->time_parts) names.push_back(part.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"obj", "ok"}));  // nlohmann orders object keys
+  EXPECT_FALSE(back->time_parts[0].slowest_rank);
+  EXPECT_FALSE(back->time_parts[0].fastest_seconds);
+
+  std::string many = R"({"step": 1, "time_parts": {)";
+  for (int i = 0; i < 100; ++i) many += (i ? "," : "") + std::string("\"p") + std::to_string(i) + "\": 1";
+  back = ParseMetricsLine(many + "}}");
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->time_parts.size(), kMaxStepTimeParts);
+}
+
 }  // namespace
 }  // namespace primus::telemetry

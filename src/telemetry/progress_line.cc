@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "util/strings.h"
 
@@ -381,8 +382,26 @@ std::optional<TrainingMetrics> ProgressLineReader::ReadAs(ProgressFormat format,
   return std::nullopt;
 }
 
+void ProgressLineReader::EndTimerBlock() {
+  std::vector<StepTimePart> parts = timers_.Finish();
+  // A block before any iteration line has no step to belong to.
+  if (parts.empty() || !last_megatron_) return;
+  block_record_ = *last_megatron_;
+  block_record_->time_parts = std::move(parts);
+}
+
+std::optional<TrainingMetrics> ProgressLineReader::TakeBlockRecord(bool output_paused) {
+  if (output_paused && timers_.open()) EndTimerBlock();
+  return std::exchange(block_record_, std::nullopt);
+}
+
 std::optional<TrainingMetrics> ProgressLineReader::Read(std::string_view line) {
   if (format_ == ProgressFormat::kNone || line.size() > kMaxLineBytes) return std::nullopt;
+  if (matched_ == ProgressFormat::kMegatron) {
+    if (timers_.open() && timers_.Feed(line)) return std::nullopt;
+    if (timers_.open()) EndTimerBlock();  // this line ends it
+    if (timers_.Start(line)) return std::nullopt;
+  }
   // Every built-in format has "loss" on its line; most lines of a log do not.
   if (format_ != ProgressFormat::kRegex && line.find("loss") == std::string_view::npos) return std::nullopt;
   std::string clean;
@@ -390,11 +409,16 @@ std::optional<TrainingMetrics> ProgressLineReader::Read(std::string_view line) {
     clean = StripTerminalCodes(line);
     line = clean;
   }
-  if (matched_ != ProgressFormat::kAuto) return ReadAs(matched_, line);
+  if (matched_ != ProgressFormat::kAuto) {
+    std::optional<TrainingMetrics> metrics = ReadAs(matched_, line);
+    if (metrics && matched_ == ProgressFormat::kMegatron) last_megatron_ = metrics;
+    return metrics;
+  }
   for (ProgressFormat candidate : {ProgressFormat::kMegatron, ProgressFormat::kTorchTitan, ProgressFormat::kNanoGpt,
                                    ProgressFormat::kHuggingFace, ProgressFormat::kPrimus}) {
     if (auto metrics = ReadAs(candidate, line)) {
       matched_ = candidate;
+      if (candidate == ProgressFormat::kMegatron) last_megatron_ = metrics;
       return metrics;
     }
   }

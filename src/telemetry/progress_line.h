@@ -9,7 +9,8 @@
 //                throughput per GPU (TFLOP/s/GPU): ... | learning rate: ... |
 //                global batch size: ... | lm loss: ... | loss scale: ... |
 //                grad norm: ... | number of skipped iterations: ... | number of
-//                nan iterations: ... |"
+//                nan iterations: ... |", and at --timing-log-level 1 or 2
+//                the timer block after it (megatron_timers.h, TakeBlockRecord)
 //   torchtitan   TorchTitan v0.2.2 (components/metrics.py), with its colours:
 //                "step: 10  loss:  7.5000  grad_norm:  1.2345  memory: ...GiB(..%)
 //                tps: 1,234  tflops: 12.34  mfu: 5.67%"
@@ -39,6 +40,7 @@
 #include <string_view>
 #include <vector>
 
+#include "telemetry/megatron_timers.h"
 #include "telemetry/node_sample.h"
 #include "util/error.h"
 
@@ -75,6 +77,14 @@ class ProgressLineReader {
   // Cheap for the lines that are not: one search for a key word first.
   std::optional<TrainingMetrics> Read(std::string_view line);
 
+  // Megatron-LM's timer block (telemetry/megatron_timers.h) follows its
+  // training log line over several lines: once a line ends it, or the output
+  // read so far is exhausted (`output_paused`: the block came in one write
+  // and nothing follows yet), this is the iteration's record again with the
+  // block's parts in time_parts. Take it after each Read, before the record
+  // Read returned (it belongs to the step before). nullopt otherwise.
+  std::optional<TrainingMetrics> TakeBlockRecord(bool output_paused = false);
+
   // The format in use: under kAuto, the one the first matching line showed
   // (kAuto until then).
   ProgressFormat format() const { return matched_; }
@@ -82,11 +92,15 @@ class ProgressLineReader {
  private:
   ProgressLineReader() = default;
   std::optional<TrainingMetrics> ReadAs(ProgressFormat format, std::string_view line);
+  void EndTimerBlock();
 
   ProgressFormat format_ = ProgressFormat::kAuto;
   ProgressFormat matched_ = ProgressFormat::kAuto;
   std::unique_ptr<re2::RE2> regex_;
   long records_ = 0;  // hf: its log lines carry no step; they are counted
+  MegatronTimerBlock timers_;
+  std::optional<TrainingMetrics> last_megatron_;  // the iteration a timer block belongs to
+  std::optional<TrainingMetrics> block_record_;   // a block a later line ended
 };
 
 }  // namespace primus::telemetry

@@ -63,6 +63,25 @@ TEST(ProgressLineTest, MegatronTrainingLogGivesEveryField) {
   EXPECT_EQ(metrics->nan_iterations, 0);
 }
 
+TEST(ProgressLineTest, MegatronsTimerBlockBecomesTheIterationsRecordWithParts) {
+  auto reader = Reader(ProgressFormat::kAuto);
+  ASSERT_TRUE(reader.Read(kMegatron));
+  EXPECT_FALSE(reader.Read("(min, max) time across ranks (ms):"));
+  EXPECT_FALSE(reader.Read("    forward-backward ...............................: (1100.00, 1200.00)"));
+  EXPECT_FALSE(reader.TakeBlockRecord()) << "nothing has ended the block yet";
+  auto block = reader.TakeBlockRecord(/*output_paused=*/true);
+  ASSERT_TRUE(block);
+  EXPECT_EQ(block->step, 10);
+  EXPECT_DOUBLE_EQ(*block->loss, 7.5);
+  ASSERT_EQ(block->time_parts.size(), 1u);
+  EXPECT_DOUBLE_EQ(block->time_parts[0].seconds, 1.2);
+  EXPECT_FALSE(reader.TakeBlockRecord(true)) << "taken once";
+  // Other formats never read a timer block.
+  auto titan = Reader(ProgressFormat::kTorchTitan);
+  EXPECT_FALSE(titan.Read("(min, max) time across ranks (ms):"));
+  EXPECT_FALSE(titan.TakeBlockRecord(true));
+}
+
 TEST(ProgressLineTest, PrimusRewrittenMegatronAndTorchTitanLinesAreRead) {
   auto megatron = Reader(ProgressFormat::kAuto).Read(kPrimusMegatron);
   ASSERT_TRUE(megatron);

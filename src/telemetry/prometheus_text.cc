@@ -10,6 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "telemetry/node_sample.h"
+#include "telemetry/step_time_parts.h"
+
 namespace primus::telemetry {
 namespace {
 
@@ -356,6 +359,21 @@ std::string RenderPrometheusText(const nlohmann::json& view) {
     for (const RankEntry& rank : ranks) writer.Sample(rank.labels, Field(*rank.worker, family.field), family.scale);
     writer.End();
   }
+  writer.Begin("primus_rank_step_phase_seconds", Type::kGauge,
+               "Seconds of the rank's last reported step in each phase (compute, communication, data, optimizer, "
+               "other), where its trainer says (Megatron-LM's timers: the job's view, from the rank that prints them).");
+  for (const RankEntry& rank : ranks) {
+    std::optional<TrainingMetrics> metrics = MetricsFromJson(*rank.worker);
+    std::optional<StepTimeBreakdown> parts = metrics ? BreakDownStepTime(*metrics) : std::nullopt;
+    if (!parts || rank.labels.size() < 2) continue;
+    for (int phase = 0; phase < kStepPhaseCount; ++phase) {
+      std::string labels = rank.labels.substr(0, rank.labels.size() - 1) + ",phase=\"" +
+                           StepPhaseName(static_cast<StepPhase>(phase)) + "\"}";
+      Json seconds = parts->seconds[phase];
+      writer.Sample(labels, &seconds);
+    }
+  }
+  writer.End();
   writer.Begin("primus_rank_running", Type::kGauge, "1 while the worker process lives, 0 once it exited.");
   for (const RankEntry& rank : ranks) {
     if (const char* running = RunningValue(*rank.worker)) writer.Sample(rank.labels, running[0] == '1' ? 1 : 0);

@@ -105,6 +105,13 @@ TEST(PrometheusTextTest, JobInfoCarriesTheNamesAndFrameworkFiguresAreInBaseUnits
   EXPECT_TRUE(Has(text, "primus_rank_learning_rate" + rank + " 3e-04"));
   EXPECT_TRUE(Has(text, "primus_rank_grad_norm" + rank + " 1.25"));
   EXPECT_TRUE(Has(text, "primus_rank_device_memory_bytes" + rank + " 1024"));
+  EXPECT_EQ(text.find("primus_rank_step_phase_seconds"), std::string::npos) << "no rank said where its step went";
+  worker["time_parts"] = {{"forward-backward", 0.75}, {"all-grads-sync", 0.125}, {"optimizer", 0.0625}};
+  text = RenderPrometheusText(view);
+  const std::string phase = R"({node="1",host="host2",rank="2",local_rank="0",phase=")";
+  EXPECT_TRUE(Has(text, "primus_rank_step_phase_seconds" + phase + R"(compute"} 0.625)")) << text;
+  EXPECT_TRUE(Has(text, "primus_rank_step_phase_seconds" + phase + R"(communication"} 0.125)")) << text;
+  EXPECT_TRUE(Has(text, "primus_rank_step_phase_seconds" + phase + R"(optimizer"} 0.0625)")) << text;
   // A view without the names still says which run it is.
   EXPECT_TRUE(Has(RenderPrometheusText(DocumentedView()),
                   R"(primus_job_info{run_id="20261125-093000-1a2b3c",experiment="",backend="",framework=""} 1)"));

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "telemetry/node_sample.h"
+#include "telemetry/step_time_parts.h"
 #include "util/files.h"
 #include "util/json_fields.h"
 #include "util/log.h"
@@ -48,6 +50,22 @@ std::pair<std::optional<int64_t>, Scalars> TrainingScalars(const Json& view) {
       }
     }
     AddIf(scalars, std::string("train/") + field, value);
+  }
+  // Where the step went, on the busiest rank that says (the others wait for it).
+  std::optional<StepTimeBreakdown> busiest;
+  auto busy = [](const StepTimeBreakdown& parts) {
+    return parts.at(StepPhase::kCompute) + parts.at(StepPhase::kData) + parts.at(StepPhase::kOptimizer);
+  };
+  for (const Json& node : json_fields::Array(view, "nodes")) {
+    for (const Json& worker : json_fields::Array(node, "workers")) {
+      std::optional<TrainingMetrics> metrics = MetricsFromJson(worker);
+      std::optional<StepTimeBreakdown> parts = metrics ? BreakDownStepTime(*metrics) : std::nullopt;
+      if (parts && (!busiest || busy(*parts) > busy(*busiest))) busiest = parts;
+    }
+  }
+  for (int phase = 0; busiest && phase < kStepPhaseCount; ++phase) {
+    AddIf(scalars, std::string("step_time/") + StepPhaseName(static_cast<StepPhase>(phase)) + "_s",
+          busiest->seconds[phase]);
   }
   return {step, scalars};
 }

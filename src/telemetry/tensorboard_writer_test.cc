@@ -118,6 +118,15 @@ TEST(TensorBoardFeedTest, TrainingScalarsAtTheStepAndSystemOnesEveryThirtySecond
   EXPECT_FLOAT_EQ(system_by_tag["system/node0/cpu_cores"], 1.5f);
   EXPECT_FLOAT_EQ(system_by_tag["system/node0/gpu0/utilization"], 0.97f);
   EXPECT_FLOAT_EQ(system_by_tag["system/node0/gpu0/power_watts"], 600.5f);
+  EXPECT_EQ(by_tag.count("step_time/compute_s"), 0u) << "no rank said where its step went";
+  // Where the step went: the busiest rank's (the one the others wait for).
+  json parts = View(10, 2.5, 150);
+  parts["nodes"][0]["workers"][0]["time_parts"] = {{"compute", 0.5}, {"communication", 0.1}};
+  parts["nodes"][0]["workers"][1]["time_parts"] = {{"compute", 0.2}, {"communication", 0.4}, {"data", 0.05}};
+  std::map<std::string, float> with_parts;
+  for (const auto& [tag, value] : TrainingScalars(parts).second) with_parts[tag] = value;
+  EXPECT_FLOAT_EQ(with_parts["step_time/compute_s"], 0.5f);
+  EXPECT_FLOAT_EQ(with_parts["step_time/communication_s"], 0.1f);
   // A figure a float cannot hold (a worker's loss of 1e300) is left out, not cast.
   auto [huge_step, huge] = TrainingScalars(View(10, 1e300, 150));
   for (const auto& [tag, value] : huge) EXPECT_NE(tag, "train/loss");

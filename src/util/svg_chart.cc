@@ -332,6 +332,63 @@ std::string RenderBoxChart(const BoxChart& chart) {
   return svg + "</svg>\n";
 }
 
+std::string RenderStackedBarChart(const StackedBarChart& chart) {
+  constexpr double kHeight = 320;
+  double y_max = 0;
+  for (const StackedBar& bar : chart.bars) {
+    double total = 0;
+    for (double v : bar.values) total += std::max(0.0, v);
+    y_max = std::max(y_max, total);
+  }
+  Axis y = MakeAxis(0, y_max, 5, true);
+  double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
+  auto sy = [&](double v) { return kTop + plot_h - (v - y.lo) / (y.hi - y.lo) * plot_h; };
+  double slot = plot_w / static_cast<double>(std::max<size_t>(1, chart.bars.size()));
+  double bar_w = std::max(1.0, std::min(40.0, slot * 0.7));
+
+  std::string svg = SvgOpen(chart.id, "stacked", kHeight, chart.title);
+  svg += Frame({0, 1, 1}, y, kHeight, "", chart.y_label, /*x_ticks=*/false);
+  // Labels: all of them when they fit, else about 16 spread evenly.
+  size_t label_every = std::max<size_t>(1, (chart.bars.size() + 15) / 16);
+  for (size_t b = 0; b < chart.bars.size(); ++b) {
+    const StackedBar& bar = chart.bars[b];
+    double center = kLeft + slot * (static_cast<double>(b) + 0.5);
+    svg += fmt::format("<g class=\"bar\" data-label=\"{}\"{}>", EscapeXml(bar.label), bar.marked ? " data-marked=\"1\"" : "");
+    double base = 0;
+    for (size_t layer = 0; layer < bar.values.size() && layer < chart.layers.size(); ++layer) {
+      double v = std::max(0.0, bar.values[layer]);
+      if (v <= 0) continue;
+      svg += fmt::format(
+          "<rect data-layer=\"{0}\" data-value=\"{1:.6g}\" x=\"{2:.1f}\" y=\"{3:.1f}\" width=\"{4:.1f}\" height=\"{5:.1f}\" "
+          "fill=\"{6}\"><title>{7}: {0} {1:.4g}</title></rect>",
+          EscapeXml(chart.layers[layer]), v, center - bar_w / 2, sy(base + v), bar_w, std::max(0.5, sy(base) - sy(base + v)),
+          Color(layer), EscapeXml(bar.label));
+      base += v;
+    }
+    if (bar.marked) {
+      svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" stroke=\"#111\" "
+                         "stroke-width=\"2\"/>",
+                         center - bar_w / 2, sy(base), bar_w, std::max(0.5, sy(0) - sy(base)));
+    }
+    svg += "</g>\n";
+    if (b % label_every == 0) {
+      bool rotate = slot * static_cast<double>(label_every) < 60;
+      svg += fmt::format("<text x=\"{0:.1f}\" y=\"{1}\" text-anchor=\"{2}\"{3}>{4}</text>\n", center, kTop + plot_h + 14,
+                         rotate ? "end" : "middle",
+                         rotate ? fmt::format(" font-size=\"9\" transform=\"rotate(-45 {:.1f} {})\"", center, kTop + plot_h + 14)
+                                : std::string(),
+                         EscapeXml(bar.label));
+    }
+  }
+  for (size_t layer = 0; layer < chart.layers.size(); ++layer) {
+    double ly = kTop + 8 + 18 * static_cast<double>(layer);
+    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"10\" fill=\"{}\"/>\n", kLeft + plot_w + 12, ly - 5,
+                       Color(layer));
+    svg += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", kLeft + plot_w + 32, ly + 4, EscapeXml(chart.layers[layer]));
+  }
+  return svg + "</svg>\n";
+}
+
 std::string RenderTimeline(const Timeline& timeline) {
   constexpr double kRow = 30;
   double height = kTop + kRow * static_cast<double>(std::max<size_t>(1, timeline.rows.size())) + kBottom;

@@ -94,6 +94,21 @@ struct BoxChart {
 // dots beside it.
 std::string RenderBoxChart(const BoxChart& chart);
 
+struct StackedBar {
+  std::string label;
+  std::vector<double> values;  // one per layer, bottom first; negatives are drawn as 0
+  bool marked = false;         // drawn with a heavy outline (e.g. the slowest rank)
+};
+
+struct StackedBarChart {
+  std::string id, title, y_label;
+  std::vector<std::string> layers;  // the legend, bottom first
+  std::vector<StackedBar> bars;
+};
+// One bar per entry, its layers stacked in the legend's colours; each layer
+// segment carries its label, layer and value (data- attributes and a hover title).
+std::string RenderStackedBarChart(const StackedBarChart& chart);
+
 struct TimelineSpan {
   size_t row = 0;
   double start = 0, end = 0;

@@ -129,7 +129,9 @@ TEST(SvgChartTest, EveryLabelIsText) {
                  {{0.5, "<img src=x onerror=alert(1)>"}}, true};
   BoxChart box{"b", "<t>", "<y>", {{"<rank>", {1, 2}}}};
   Timeline timeline{"t", "<t>", "<x>", {"<row>"}, {{0, 0, 1, "<span>"}}, {{0, 0.5, "<mark onclick=x>", true}}};
-  for (const std::string& svg : {RenderLineChart(line), RenderBoxChart(box), RenderTimeline(timeline)}) {
+  StackedBarChart stacked{"s", "<t>", "<y>", {"<mark>"}, {{"<rank>", {1}, true}}};
+  for (const std::string& svg :
+       {RenderLineChart(line), RenderBoxChart(box), RenderTimeline(timeline), RenderStackedBarChart(stacked)}) {
     EXPECT_EQ(svg.find("<script"), std::string::npos) << svg;
     EXPECT_EQ(svg.find("<img"), std::string::npos) << svg;
     EXPECT_EQ(svg.find("<b>"), std::string::npos) << svg;
@@ -137,6 +139,22 @@ TEST(SvgChartTest, EveryLabelIsText) {
     EXPECT_EQ(svg.find("<mark"), std::string::npos) << svg;
   }
   EXPECT_NE(RenderLineChart(line).find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+}
+
+TEST(SvgChartTest, StackedBarsCarryEachLayersValueAndMarkOne) {
+  StackedBarChart chart{"parts", "seconds per step", "s", {"compute", "communication", "data"},
+                        {{"rank 0", {0.1, 0.3, 0.0}, false}, {"rank 1", {0.38, 0.01, 0.01}, true}}};
+  std::string svg = RenderStackedBarChart(chart);
+  EXPECT_EQ(CountApart(svg, "class=\"bar\""), 2u);
+  EXPECT_NE(svg.find("data-label=\"rank 1\" data-marked=\"1\"><rect data-layer=\"compute\" data-value=\"0.38\""),
+            std::string::npos)
+      << svg;
+  EXPECT_EQ(CountApart(svg, "data-layer=\"data\""), 1u) << "a zero layer draws nothing";
+  EXPECT_EQ(CountApart(svg, "data-marked"), 1u);
+  // A thousand bars keep about 16 labels.
+  StackedBarChart wide{"w", "w", "s", {"a"}, {}};
+  for (int i = 0; i < 1000; ++i) wide.bars.push_back({"step " + std::to_string(i), {1.0}, false});
+  EXPECT_LE(CountApart(RenderStackedBarChart(wide), "<text"), 16u + 1u + 10u) << "labels, the legend and the axis";
 }
 
 TEST(SvgChartTest, TimelineMarksFailuresApart) {

@@ -29,11 +29,31 @@ using testing::ProcessResult;
 using testing::RunPrimus;
 using testing::WaitFor;
 
-// Megatron-LM's training_log: only the last rank prints it.
+// Megatron-LM's training_log: only the last rank prints it, followed by its
+// timer block (megatron/core/timers.py at --timing-log-level 1, in the
+// --timing-log-option given as the second argument: minmax or all).
 const char kMegatronWorker[] = R"(
 import os, sys, time, datetime
 rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 steps = int(sys.argv[1])
+option = sys.argv[2] if len(sys.argv) > 2 else "minmax"
+# ms per iteration of each timer on each rank: rank 1 computes longest.
+times = {"forward-backward": [70.0 + (20.0 if r == 1 else 0.0) for r in range(world)],
+         "batch-generator": [2.0] * world,
+         "all-grads-sync": [15.0 - (10.0 if r == 1 else 0.0) for r in range(world)],
+         "optimizer": [8.0] * world}
+def timers_string():
+    if option == "all":
+        output_string = 'times across ranks (ms):'
+        for name, per_rank in times.items():
+            output_string += '\n  {}:'.format(name)
+            for r in range(world):
+                output_string += '\n     rank {:2d}: {:.2f}'.format(r, per_rank[r])
+        return output_string
+    output_string = '(min, max) time across ranks (ms):'
+    for name, per_rank in times.items():
+        output_string += '\n    {}: ({:.2f}, {:.2f})'.format((name + ' ').ljust(48, '.'), min(per_rank), max(per_rank))
+    return output_string
 print("building GPT model ...", flush=True)
 for iteration in range(1, steps + 1):
     time.sleep(0.1)
@@ -52,6 +72,7 @@ for iteration in range(1, steps + 1):
     log_string += ' number of skipped iterations: {:3d} |'.format(0)
     log_string += ' number of nan iterations: {:3d} |'.format(0)
     print(log_string, flush=True)
+    print(timers_string(), flush=True)
 )";
 
 // TorchTitan's step line through its logger, on every rank; rank 1 is slow.
@@ -154,6 +175,23 @@ TEST_F(FrameworkProgressTest, MegatronsLastRankFeedsTheJobViewAndTheMetricsPort)
   EXPECT_EQ(scraped.exit_code, 0) << scraped.all();
   EXPECT_NE(scraped.out.find("primus_rank_model_flops_per_second{node=\"0\""), std::string::npos) << scraped.out;
   EXPECT_NE(scraped.out.find("rank=\"2\",local_rank=\"2\"} 321500000000000"), std::string::npos) << scraped.out;
+  // Its timer block: where the step goes, for the whole job.
+  WaitFor([&] {
+    view = Once();
+    last = Worker(view, 2);
+    return last != nullptr && last->contains("time_parts");
+  }, 30);
+  ASSERT_NE(last, nullptr);
+  ASSERT_TRUE(last->contains("time_parts")) << last->dump();
+  EXPECT_DOUBLE_EQ((*last)["time_parts"]["forward-backward"]["s"].get<double>(), 0.09);
+  EXPECT_DOUBLE_EQ((*last)["time_parts"]["forward-backward"]["fastest_s"].get<double>(), 0.07);
+  scraped = testing::RunProcess(
+      {"/usr/bin/python3", "-c",
+       "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())",
+       "http://127.0.0.1:" + std::to_string(port) + "/metrics"});
+  // compute: forward-backward less batch-generator and all-grads-sync (90 - 2 - 15 ms).
+  EXPECT_NE(scraped.out.find("rank=\"2\",local_rank=\"2\",phase=\"compute\"} 0.073"), std::string::npos)
+      << scraped.out;
   EXPECT_EQ(testing::WaitForExit(job, 60), 0) << JobErr();
 }
 
@@ -165,7 +203,7 @@ TEST_F(FrameworkProgressTest, AnalyzeFindsMegatronsCurveInItsLastRanksLog) {
                               "workspace: " + workspace + "\n"
                               "backend: command\n"
                               "distributed: {nproc_per_node: 3}\n"
-                              "command: {argv: [/usr/bin/python3, " + script + ", '20']}\n").ok());
+                              "command: {argv: [/usr/bin/python3, " + script + ", '20', all]}\n").ok());
   ProcessResult train = RunPrimus({"direct", "--telemetry-interval", "0.3", "--", "train", "pretrain", "--config",
                                    JoinPath(dir_.path(), "exp.yaml")},
                                   Options());
@@ -179,6 +217,18 @@ TEST_F(FrameworkProgressTest, AnalyzeFindsMegatronsCurveInItsLastRanksLog) {
   ASSERT_TRUE(summary.is_object()) << analyzed.out;
   EXPECT_NE(summary.dump().find("rank2"), std::string::npos) << "the metrics come from rank 2's log:\n" << summary.dump(1);
   EXPECT_NE(summary.dump().find("\"loss_last\":0.4"), std::string::npos) << "8/20:\n" << summary.dump(1);
+  // The report says where the step time goes, from Megatron's timers, and
+  // names the rank they show as slowest.
+  std::string page = JoinPath(dir_.path(), "report.html");
+  ProcessResult report = RunPrimus({"analyze", "run", experiment, "--html", page}, Options());
+  ASSERT_EQ(report.exit_code, 0) << report.all();
+  std::string html = testing::Slurp(page);
+  size_t section = html.find("<section id=\"step-parts\">");
+  ASSERT_NE(section, std::string::npos);
+  std::string parts = html.substr(section, html.find("</section>", section) - section);
+  EXPECT_NE(parts.find("data-slowest-rank=\"1\""), std::string::npos) << parts;
+  EXPECT_NE(parts.find("printed by rank 2 for the whole job"), std::string::npos) << parts;
+  EXPECT_NE(parts.find("data-layer=\"communication\" data-value=\"0.015\""), std::string::npos) << parts;
   // And TensorBoard has the job's run, under the experiment.
   EXPECT_TRUE(std::filesystem::is_directory(JoinPath(experiment, "tensorboard/attempt_0"))) << experiment;
 }

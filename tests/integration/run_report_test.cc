@@ -49,18 +49,23 @@ ProcessResult Chromium(const std::vector<std::string>& args, const TempDir& prof
   return RunProcess(argv, options);
 }
 
-TEST(RunReportBrowserTest, ARealRunWithARestartRendersInABrowser) {
-  if (FindExecutable("chromium").empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup.sh installs it)";
-  TempDir workspace;
+// The example trainer's tiny-cpu experiment, with these overrides and trainer flags, into `workspace`.
+ProcessResult TrainTinyCpu(const TempDir& workspace, const std::vector<std::string>& extra) {
   ProcessOptions options;
   options.cwd = PRIMUS_SOURCE_DIR;
   options.env["NO_COLOR"] = "1";
   options.timeout_s = 300;
-  ProcessResult train = RunPrimus({"direct", "--hang-timeout", "60", "--", "train", "pretrain", "--config",
-                                   "examples/gpt/configs/tiny-cpu.yaml", "workspace=" + workspace.path(),
-                                   "training.steps=40", "checkpoint.interval=10", "fault_tolerance.max_restarts=1",
-                                   "--fail-at-step", "25", "--fail-rank", "1"},
-                                  options);
+  std::vector<std::string> argv = {"direct", "--hang-timeout", "60", "--", "train", "pretrain", "--config",
+                                   "examples/gpt/configs/tiny-cpu.yaml", "workspace=" + workspace.path()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return RunPrimus(argv, options);
+}
+
+TEST(RunReportBrowserTest, ARealRunWithARestartRendersInABrowser) {
+  if (FindExecutable("chromium").empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup.sh installs it)";
+  TempDir workspace;
+  ProcessResult train = TrainTinyCpu(workspace, {"training.steps=40", "checkpoint.interval=10",
+                                                 "fault_tolerance.max_restarts=1", "--fail-at-step", "25", "--fail-rank", "1"});
   ASSERT_EQ(train.exit_code, 0) << train.all();
   std::vector<fs::path> dirs;
   for (const auto& entry : fs::directory_iterator(workspace.path())) dirs.push_back(entry.path());
@@ -107,6 +112,33 @@ TEST(RunReportBrowserTest, ARealRunWithARestartRendersInABrowser) {
   ASSERT_GT(image.size(), 10000u) << "a screenshot with something on it: " << shot.all();
   EXPECT_EQ(image.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
   std::cout << "screenshot: " << png.string() << "\n";
+}
+
+// The example trainer reports its compute, communication and data per step;
+// rank 1 made slow (its --slow-rank hook) is the one the report names, and
+// the other rank's time shows as waiting in communication.
+TEST(RunReportStepPartsTest, TheExampleTrainersStragglerIsNamedWhereTheStepTimeGoes) {
+  TempDir workspace;
+  ProcessResult train = TrainTinyCpu(workspace, {"training.steps=12", "--slow-rank", "1", "--slow-ms", "300"});
+  ASSERT_EQ(train.exit_code, 0) << train.all();
+  std::vector<fs::path> dirs;
+  for (const auto& entry : fs::directory_iterator(workspace.path())) dirs.push_back(entry.path());
+  ASSERT_EQ(dirs.size(), 1u);
+  std::string page = (dirs[0] / "report.html").string();
+  ProcessResult analyze = RunPrimus({"analyze", "run", dirs[0].string(), "--html", page});
+  ASSERT_EQ(analyze.exit_code, 0) << analyze.all();
+  std::string html = Slurp(page);
+  size_t at = html.find("<section id=\"step-parts\">");
+  ASSERT_NE(at, std::string::npos);
+  std::string parts = html.substr(at, html.find("</section>", at) - at);
+  EXPECT_NE(parts.find("data-slowest-rank=\"1\""), std::string::npos) << parts;
+  EXPECT_NE(parts.find("Slowest rank: rank 1"), std::string::npos) << parts;
+  // Rank 0's bar: mostly waiting (communication), rank 1's: mostly compute.
+  std::smatch match;
+  static const std::regex rank_bar(R"re(data-label="rank 0"><rect data-layer="compute" data-value="([0-9.e-]+)"[^>]*>)re"
+                                   R"re(<title>[^<]*</title></rect><rect data-layer="communication" data-value="([0-9.e-]+)")re");
+  ASSERT_TRUE(std::regex_search(parts, match, rank_bar)) << parts;
+  EXPECT_GT(std::stod(match[2]), std::stod(match[1])) << "rank 0 waits for rank 1 longer than it computes";
 }
 
 }  // namespace

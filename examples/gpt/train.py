@@ -125,6 +125,9 @@ def build_parser():
     g.add_argument("--resume", default="auto", metavar="auto|none|PATH",
                    help="auto: newest valid checkpoint in --ckpt-dir (if any); none: start fresh; "
                         "PATH: that checkpoint file (or the newest valid one in that directory)")
+    g.add_argument("--resume-fallback", metavar="DIR",
+                   help="with --resume auto: when --ckpt-dir holds no valid checkpoint, the newest valid one "
+                        "in DIR (an earlier run's; its files are only read)")
 
     g = p.add_argument_group("logging")
     g.add_argument("--metrics-file", metavar="PATH", help="append per-step JSON lines here (rank 0)")
@@ -312,6 +315,12 @@ def choose_checkpoint(args, env, device):
             else:
                 state = ckpt.load(source)
                 chosen_step, path = state["step"], source
+            if (chosen_step < 0 and args.resume == "auto" and args.resume_fallback
+                    and os.path.isdir(args.resume_fallback)):
+                # An earlier run's checkpoints: read, never renamed or removed.
+                found = ckpt.find_latest_valid(args.resume_fallback, quarantine=False)
+                if found:
+                    chosen_step, path, state = found
         except ckpt.CheckpointError as e:
             failure = f"cannot resume from {source}: {e}"
             chosen_step = -2

@@ -4,6 +4,7 @@
 
 #include "util/clock.h"
 #include "util/files.h"
+#include "util/sha256.h"
 #include "util/json_fields.h"
 #include "util/strings.h"
 #include "io/subprocess.h"
@@ -19,9 +20,21 @@ std::optional<GitState> DetectGit(const std::string& dir) {
   if (!toplevel.ok() || toplevel->exit_code != 0) return std::nullopt;
   std::vector<std::string> lines = Split(std::string(Trim(toplevel->out)), '\n');
   if (lines.size() < 2) return std::nullopt;
-  GitState state{std::string(Trim(lines[0])), std::string(Trim(lines[1])), false};
+  GitState state;
+  state.toplevel = std::string(Trim(lines[0]));
+  state.commit = std::string(Trim(lines[1]));
   auto status = RunCommand({"git", "status", "--porcelain", "--untracked-files=no"}, options);
   state.dirty = status.ok() && status->exit_code == 0 && !Trim(status->out).empty();
+  if (state.dirty) {
+    // Its hash over at most 16 MiB (the capture's bound): a change beyond that is not seen.
+    options.capture_limit = 16 << 20;
+    auto diff = RunCommand({"git", "diff", "HEAD", "--no-color", "--no-ext-diff"}, options);
+    if (diff.ok() && diff->exit_code == 0) {
+      state.diff_sha256 = DigestHex(Sha256(diff->out));
+      state.diff_cut = diff->out.size() > kMaxDiffBytes;
+      state.diff = diff->out.substr(0, kMaxDiffBytes);
+    }
+  }
   return state;
 }
 
@@ -41,6 +54,7 @@ nlohmann::ordered_json MetadataToJson(const RunMetadata& metadata, const Redacto
   json["cwd"] = metadata.cwd;
   if (metadata.git) {
     json["git"] = {{"toplevel", metadata.git->toplevel}, {"commit", metadata.git->commit}, {"dirty", metadata.git->dirty}};
+    if (!metadata.git->diff_sha256.empty()) json["git"]["diff_sha256"] = metadata.git->diff_sha256;
   } else {
     json["git"] = nullptr;
   }
@@ -54,6 +68,17 @@ nlohmann::ordered_json MetadataToJson(const RunMetadata& metadata, const Redacto
   json["root_cause"] = metadata.root_cause;
   json["replay_of"] = metadata.replay_of.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(metadata.replay_of);
   json["log_dir"] = metadata.log_dir;
+  if (metadata.layout || !metadata.worker_argv.empty()) {
+    nlohmann::ordered_json launch = {{"backend_args", metadata.backend_args},
+                                     {"hook_args", metadata.hook_args},
+                                     {"worker_argv", metadata.worker_argv}};
+    if (metadata.layout) {
+      launch["layout"] = {{"nnodes", metadata.layout->nnodes},
+                          {"nproc_per_node", metadata.layout->nproc_per_node},
+                          {"world_size", metadata.layout->world_size}};
+    }
+    json["launch"] = std::move(launch);
+  }
   if (metadata.launcher) json["launcher"] = StampToJson(*metadata.launcher);
   // Every string (root-cause messages quote worker output), redacted as data:
   // the document stays valid JSON whatever a message holds.
@@ -63,19 +88,24 @@ nlohmann::ordered_json MetadataToJson(const RunMetadata& metadata, const Redacto
 Result<RunMetadata> MetadataFromJson(const nlohmann::json& json) {
   using json_fields::Text;
   if (!json.is_object()) return ConfigError("metadata.json is not a JSON object");
-  auto strings = [&](const char* key) {
+  auto strings_in = [](const nlohmann::json& object, const char* key) {
     std::vector<std::string> out;
-    for (const auto& item : json_fields::Array(json, key)) {
+    for (const auto& item : json_fields::Array(object, key)) {
       if (item.is_string()) out.push_back(item.get<std::string>());
     }
     return out;
   };
+  auto strings = [&](const char* key) { return strings_in(json, key); };
   RunMetadata metadata;
   metadata.primus_version = Text(json, "primus_version");
   metadata.argv = strings("argv");
   metadata.cwd = Text(json, "cwd");
   if (const auto& git = json_fields::Object(json, "git"); !git.empty()) {
-    metadata.git = GitState{Text(git, "toplevel"), Text(git, "commit"), json_fields::Bool(git, "dirty").value_or(false)};
+    metadata.git = GitState{};
+    metadata.git->toplevel = Text(git, "toplevel");
+    metadata.git->commit = Text(git, "commit");
+    metadata.git->dirty = json_fields::Bool(git, "dirty").value_or(false);
+    metadata.git->diff_sha256 = Text(git, "diff_sha256");
   }
   metadata.task = Text(json, "task");
   metadata.hosts = strings("hosts");
@@ -89,6 +119,16 @@ Result<RunMetadata> MetadataFromJson(const nlohmann::json& json) {
   }
   metadata.replay_of = Text(json, "replay_of");
   metadata.log_dir = Text(json, "log_dir");
+  if (const auto& launch = json_fields::Object(json, "launch"); !launch.empty()) {
+    metadata.backend_args = strings_in(launch, "backend_args");
+    metadata.hook_args = strings_in(launch, "hook_args");
+    metadata.worker_argv = strings_in(launch, "worker_argv");
+    if (const auto& layout = json_fields::Object(launch, "layout"); !layout.empty()) {
+      metadata.layout = RunLayout{json_fields::IntegerIn(layout, "nnodes", 0, 1 << 20).value_or(0),
+                                  json_fields::IntegerIn(layout, "nproc_per_node", 0, 1 << 20).value_or(0),
+                                  json_fields::IntegerIn(layout, "world_size", 0, 1 << 30).value_or(0)};
+    }
+  }
   metadata.launcher = StampFromJson(json_fields::Object(json, "launcher"));
   return metadata;
 }

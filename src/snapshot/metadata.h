@@ -23,10 +23,24 @@ struct GitState {
   std::string toplevel;
   std::string commit;
   bool dirty = false;
+  // The uncommitted changes to tracked files (`git diff HEAD`): their hash,
+  // which a replay compares, and the text itself (at most kMaxDiffBytes kept;
+  // written to code/uncommitted.patch, never into metadata.json).
+  std::string diff_sha256;
+  std::string diff;
+  bool diff_cut = false;  // the diff was longer than kMaxDiffBytes: `diff` holds its start
 };
+inline constexpr size_t kMaxDiffBytes = 1 << 20;
 
 // The repository containing `dir`, when git is installed and it is one.
 std::optional<GitState> DetectGit(const std::string& dir);
+
+// How many nodes and workers a run had (what a replay must match).
+struct RunLayout {
+  int nnodes = 0;
+  int nproc_per_node = 0;
+  int world_size = 0;
+};
 
 struct RunMetadata {
   std::string primus_version;
@@ -44,6 +58,12 @@ struct RunMetadata {
   int restarts = 0;
   nlohmann::ordered_json root_cause;  // null, or the failing worker as the agent reported it
   std::string replay_of;              // the experiment directory this run replays, if any
+  // What reached the workers, so that a replay runs the same (written once
+  // the worker command is known; absent in snapshots of older versions):
+  std::vector<std::string> backend_args;  // the command line's, after the experiment
+  std::vector<std::string> hook_args;     // what the hooks added (their extra. lines)
+  std::vector<std::string> worker_argv;   // the command every rank ran
+  std::optional<RunLayout> layout;
   std::string log_dir;
   std::optional<ProcessStamp> launcher;  // who writes this record (util/process_stamp.h)
 };

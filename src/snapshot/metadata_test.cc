@@ -87,9 +87,49 @@ TEST(MetadataTest, GitCommitAndDirtyFlag) {
   ASSERT_TRUE(clean.has_value());
   EXPECT_EQ(clean->commit.size(), 40u);
   EXPECT_FALSE(clean->dirty);
+  EXPECT_TRUE(clean->diff_sha256.empty());
   ASSERT_TRUE(WriteFileAtomic(repo + "/f", "changed").ok());
-  EXPECT_TRUE(DetectGit(repo)->dirty);
+  auto dirty = DetectGit(repo);
+  EXPECT_TRUE(dirty->dirty);
+  EXPECT_NE(dirty->diff.find("+changed"), std::string::npos) << dirty->diff;
+  EXPECT_EQ(dirty->diff_sha256.size(), 64u);
+  ASSERT_TRUE(WriteFileAtomic(repo + "/f", "changed again").ok());
+  EXPECT_NE(DetectGit(repo)->diff_sha256, dirty->diff_sha256) << "other changes, another hash";
   EXPECT_FALSE(DetectGit("/").has_value());
+}
+
+TEST(MetadataTest, TheLaunchRoundTripsAndItsSecretsAreRedacted) {
+  ScopedTempDir scoped("launch");
+  Redactor redactor(std::map<std::string, std::string>{{"WANDB_API_KEY", "wandb_secret_1"}});
+  RunMetadata metadata;
+  metadata.git = GitState{};
+  metadata.git->commit = "abc";
+  metadata.git->dirty = true;
+  metadata.git->diff_sha256 = std::string(64, 'f');
+  metadata.git->diff = "the diff itself";
+  metadata.backend_args = {"--dropout", "0.1", "--wandb-key", "wandb_secret_1"};
+  metadata.hook_args = {"--data-path", "/data"};
+  metadata.worker_argv = {"python3", "train.py"};
+  metadata.layout = RunLayout{2, 8, 16};
+  std::string path = scoped.path() + "/metadata.json";
+  ASSERT_TRUE(WriteMetadata(path, metadata, redactor).ok());
+  std::string text = *ReadFile(path);
+  EXPECT_EQ(text.find("wandb_secret_1"), std::string::npos) << text;
+  EXPECT_EQ(text.find("the diff itself"), std::string::npos) << "the diff goes to code/, not here";
+  auto back = ReadMetadata(path);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->backend_args, (std::vector<std::string>{"--dropout", "0.1", "--wandb-key", "<redacted>"}));
+  EXPECT_EQ(back->hook_args, metadata.hook_args);
+  EXPECT_EQ(back->worker_argv, metadata.worker_argv);
+  ASSERT_TRUE(back->layout);
+  EXPECT_EQ(back->layout->world_size, 16);
+  EXPECT_EQ(back->git->diff_sha256, std::string(64, 'f'));
+  // An older snapshot has no launch: nothing is made up for it.
+  ASSERT_TRUE(WriteFileAtomic(path, R"({"argv": ["primus-cli"], "launch": {"layout": "odd"}})").ok());
+  back = ReadMetadata(path);
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back->layout);
+  EXPECT_TRUE(back->backend_args.empty());
 }
 
 TEST(MetadataTest, GarbageFileIsAClearError) {

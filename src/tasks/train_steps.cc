@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 
 #include "agent/launch_plan.h"
@@ -11,6 +12,7 @@
 #include "agent/launch_summary.h"
 #include "preflight/preflight_runner.h"
 #include "snapshot/redaction.h"
+#include "train/earlier_checkpoints.h"
 #include "train/launch_settings.h"
 #include "train/progress.h"
 #include "train/system_info.h"
@@ -122,6 +124,94 @@ void Finish(TrainLaunch* launch, int exit_code, const std::string& status) {
   WriteMetadataOrWarn(*launch);
 }
 
+// A replay hands the backend what the recorded run did, unless this command
+// line gives arguments of its own (then they replace the recorded ones, said so).
+Status ReplayBackendArgs(TrainLaunch* launch) {
+  if (!launch->replay || !launch->replay->metadata.layout) return Status::Ok();  // an older snapshot: not recorded
+  const std::vector<std::string>& recorded = launch->replay->metadata.backend_args;
+  if (!launch->backend_args.empty()) {
+    if (launch->backend_args != recorded) {
+      log::Warn("replay: the backend arguments of this command line ({}) replace the recorded ones ({})",
+                ShellJoin(launch->backend_args), recorded.empty() ? "none" : ShellJoin(recorded));
+    }
+    return Status::Ok();
+  }
+  for (const std::string& arg : recorded) {
+    if (arg.find(snapshot::kRedacted) != std::string::npos) {
+      return ConfigError("--replay " + launch->replay->dir.root + ": the recorded backend argument '" + arg +
+                             "' held a secret, which was not recorded",
+                         "give the backend arguments again after --replay " + launch->args.replay);
+    }
+  }
+  launch->backend_args = recorded;
+  if (!recorded.empty()) log::Info("replay: the recorded backend arguments: {}", ShellJoin(recorded));
+  return Status::Ok();
+}
+
+// The replay's then/now table: the machine (env/system_info.json), the code and the layout.
+std::vector<train::SystemDifference> ReplayDifferences(const TrainLaunch& launch, const nlohmann::ordered_json& system) {
+  std::vector<train::SystemDifference> differences = train::CompareSystems(launch.replay->system, system);
+  snapshot::RunLayout layout{launch.workers.spec.nnodes, launch.workers.spec.nproc_per_node, launch.world_size};
+  std::vector<train::SystemDifference> launch_differences =
+      train::CompareLaunch(launch.replay->metadata, snapshot::DetectGit(CurrentDir()), layout);
+  differences.insert(differences.begin(), launch_differences.begin(), launch_differences.end());
+  return differences;
+}
+
+nlohmann::ordered_json DescribeThisSystem(const TrainLaunch& launch) {
+  nlohmann::ordered_json system = train::DescribeSystem(launch.workers.setup.host);
+  train::AddPythonVersions(launch.experiment.interpreter, &system);
+  if (launch.primus) system["primus_backend"] = launch.primus->version + " at " + launch.primus->root;
+  return system;
+}
+
+// resume auto across runs (train/earlier_checkpoints.h): the newest earlier
+// run's checkpoints, when the experiment keeps them in its run directory
+// (no checkpoint.dir of its own) and its backend can take them.
+std::string ResumeSetting(const TrainLaunch& launch) {
+  return launch.args.resume.empty() ? launch.experiment.resolved.Find("checkpoint.resume")->ScalarText()
+                                    : launch.args.resume;
+}
+
+bool ResumesAcrossRuns(const TrainLaunch& launch) {
+  const config::Value& resolved = launch.experiment.resolved;
+  return ResumeSetting(launch) == "auto" && launch.experiment.backend == "torch" && !launch.primus &&
+         resolved.Find("checkpoint.dir")->ScalarText().empty() && resolved.Find("checkpoint.interval")->AsInt() > 0;
+}
+
+std::string EarlierRunToResume(const TrainLaunch& launch) {
+  const train::ExperimentConfig& experiment = launch.experiment;
+  // A replay runs as the recorded run did, not from another run's checkpoints.
+  if (!ResumesAcrossRuns(launch) || launch.replay) return "";
+  auto found = train::FindEarlierCheckpoints(experiment.workspace, experiment.exp_name, launch.shared_root);
+  if (!found) return "";
+  log::Info("resume auto: unless this run has checkpoints of its own, it starts from the newest valid one of the "
+            "earlier run in {} (its newest is step {})",
+            found->dir, found->newest_step);
+  return found->dir;
+}
+
+// After a run that did not finish: the command that goes on from its newest
+// checkpoint. The same command does, when it resumes automatically across runs.
+void SayHowToResume(const TrainLaunch& launch) {
+  if (launch.command.checkpoint_dir.empty() || launch.metadata.argv.empty()) return;
+  std::error_code error;
+  bool any = false;
+  for (const auto& entry : std::filesystem::directory_iterator(launch.command.checkpoint_dir, error)) {
+    any = any || entry.path().extension() == ".pt";
+  }
+  if (!any) return;
+  std::vector<std::string> argv;
+  for (const std::string& arg : launch.metadata.argv) argv.push_back(snapshot::ProcessRedactor().Text(arg));
+  // The same command finds them (resume auto, across runs or in a checkpoint.dir
+  // of its own); otherwise it is told where they are.
+  const config::Value& resolved = launch.experiment.resolved;
+  bool own_dir = !resolved.Find("checkpoint.dir")->ScalarText().empty();
+  if (!ResumesAcrossRuns(launch) && !own_dir) argv.push_back("checkpoint.dir=" + launch.command.checkpoint_dir);
+  if (ResumeSetting(launch) != "auto") argv.push_back("checkpoint.resume=auto");
+  log::Info("to go on from its newest checkpoint ({}): {}", launch.command.checkpoint_dir, ShellJoin(argv));
+}
+
 }  // namespace
 
 Status LoadRequestedExperiment(TrainLaunch* launch) {
@@ -134,6 +224,18 @@ Status LoadRequestedExperiment(TrainLaunch* launch) {
     if (!source.ok()) return source.error();
     launch->replay = *source;
     launch->request.file = launch->replay->resolved_config;
+    // Relative paths (the entry script, the workspace, hook directories)
+    // mean what they meant: the replay runs where the recorded run did.
+    const std::string& recorded_cwd = launch->replay->metadata.cwd;
+    if (!recorded_cwd.empty() && recorded_cwd != CurrentDir()) {
+      if (!IsDirectory(recorded_cwd) || ::chdir(recorded_cwd.c_str()) != 0) {
+        return UnavailableError("--replay " + args.replay + ": the recorded run's working directory " + recorded_cwd +
+                                    " is not there to run in",
+                                "restore it (the experiment's relative paths are resolved there), or copy the "
+                                "experiment and start it with train --config");
+      }
+      log::Info("replay: in the recorded working directory {}", recorded_cwd);
+    }
   }
   if (!args.backend.empty()) launch->request.overrides.push_back("backend=" + args.backend);
   auto experiment = train::LoadExperiment(launch->request);
@@ -196,6 +298,21 @@ Status BuildLaunchSpec(TrainLaunch* launch) {
   for (const auto& [name, entry] : launch->workers.setup.plan.variables) redactor.Learn(name, entry.value);
 
   launch->world_size = launch->workers.spec.nnodes * launch->workers.spec.nproc_per_node;
+  // A replay on another layout is another run: said as such, before the
+  // batch arithmetic would fail on it in its own words.
+  if (launch->replay && launch->replay->metadata.layout && !launch->args.force) {
+    const snapshot::RunLayout& was = *launch->replay->metadata.layout;
+    const agent::LaunchSpec& spec = launch->workers.spec;
+    if (was.nnodes != spec.nnodes || was.nproc_per_node != spec.nproc_per_node || was.world_size != launch->world_size) {
+      return UnavailableError(
+          fmt::format("the replay of {} would not run the same: it ran on {} node(s) x {} worker(s) (world size {}), "
+                      "this launch has {} x {} (world size {})",
+                      launch->replay->dir.root, was.nnodes, was.nproc_per_node, was.world_size, spec.nnodes,
+                      spec.nproc_per_node, launch->world_size),
+          fmt::format("replay it on {} node(s) with --nproc-per-node {}, or add --force to run it on this layout",
+                      was.nnodes, was.nproc_per_node));
+    }
+  }
   if (launch->primus_experiment) {
     auto layout = train::CheckPrimusLayout(*launch->primus_experiment, launch->world_size);
     if (!layout.ok()) {
@@ -224,6 +341,7 @@ Status BuildLaunchSpec(TrainLaunch* launch) {
   launch->workers.spec.experiment_name = launch->experiment.exp_name;
   launch->workers.spec.backend = launch->primus_experiment ? "primus" : launch->experiment.backend;
   launch->backend_args = launch->primus ? launch->args.rest : launch->args.extra_args;
+  if (Status replayed = ReplayBackendArgs(launch); !replayed.ok()) return replayed;
   launch->run_preflight = !launch->args.no_preflight && launcher.GetBool("train.preflight");
   launch->job_id = launch->process_env.count("PRIMUS_JOB_ID") ? launch->process_env.at("PRIMUS_JOB_ID")
                                                                : launcher.scheduler().job_id;
@@ -272,7 +390,20 @@ Result<int> PrintDryRun(const TrainLaunch& launch) {
             << agent::DescribeWorkerEnvironment(launch.workers.setup)
             << (launch.run_preflight ? "preflight: the fast checks would run before the launch (--no-preflight skips them)\n"
                                      : "preflight: off\n");
-  if (launch.replay) std::cout << ReplayRiskText(launch);
+  if (launch.replay) {
+    std::cout << "replay of " << launch.replay->dir.root << " (" << launch.replay->metadata.start_time
+              << "): then vs now\n"
+              << train::FormatDifferences(ReplayDifferences(launch, DescribeThisSystem(launch)))
+              << ReplayRiskText(launch);
+    std::vector<std::string> incompatible;
+    for (const train::SystemDifference& difference : ReplayDifferences(launch, DescribeThisSystem(launch))) {
+      if (difference.incompatible) incompatible.push_back(difference.what);
+    }
+    if (!incompatible.empty() && !launch.args.force) {
+      return UnavailableError("a launch would refuse this replay: " + Join(incompatible, ", ") + " differ",
+                              "add --force to run it anyway");
+    }
+  }
   return 0;
 }
 
@@ -340,6 +471,19 @@ Status OpenExperimentDir(TrainLaunch* launch, const TaskContext& context) {
   metadata.argv = context.command_line;
   metadata.cwd = CurrentDir();
   metadata.git = snapshot::DetectGit(metadata.cwd);
+  metadata.backend_args = launch->backend_args;  // the hooks' come later, apart
+  if (metadata.git && !metadata.git->diff.empty()) {
+    // The uncommitted changes beside the commit: `git apply` restores the code.
+    std::string code_dir = JoinPath(launch->dir.root, "code");
+    if (Status made = MakePrivateDir(code_dir); !made.ok()) return made.error();
+    if (Status written = WriteFileAtomic(JoinPath(code_dir, "uncommitted.patch"), metadata.git->diff); !written.ok()) {
+      return written.error();
+    }
+    if (metadata.git->diff_cut) {
+      log::Warn("the uncommitted changes of {} are longer than {} MiB: code/uncommitted.patch holds their start only",
+                metadata.git->toplevel, snapshot::kMaxDiffBytes >> 20);
+    }
+  }
   metadata.task = "train " + launch->args.subtask;
   metadata.hosts = {log::HostName()};
   metadata.start_time = snapshot::IsoTimeUtc(WallSeconds());
@@ -362,18 +506,27 @@ Status OpenExperimentDir(TrainLaunch* launch, const TaskContext& context) {
 
 Status WriteSnapshot(TrainLaunch* launch) {
   const train::ExperimentConfig& experiment = launch->experiment;
-  nlohmann::ordered_json system = train::DescribeSystem(launch->workers.setup.host);
-  train::AddPythonVersions(experiment.interpreter, &system);
-  if (launch->primus) system["primus_backend"] = launch->primus->version + " at " + launch->primus->root;
+  nlohmann::ordered_json system = DescribeThisSystem(*launch);
   if (launch->replay) {
-    auto differences = train::CompareSystems(launch->replay->system, system);
-    bool incompatible = std::any_of(differences.begin(), differences.end(), [](const auto& d) { return d.incompatible; });
+    auto differences = ReplayDifferences(*launch, system);
+    std::vector<std::string> incompatible;
+    for (const train::SystemDifference& difference : differences) {
+      if (difference.incompatible) incompatible.push_back(difference.what);
+    }
     std::cerr << "replay of " << launch->replay->dir.root << " (" << launch->replay->metadata.start_time
               << "): then vs now\n"
               << train::FormatDifferences(differences) << ReplayRiskText(*launch);
-    if (incompatible && !launch->args.force) {
-      return UnavailableError("this machine is not compatible with the recorded run of " + launch->replay->dir.root,
-                              "use a machine with the recorded GPUs, or add --force to run anyway");
+    if (!incompatible.empty() && !launch->args.force) {
+      std::string hint = "run it where the recorded ";
+      const std::optional<snapshot::GitState>& git = launch->replay->metadata.git;
+      if (git && std::any_of(incompatible.begin(), incompatible.end(), [](const std::string& what) { return what.starts_with("code"); })) {
+        hint += "code is (git checkout " + git->commit.substr(0, 12) +
+                (git->dirty ? ", then git apply " + launch->replay->dir.root + "/code/uncommitted.patch" : "") + "), ";
+      }
+      hint += "layout and GPUs are, or add --force to run anyway";
+      return UnavailableError("the replay of " + launch->replay->dir.root + " would not run the same: " +
+                                  Join(incompatible, ", ") + " differ (the table above)",
+                              hint);
     }
   }
   const snapshot::Redactor& redactor = snapshot::ProcessRedactor();
@@ -423,6 +576,7 @@ Status RunHooks(TrainLaunch* launch) {
     origins[name] = {value, "hook env. line"};
   }
   // The hooks' extra arguments go to the backend before the command line's.
+  launch->metadata.hook_args = outcome->extra_args;
   std::vector<std::string> extra = outcome->extra_args;
   extra.insert(extra.end(), launch->backend_args.begin(), launch->backend_args.end());
   launch->backend_args = std::move(extra);
@@ -435,6 +589,7 @@ Status BuildWorkerCommand(TrainLaunch* launch) {
   train::BackendRequest inputs{&experiment,           launch->shared_root, launch->backend_args,
                               launch->args.resume,   launch->process_env, launch->args.subtask,
                               launch->primus ? &*launch->primus : nullptr};
+  inputs.resume_fallback = EarlierRunToResume(*launch);
   if (launch->primus) {
     log::Info("through Primus {} at {} ({}): {}", launch->primus->version, launch->primus->root, launch->primus->found_by,
               train::DescribePrimusPlan(*launch->primus_experiment, launch->primus_layout, launch->world_size));
@@ -469,6 +624,9 @@ Status BuildWorkerCommand(TrainLaunch* launch) {
   WriteWorkerEnv(*launch);
 
   spec.argv = launch->command.argv;
+  launch->metadata.worker_argv = spec.argv;
+  launch->metadata.layout = snapshot::RunLayout{spec.nnodes, spec.nproc_per_node, launch->world_size};
+  WriteMetadataOrWarn(*launch);
   spec.log_dir = launch->log_dir;
   spec.run_id = Split(launch->dir.root, '/').back();
   // Every experiment's events under <experiment>/tensorboard: `tensorboard --logdir output/` shows them all.
@@ -527,6 +685,7 @@ int RecordOutcome(TrainLaunch* launch, const agent::RunResult& result) {
                                               result.root_cause->exit_code);
   log::Info("experiment {}: {} (exit {}{}), {}", launch->dir.root, status, exit_code, worker_code,
             result.restarts ? std::to_string(result.restarts) + " restart(s)" : "no restarts");
+  if (status != "succeeded") SayHowToResume(*launch);
   return exit_code;
 }
 

@@ -69,6 +69,9 @@ Result<BackendCommand> TorchCommand(const BackendRequest& inputs) {
       Flag(&command.argv, "--ckpt-interval", Text(r, "checkpoint.interval"));
       Flag(&command.argv, "--keep-last", Text(r, "checkpoint.keep_last"));
       Flag(&command.argv, "--resume", Resume(inputs));
+      if (Resume(inputs) == "auto" && !inputs.resume_fallback.empty()) {
+        Flag(&command.argv, "--resume-fallback", inputs.resume_fallback);
+      }
     }
     command.metrics_file = inputs.experiment_dir + "/metrics.jsonl";
     Flag(&command.argv, "--metrics-file", command.metrics_file);

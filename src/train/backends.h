@@ -30,6 +30,9 @@ struct BackendRequest {
   std::map<std::string, std::string> environment;  // the launcher's environment (MEGATRON_PATH)
   std::string subtask = "pretrain";              // pretrain | posttrain
   const PrimusInstall* primus = nullptr;         // the primus backend's installation
+  // resume auto: the checkpoints of an earlier run of the experiment
+  // (train/earlier_checkpoints.h), taken when this run has none of its own.
+  std::string resume_fallback;
 };
 
 struct BackendCommand {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <set>
 
 #include "snapshot/redaction.h"
@@ -20,7 +21,9 @@ Result<ReplaySource> LoadReplaySource(const std::string& directory) {
     return UsageError("--replay " + directory + ": no such directory", "give an experiment directory such as output/exp_2025_11_10_134522/");
   }
   ReplaySource source;
-  source.dir.root = root;
+  // Absolute: a replay runs in the recorded working directory.
+  source.dir.root = std::filesystem::absolute(root).lexically_normal().string();
+  while (source.dir.root.size() > 1 && source.dir.root.back() == '/') source.dir.root.pop_back();
   source.resolved_config = source.dir.config_dir() + "/resolved.yaml";
   if (!PathExists(source.resolved_config) || !PathExists(source.dir.metadata_file())) {
     return ConfigError("--replay " + directory + " is not a primus-cli experiment directory (no config/resolved.yaml or metadata.json)",
@@ -168,8 +171,37 @@ std::vector<SystemDifference> CompareSystems(const nlohmann::json& then, const n
   return differences;
 }
 
+std::vector<SystemDifference> CompareLaunch(const snapshot::RunMetadata& then, const std::optional<snapshot::GitState>& git_now,
+                                           const snapshot::RunLayout& layout_now) {
+  std::vector<SystemDifference> differences;
+  // The code: the recorded repository's commit and uncommitted changes.
+  if (then.git) {
+    auto short_commit = [](const std::string& commit) { return commit.substr(0, 12); };
+    std::string now_commit = git_now ? short_commit(git_now->commit) : "- (not in a git repository)";
+    if (!git_now || git_now->commit != then.git->commit) {
+      differences.push_back({"code: commit", short_commit(then.git->commit), now_commit, true});
+    }
+    auto changes = [](const snapshot::GitState& git) {
+      if (!git.dirty) return std::string("none");
+      return git.diff_sha256.empty() ? std::string("some (not hashed)") : "sha256 " + git.diff_sha256.substr(0, 12);
+    };
+    std::string then_changes = changes(*then.git), now_changes = git_now ? changes(*git_now) : "-";
+    if (then_changes != now_changes) differences.push_back({"code: uncommitted", then_changes, now_changes, true});
+  }
+  if (then.layout) {
+    const snapshot::RunLayout& was = *then.layout;
+    auto row = [&](const char* what, int a, int b) {
+      if (a != b) differences.push_back({what, std::to_string(a), std::to_string(b), true});
+    };
+    row("layout: nodes", was.nnodes, layout_now.nnodes);
+    row("layout: per node", was.nproc_per_node, layout_now.nproc_per_node);
+    row("layout: world size", was.world_size, layout_now.world_size);
+  }
+  return differences;
+}
+
 std::string FormatDifferences(const std::vector<SystemDifference>& differences) {
-  if (differences.empty()) return "  (no differences: same GPUs, versions and host)\n";
+  if (differences.empty()) return "  (no differences: same code, layout, GPUs, versions and host)\n";
   std::string out = fmt::format("  {:<18} {:<28} {:<28}\n", "", "then", "now");
   for (const auto& d : differences) {
     out += fmt::format("  {:<18} {:<28} {:<28}{}\n", d.what, d.then, d.now, d.incompatible ? "  INCOMPATIBLE" : "");

@@ -1,9 +1,11 @@
 // --replay DIR: run an earlier experiment again with its recorded resolved
-// configuration and environment. Before anything starts, the recorded system
-// (env/system_info.json) is compared with this one: a different GPU model,
-// vendor or count makes the replay refuse (unless --force), other differences
-// (versions, hosts, driver) are listed as warnings. Values that were redacted
-// when recorded must come from the current environment.
+// configuration, environment and backend arguments, in its recorded working
+// directory. Before anything starts, the recorded system (env/system_info.json),
+// code (git commit and uncommitted changes) and layout (metadata.json) are
+// compared with now: a different GPU model, vendor or count, different code
+// or a different layout makes the replay refuse (unless --force), other
+// differences (versions, hosts, driver) are listed as warnings. Values that
+// were redacted when recorded must come from the current environment.
 #pragma once
 
 #include <map>
@@ -72,6 +74,13 @@ std::vector<ReplayRisk> ReplayRisks(const ReplaySource& source, const config::Va
                                     const std::string& interpreter, const std::map<std::string, std::string>& now);
 
 std::vector<SystemDifference> CompareSystems(const nlohmann::json& then, const nlohmann::json& now);
+// The code and the layout against the recorded run's (metadata.json's git and
+// launch.layout; a snapshot that did not record one is not compared on it):
+// a different commit, different uncommitted changes (their hash), or another
+// count of nodes, workers per node or world size. Every one is incompatible:
+// the run would not be the same.
+std::vector<SystemDifference> CompareLaunch(const snapshot::RunMetadata& then, const std::optional<snapshot::GitState>& git_now,
+                                           const snapshot::RunLayout& layout_now);
 std::string FormatDifferences(const std::vector<SystemDifference>& differences);
 
 }  // namespace primus::train

@@ -53,5 +53,32 @@ TEST(ReplayTest, NotAnExperimentDirectory) {
   EXPECT_NE(plain.error().message.find("not a primus-cli experiment directory"), std::string::npos);
 }
 
+TEST(ReplayTest, OtherCodeOrAnotherLayoutIsIncompatible) {
+  snapshot::RunMetadata then;
+  then.git = snapshot::GitState{};
+  then.git->commit = std::string(40, 'a');
+  then.git->dirty = true;
+  then.git->diff_sha256 = std::string(64, 'd');
+  then.layout = snapshot::RunLayout{2, 8, 16};
+  snapshot::GitState same = *then.git;
+  EXPECT_TRUE(CompareLaunch(then, same, {2, 8, 16}).empty());
+  snapshot::GitState committed = same;
+  committed.commit = std::string(40, 'b');
+  committed.dirty = false;
+  committed.diff_sha256.clear();
+  auto differences = CompareLaunch(then, committed, {1, 8, 8});
+  std::vector<std::string> what;
+  for (const SystemDifference& d : differences) {
+    EXPECT_TRUE(d.incompatible) << d.what;
+    what.push_back(d.what);
+  }
+  EXPECT_EQ(what, (std::vector<std::string>{"code: commit", "code: uncommitted", "layout: nodes", "layout: world size"}));
+  EXPECT_EQ(differences[0].then, std::string(12, 'a'));
+  EXPECT_EQ(differences[1].now, "none");
+  EXPECT_EQ(CompareLaunch(then, std::nullopt, {2, 8, 16}).at(0).now, "- (not in a git repository)");
+  // A snapshot that recorded neither compares on neither.
+  EXPECT_TRUE(CompareLaunch(snapshot::RunMetadata{}, committed, {1, 1, 1}).empty());
+}
+
 }  // namespace
 }  // namespace primus::train

@@ -6,6 +6,7 @@
 #   share/man/man1/primus-cli*.1                         made by the binary from its help
 #   share/bash-completion/completions/primus-cli, share/zsh/vendor-completions/_primus-cli,
 #   share/fish/vendor_completions.d/primus-cli.fish       made by the binary
+#   share/primus-cli/python/primus_hooks.py            the Python hook API, on every hook's PYTHONPATH
 #   share/primus-cli/profiles/, share/primus-cli/signatures.yaml
 #     copies of what is compiled in, to read and to start one's own from
 #     (PRIMUS_PROFILE_PATH, analyze logs --signatures); the binary never needs them.
@@ -66,6 +67,8 @@ install(FILES ${PRIMUS_COMPLETION_DIR}/_primus-cli DESTINATION ${CMAKE_INSTALL_D
 install(FILES ${PRIMUS_COMPLETION_DIR}/primus-cli.fish DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/fish/vendor_completions.d)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/profiles/ DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/primus-cli/profiles)
 install(FILES ${PROJECT_SOURCE_DIR}/data/signatures.yaml DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/primus-cli)
+# The Python hook API, which hooks find on their PYTHONPATH (hooks/hook_runner.h).
+install(FILES ${PROJECT_SOURCE_DIR}/python/primus_hooks.py DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/primus-cli/python)
 
 # cpack -G DEB (in the build directory) -> primus-cli_<version>_amd64.deb.
 set(CPACK_PACKAGE_NAME primus-cli)

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "io/signal_channel.h"
 #include "io/stoppable_commands.h"
@@ -54,7 +55,8 @@ Result<Script> MakeScript(const std::string& path, Script::Kind kind) {
   script.kind = kind;
   script.path = path;
   if (IsExecutableFile(path)) {
-    script.argv = {path};
+    // A bare name is the file here, not a command found on PATH.
+    script.argv = {path.find('/') == std::string::npos ? "./" + path : path};
   } else if (path.ends_with(".sh")) {
     script.argv = {"bash", path};
   } else if (path.ends_with(".py")) {
@@ -80,11 +82,30 @@ std::string BuiltinHooksDirectory() {
   return "";
 }
 
+std::string PythonApiDirectory() {
+  Result<std::string> self = SelfExecutable();
+  if (!self.ok()) return "";
+  std::string prefix = DirName(DirName(*self));
+  for (const std::string& candidate : {prefix + "/share/primus-cli/python", prefix + "/python"}) {
+    if (PathExists(candidate + "/primus_hooks.py")) return candidate;
+  }
+  return "";
+}
+
 Result<std::vector<Script>> FindHooks(const HookQuery& query) {
   std::vector<Script> scripts;
   std::vector<std::string> groups = {"global", query.task};
   if (!query.subtask.empty()) groups.push_back(query.task + "/" + query.subtask);
   for (const std::string& directory : query.directories) {
+    bool primus_layout = std::find(query.primus_layout.begin(), query.primus_layout.end(), directory) !=
+                         query.primus_layout.end();
+    for (const std::string& name : primus_layout ? SortedEntries(directory) : std::vector<std::string>{}) {
+      std::string path = directory + "/" + name;
+      if (IsDirectory(path) || !(name.ends_with(".sh") || name.ends_with(".py"))) continue;
+      auto script = MakeScript(path, Script::Kind::kHook);
+      if (!script.ok()) return script.error();
+      scripts.push_back(*script);
+    }
     for (const std::string& group : groups) {
       std::string group_dir = JoinPath(directory, group);
       for (const std::string& name : SortedEntries(group_dir)) {
@@ -133,6 +154,7 @@ bool ParseProtocolLine(const std::string& line, RunOutcome* outcome) {
 
 Result<RunOutcome> RunScripts(const std::vector<Script>& scripts, const HookContext& context) {
   RunOutcome outcome;
+  const std::string python_api = PythonApiDirectory();
   for (const Script& script : scripts) {
     const char* what = script.kind == Script::Kind::kHook ? "hook" : "patch";
     if (script.run_once && context.node_rank != 0) {
@@ -146,6 +168,13 @@ Result<RunOutcome> RunScripts(const std::vector<Script>& scripts, const HookCont
     options.timeout_s = script.timeout_s;
     for (const auto& [name, value] : context.env) options.env[name] = value;
     for (const auto& [name, value] : outcome.env) options.env[name] = value;
+    options.env["PRIMUS_HOOK_KIND"] = script.kind == Script::Kind::kHook ? "hook" : "patch";
+    if (!python_api.empty()) {
+      std::string path = options.env.count("PYTHONPATH") && options.env["PYTHONPATH"]
+                             ? *options.env["PYTHONPATH"]
+                             : (std::getenv("PYTHONPATH") ? std::getenv("PYTHONPATH") : "");
+      options.env["PYTHONPATH"] = path.empty() ? python_api : python_api + ":" + path;
+    }
     options.on_line = [&](bool is_stderr, const std::string& line) {
       if (!is_stderr && ParseProtocolLine(line, &outcome)) {
         log::Debug("{} {}: {}", what, script.path, line);
@@ -155,7 +184,9 @@ Result<RunOutcome> RunScripts(const std::vector<Script>& scripts, const HookCont
     };
     log::Info("{} {}: running", what, script.path);
     // Ctrl-C ends the script (its whole process group) and the launch.
-    io::StoppableRun run = io::RunStoppable({{script.argv, std::move(options)}});
+    std::vector<std::string> argv = script.argv;
+    argv.insert(argv.end(), context.args.begin(), context.args.end());
+    io::StoppableRun run = io::RunStoppable({{argv, std::move(options)}});
     if (run.stop_signal != 0) {
       return StoppedBySignal(run.stop_signal, std::string(what) + " " + script.path + ": stopped by " +
                                                   io::SignalName(run.stop_signal) + "; no worker was started");

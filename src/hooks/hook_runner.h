@@ -36,10 +36,20 @@ struct Script {
 // "" when neither exists.
 std::string BuiltinHooksDirectory();
 
+// The Python hook API (python/primus_hooks.py) beside the binary:
+// <prefix>/share/primus-cli/python installed, the repository's python/ for
+// build/primus-cli; "" when neither exists. RunScripts puts it first on
+// every script's PYTHONPATH, and sets PRIMUS_HOOK_KIND (hook or patch).
+std::string PythonApiDirectory();
+
 struct HookQuery {
   std::vector<std::string> directories;  // searched in this order
   std::string task;
   std::string subtask;
+  // Directories in the public Primus runner's layout (runner/helpers/hooks):
+  // their own *.sh and *.py files are its global hooks (other files there are
+  // not hooks: Primus's runner skips them too), before global/.
+  std::vector<std::string> primus_layout;
 };
 
 // Hooks that apply to a task, in execution order. Unreadable directories are
@@ -60,6 +70,9 @@ struct HookContext {
   std::map<std::string, std::string> env;  // given to each script on top of ours; env.K lines add to it
   int node_rank = 0;
   std::string cwd;
+  // Given to every script after its own argv: the task and its arguments
+  // (`train pretrain --config exp.yaml ...`), as Primus's runner gives its hooks.
+  std::vector<std::string> args;
 };
 
 struct RunOutcome {

@@ -5,6 +5,7 @@
 #include "config/slurm_settings.h"
 #include "runtime/runtime.h"
 #include "tasks/task.h"
+#include "tasks/task_scripts.h"
 #include "util/log.h"
 
 namespace primus::runtime {
@@ -84,6 +85,14 @@ class DirectRuntime : public Runtime {
     if (!placed.ok()) log::Warn("{} (a real run stops here, exit 4)", placed.error().message);
     tasks::TaskContext task_context;
     task_context.args = invocation.task_args;
+    // Hooks and patches run here for run, benchmark and preflight (train runs
+    // its own, which see its experiment); other tasks refuse --patch. Our
+    // torchrun behaves as torchrun: no hooks.
+    if (invocation.task != "train" && invocation.program.empty()) {
+      auto args = tasks::RunTaskScripts(*context.launcher, invocation.task, invocation.task_args, context.dry_run);
+      if (!args.ok()) return args.error();
+      task_context.args = std::move(*args);
+    }
     task_context.command_line = context.command_line;
     task_context.launcher = context.launcher;
     task_context.dry_run = context.dry_run;

@@ -349,20 +349,13 @@ Status BuildLaunchSpec(TrainLaunch* launch) {
 }
 
 Status FindScripts(TrainLaunch* launch) {
-  const config::LauncherConfig& launcher = *launch->launcher;
-  std::vector<std::string> hook_dirs;
-  if (std::string builtin = hooks::BuiltinHooksDirectory(); !builtin.empty()) hook_dirs.push_back(builtin);
-  hook_dirs.push_back(".primus/hooks");
-  for (const std::string& dir : launcher.GetStringList("direct.hooks_dir")) hook_dirs.push_back(dir);
+  std::vector<std::string> experiment_dirs;
   for (const auto& dir : launch->experiment.resolved.Find("hooks.dirs")->AsList()) {
-    hook_dirs.push_back(JoinPath(DirName(launch->experiment.file), dir.ScalarText()));
+    experiment_dirs.push_back(JoinPath(DirName(launch->experiment.file), dir.ScalarText()));
   }
-  auto found = hooks::FindHooks({hook_dirs, "train", launch->args.subtask});
+  auto found = FindTaskScripts(*launch->launcher, "train", launch->args.subtask, experiment_dirs);
   if (!found.ok()) return found.error();
-  launch->hooks = std::move(*found);
-  auto patches = hooks::PreparePatches(launcher.GetStringList("direct.patch"));
-  if (!patches.ok()) return patches.error();
-  launch->patches = std::move(*patches);
+  launch->scripts = std::move(*found);
   return Status::Ok();
 }
 
@@ -382,10 +375,7 @@ Result<int> PrintDryRun(const TrainLaunch& launch) {
             << "  hang watchdog: " << Seconds(spec.hang_timeout_s) << " ("
             << launcher.OriginOf("direct.hang_timeout").Describe() << "); exit grace: " << Seconds(spec.exit_grace_s)
             << "\n"
-            << "scripts that would run (none runs under --dry-run):\n"
-            << (launch.patches.empty() && launch.hooks.empty()
-                    ? std::string("  (none)\n")
-                    : hooks::DescribeScripts(launch.patches) + hooks::DescribeScripts(launch.hooks))
+            << DescribeTaskScripts(launch.scripts)
             << "worker command (once per rank):\n  " << ShellJoin(command->argv) << "\n"
             << agent::DescribeWorkerEnvironment(launch.workers.setup)
             << (launch.run_preflight ? "preflight: the fast checks would run before the launch (--no-preflight skips them)\n"
@@ -557,16 +547,30 @@ Status RunHooks(TrainLaunch* launch) {
   }
   for (const auto& [name, entry] : launch->workers.setup.plan.variables) origins[name] = {entry.value, entry.origin};
 
-  std::vector<hooks::Script> scripts = launch->patches;
-  scripts.insert(scripts.end(), launch->hooks.begin(), launch->hooks.end());
+  std::vector<hooks::Script> scripts = launch->scripts.InOrder();
   hooks::HookContext hook_context;
   hook_context.node_rank = spec.node_rank;
+  // The resolved experiment as JSON too, for the Python hook API (python/primus_hooks.py).
+  std::string config_json = launch->dir.config_dir() + "/resolved.json";
+  if (!scripts.empty()) {
+    const config::Value& resolved = launch->primus ? launch->experiment.primus_file : launch->experiment.resolved;
+    if (Status written =
+            snapshot::WriteJsonFile(config_json, snapshot::ProcessRedactor().Json(resolved.ToJson()));
+        !written.ok()) {
+      return written;
+    }
+  }
+  // `train pretrain --config exp.yaml ...`, as typed: Primus's hooks read their group and name from it.
+  hook_context.args = {"train", launch->args.subtask, "--config", launch->experiment.file};
+  hook_context.args.insert(hook_context.args.end(), launch->args.rest.begin(), launch->args.rest.end());
   hook_context.env = {{"PRIMUS_TASK", "train"},
                       {"PRIMUS_SUBTASK", launch->args.subtask},
                       {"PRIMUS_EXP_DIR", launch->dir.root},
                       {"PRIMUS_CONFIG", launch->dir.config_dir() + "/resolved.yaml"},
+                      {"PRIMUS_CONFIG_JSON", config_json},
                       {"NODE_RANK", std::to_string(spec.node_rank)},
-                      {"NNODES", std::to_string(spec.nnodes)}};
+                      {"NNODES", std::to_string(spec.nnodes)},
+                      {"WORLD_SIZE", std::to_string(launch->world_size)}};
   auto outcome = hooks::RunScripts(scripts, hook_context);
   if (!outcome.ok()) return outcome.error();
   // A hook computed these for this launch: they win over profiles and files.

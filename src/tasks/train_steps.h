@@ -17,6 +17,7 @@
 #include "snapshot/metadata.h"
 #include "snapshot/snapshot_files.h"
 #include "tasks/task.h"
+#include "tasks/task_scripts.h"
 #include "tasks/worker_launch.h"
 #include "train/backends.h"
 #include "train/experiment.h"
@@ -59,8 +60,7 @@ struct TrainLaunch {
   WorkerLaunch workers;  // the layout and worker environment (tasks/worker_launch.h)
   int world_size = 0;
   std::vector<std::string> backend_args;  // after --config: ours minus overrides, or Primus's everything
-  std::vector<hooks::Script> patches;
-  std::vector<hooks::Script> hooks;
+  TaskScripts scripts;  // --patch, then the hooks (tasks/task_scripts.h)
   bool run_preflight = false;
   std::string job_id;  // PRIMUS_JOB_ID, or the scheduler's; "" when neither
 

@@ -120,6 +120,11 @@ Result<std::vector<Script>> FindHooks(const HookQuery& query) {
   return scripts;
 }
 
+Result<Script> PrepareScript(const std::string& path, Script::Kind kind) {
+  if (!PathExists(path)) return ConfigError(path + " does not exist");
+  return MakeScript(path, kind);
+}
+
 Result<std::vector<Script>> PreparePatches(const std::vector<std::string>& files) {
   std::vector<Script> scripts;
   for (const std::string& file : files) {
@@ -160,7 +165,7 @@ Result<RunOutcome> RunScripts(const std::vector<Script>& scripts, const HookCont
     if (script.run_once && context.node_rank != 0) {
       log::Info("{} {}: run-once, node 0 runs it (workers start everywhere after it, at the start barrier)", what,
                 script.path);
-      outcome.scripts.push_back({script.path, 0, true, 0});
+      outcome.scripts.push_back({script.path, 0, true, 0, {}, {}});
       continue;
     }
     CommandOptions options;
@@ -175,8 +180,10 @@ Result<RunOutcome> RunScripts(const std::vector<Script>& scripts, const HookCont
                              : (std::getenv("PYTHONPATH") ? std::getenv("PYTHONPATH") : "");
       options.env["PYTHONPATH"] = path.empty() ? python_api : python_api + ":" + path;
     }
+    RunOutcome own;  // this script's protocol lines, recorded apart as well
     options.on_line = [&](bool is_stderr, const std::string& line) {
       if (!is_stderr && ParseProtocolLine(line, &outcome)) {
+        ParseProtocolLine(line, &own);
         log::Debug("{} {}: {}", what, script.path, line);
         return;
       }
@@ -201,7 +208,7 @@ Result<RunOutcome> RunScripts(const std::vector<Script>& scripts, const HookCont
     }
     if (script.kind == Script::Kind::kPatch && result->exit_code == 2) {
       log::Info("patch {}: skipped (exit 2)", script.path);
-      outcome.scripts.push_back({script.path, 2, true, seconds});
+      outcome.scripts.push_back({script.path, 2, true, seconds, std::move(own.env), std::move(own.extra_args)});
       continue;
     }
     if (result->exit_code != 0) {
@@ -210,7 +217,7 @@ Result<RunOutcome> RunScripts(const std::vector<Script>& scripts, const HookCont
                        "the launch was stopped before any worker started; fix the " + std::string(what) +
                            (script.kind == Script::Kind::kPatch ? " (exit 2 means 'skipped')" : "") + " and run again");
     }
-    outcome.scripts.push_back({script.path, 0, false, seconds});
+    outcome.scripts.push_back({script.path, 0, false, seconds, std::move(own.env), std::move(own.extra_args)});
   }
   return outcome;
 }

@@ -58,12 +58,16 @@ struct HookQuery {
 Result<std::vector<Script>> FindHooks(const HookQuery& query);
 // --patch FILE values, checked to exist.
 Result<std::vector<Script>> PreparePatches(const std::vector<std::string>& files);
+// One script at `path` (a replay's recorded copy), read as FindHooks reads hooks.
+Result<Script> PrepareScript(const std::string& path, Script::Kind kind);
 
 struct ScriptOutcome {
   std::string path;
   int exit_code = 0;
   bool skipped = false;  // a patch that exited 2, or a run-once hook on another node
   double seconds = 0;
+  std::map<std::string, std::string> env;  // what this script's env. lines set
+  std::vector<std::string> extra_args;     // and its extra. lines added
 };
 
 struct HookContext {

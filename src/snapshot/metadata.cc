@@ -77,6 +77,17 @@ nlohmann::ordered_json MetadataToJson(const RunMetadata& metadata, const Redacto
                           {"nproc_per_node", metadata.layout->nproc_per_node},
                           {"world_size", metadata.layout->world_size}};
     }
+    nlohmann::ordered_json scripts = nlohmann::ordered_json::array();
+    for (const RecordedScript& script : metadata.scripts) {
+      nlohmann::ordered_json env = nlohmann::ordered_json::object();
+      for (const auto& [name, value] : script.env) env[name] = redactor.Value(name, value);
+      scripts.push_back({{"kind", script.kind}, {"path", script.path}, {"copy", script.copy}, {"sha256", script.sha256},
+                         {"skipped", script.skipped}, {"env", std::move(env)}, {"extra_args", script.extra_args}});
+    }
+    launch["scripts"] = std::move(scripts);
+    nlohmann::ordered_json files = nlohmann::ordered_json::array();
+    for (const RecordedFile& file : metadata.code_files) files.push_back({{"path", file.path}, {"sha256", file.sha256}});
+    launch["code_files"] = std::move(files);
     json["launch"] = std::move(launch);
   }
   if (metadata.launcher) json["launcher"] = StampToJson(*metadata.launcher);
@@ -123,6 +134,22 @@ Result<RunMetadata> MetadataFromJson(const nlohmann::json& json) {
     metadata.backend_args = strings_in(launch, "backend_args");
     metadata.hook_args = strings_in(launch, "hook_args");
     metadata.worker_argv = strings_in(launch, "worker_argv");
+    for (const auto& entry : json_fields::Array(launch, "scripts")) {
+      RecordedScript script;
+      script.kind = Text(entry, "kind");
+      script.path = Text(entry, "path");
+      script.copy = Text(entry, "copy");
+      script.sha256 = Text(entry, "sha256");
+      script.skipped = json_fields::Bool(entry, "skipped").value_or(false);
+      for (const auto& [name, value] : json_fields::Object(entry, "env").items()) {
+        if (value.is_string()) script.env[name] = value.get<std::string>();
+      }
+      script.extra_args = strings_in(entry, "extra_args");
+      if ((script.kind == "hook" || script.kind == "patch") && !script.copy.empty()) metadata.scripts.push_back(script);
+    }
+    for (const auto& entry : json_fields::Array(launch, "code_files")) {
+      if (!Text(entry, "path").empty()) metadata.code_files.push_back({Text(entry, "path"), Text(entry, "sha256")});
+    }
     if (const auto& layout = json_fields::Object(launch, "layout"); !layout.empty()) {
       metadata.layout = RunLayout{json_fields::IntegerIn(layout, "nnodes", 0, 1 << 20).value_or(0),
                                   json_fields::IntegerIn(layout, "nproc_per_node", 0, 1 << 20).value_or(0),

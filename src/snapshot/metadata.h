@@ -8,6 +8,7 @@
 // is valid JSON whatever a failure message quotes.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -34,6 +35,25 @@ inline constexpr size_t kMaxDiffBytes = 1 << 20;
 
 // The repository containing `dir`, when git is installed and it is one.
 std::optional<GitState> DetectGit(const std::string& dir);
+
+// A hook or patch that ran before the workers: where it was, its copy in the
+// experiment directory (hooks/NN_<name>, what a replay runs), the copy's
+// SHA-256, and what it printed for the launch.
+struct RecordedScript {
+  std::string kind;  // "hook" | "patch"
+  std::string path;  // as found (relative to the working directory, or absolute)
+  std::string copy;  // relative to the experiment directory
+  std::string sha256;
+  bool skipped = false;  // a patch that exited 2, or a run-once hook on another node
+  std::map<std::string, std::string> env;  // its env. lines (secrets redacted when written)
+  std::vector<std::string> extra_args;     // its extra. lines, as arguments
+};
+
+// A file the run depended on, by its hash: the entry script, the experiment files.
+struct RecordedFile {
+  std::string path;
+  std::string sha256;
+};
 
 // How many nodes and workers a run had (what a replay must match).
 struct RunLayout {
@@ -64,6 +84,8 @@ struct RunMetadata {
   std::vector<std::string> hook_args;     // what the hooks added (their extra. lines)
   std::vector<std::string> worker_argv;   // the command every rank ran
   std::optional<RunLayout> layout;
+  std::vector<RecordedScript> scripts;  // in the order they ran
+  std::vector<RecordedFile> code_files;  // the entry script (first), then the experiment files
   std::string log_dir;
   std::optional<ProcessStamp> launcher;  // who writes this record (util/process_stamp.h)
 };

@@ -1,7 +1,12 @@
 #include "snapshot/snapshot_files.h"
 
+#include <fmt/format.h>
+#include <sys/stat.h>
+
 #include "util/files.h"
 #include "util/json_fields.h"
+#include "util/private_files.h"
+#include "util/sha256.h"
 #include "util/strings.h"
 
 namespace primus::snapshot {
@@ -55,6 +60,31 @@ Result<EnvWithOrigins> ReadEnvironment(const ExperimentDir& dir) {
     env[name] = {json_fields::Text(entry, "value"), json_fields::Text(entry, "origin")};
   }
   return env;
+}
+
+Result<std::string> FileSha256(const std::string& path) {
+  auto text = ReadRegularFile(path, 64 << 20);
+  if (!text.ok()) return text.error();
+  return DigestHex(Sha256(*text));
+}
+
+Result<RecordedScript> KeepScriptCopy(const ExperimentDir& dir, size_t index, const std::string& kind,
+                                      const std::string& path) {
+  auto text = ReadRegularFile(path, 16 << 20);
+  if (!text.ok()) return text.error();
+  std::string hooks_dir = dir.root + "/hooks";
+  if (Status made = MakePrivateDir(hooks_dir); !made.ok()) return made.error();
+  RecordedScript recorded;
+  recorded.kind = kind;
+  recorded.path = path;
+  recorded.copy = fmt::format("hooks/{:02d}_{}", index, Split(path, '/').back());
+  recorded.sha256 = DigestHex(Sha256(*text));
+  std::string copy = dir.root + "/" + recorded.copy;
+  if (Status written = WriteFileAtomic(copy, *text); !written.ok()) return written.error();
+  struct stat info {};
+  bool executable = ::stat(path.c_str(), &info) == 0 && (info.st_mode & S_IXUSR) != 0;
+  ::chmod(copy.c_str(), executable ? 0700 : 0600);
+  return recorded;
 }
 
 Status WriteSystemInfo(const ExperimentDir& dir, const nlohmann::ordered_json& info, const Redactor& redactor) {

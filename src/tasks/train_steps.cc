@@ -191,6 +191,44 @@ std::string EarlierRunToResume(const TrainLaunch& launch) {
   return found->dir;
 }
 
+// A replay runs the hooks and patches the recorded run ran, from their copies
+// in its snapshot, and says where today's differ: an original changed or gone,
+// a hook found now that did not run then. A --patch of this command line runs
+// after them.
+Status UseRecordedScripts(TrainLaunch* launch, const TaskScripts& found_now) {
+  const train::ReplaySource& replay = *launch->replay;
+  std::vector<std::string> recorded_paths;
+  for (const snapshot::RecordedScript& recorded : replay.metadata.scripts) {
+    hooks::Script::Kind kind = recorded.kind == "patch" ? hooks::Script::Kind::kPatch : hooks::Script::Kind::kHook;
+    auto script = hooks::PrepareScript(JoinPath(replay.dir.root, recorded.copy), kind);
+    if (!script.ok()) {
+      return ConfigError("--replay " + replay.dir.root + ": the recorded copy of " + recorded.path + " cannot be run: " +
+                             script.error().message,
+                         "the snapshot is incomplete; run the experiment again with train --config");
+    }
+    if (auto now = snapshot::FileSha256(recorded.path); !now.ok()) {
+      log::Info("replay: {} {} is gone since the recorded run; its recorded copy runs", recorded.kind, recorded.path);
+    } else if (*now != recorded.sha256) {
+      log::Warn("replay: {} {} changed since the recorded run; its recorded copy runs ({})", recorded.kind,
+                recorded.path, recorded.copy);
+    }
+    (kind == hooks::Script::Kind::kPatch ? launch->scripts.patches : launch->scripts.hooks).push_back(*script);
+    launch->script_origins.push_back(recorded.path);
+    recorded_paths.push_back(recorded.path);
+  }
+  for (const hooks::Script& hook : found_now.hooks) {
+    if (std::find(recorded_paths.begin(), recorded_paths.end(), hook.path) == recorded_paths.end()) {
+      log::Warn("replay: hook {} did not run in the recorded run and does not run now", hook.path);
+    }
+  }
+  for (const hooks::Script& patch : found_now.patches) {
+    log::Info("replay: --patch {} of this command line runs after the recorded scripts", patch.path);
+    launch->scripts.hooks.push_back(patch);
+    launch->script_origins.push_back(patch.path);
+  }
+  return Status::Ok();
+}
+
 // After a run that did not finish: the command that goes on from its newest
 // checkpoint. The same command does, when it resumes automatically across runs.
 void SayHowToResume(const TrainLaunch& launch) {
@@ -355,7 +393,9 @@ Status FindScripts(TrainLaunch* launch) {
   }
   auto found = FindTaskScripts(*launch->launcher, "train", launch->args.subtask, experiment_dirs);
   if (!found.ok()) return found.error();
+  if (launch->replay && launch->replay->metadata.layout) return UseRecordedScripts(launch, *found);
   launch->scripts = std::move(*found);
+  for (const hooks::Script& script : launch->scripts.InOrder()) launch->script_origins.push_back(script.path);
   return Status::Ok();
 }
 
@@ -573,6 +613,17 @@ Status RunHooks(TrainLaunch* launch) {
                       {"WORLD_SIZE", std::to_string(launch->world_size)}};
   auto outcome = hooks::RunScripts(scripts, hook_context);
   if (!outcome.ok()) return outcome.error();
+  // What ran, kept: a copy of each script and what it printed (metadata.json's launch.scripts).
+  for (size_t i = 0; i < scripts.size() && i < outcome->scripts.size(); ++i) {
+    const char* kind = scripts[i].kind == hooks::Script::Kind::kPatch ? "patch" : "hook";
+    auto kept = snapshot::KeepScriptCopy(launch->dir, i + 1, kind, scripts[i].path);
+    if (!kept.ok()) return kept.error();
+    kept->path = i < launch->script_origins.size() ? launch->script_origins[i] : scripts[i].path;
+    kept->skipped = outcome->scripts[i].skipped;
+    kept->env = outcome->scripts[i].env;
+    kept->extra_args = outcome->scripts[i].extra_args;
+    launch->metadata.scripts.push_back(std::move(*kept));
+  }
   // A hook computed these for this launch: they win over profiles and files.
   for (const auto& [name, value] : outcome->env) {
     snapshot::ProcessRedactor().Learn(name, value);
@@ -629,6 +680,16 @@ Status BuildWorkerCommand(TrainLaunch* launch) {
 
   spec.argv = launch->command.argv;
   launch->metadata.worker_argv = spec.argv;
+  launch->metadata.code_files.clear();
+  for (size_t i = 0; i < spec.argv.size() && i < 4; ++i) {  // the entry script: the first .py/.sh after the interpreter
+    const std::string& arg = spec.argv[i];
+    if (!(arg.ends_with(".py") || arg.ends_with(".sh")) || !PathExists(arg) || IsDirectory(arg)) continue;
+    if (auto sha = snapshot::FileSha256(arg); sha.ok()) launch->metadata.code_files.push_back({arg, *sha});
+    break;
+  }
+  for (const std::string& file : launch->replay ? std::vector<std::string>{} : experiment.files) {
+    if (auto sha = snapshot::FileSha256(file); sha.ok()) launch->metadata.code_files.push_back({file, *sha});
+  }
   launch->metadata.layout = snapshot::RunLayout{spec.nnodes, spec.nproc_per_node, launch->world_size};
   WriteMetadataOrWarn(*launch);
   spec.log_dir = launch->log_dir;

@@ -61,6 +61,7 @@ struct TrainLaunch {
   int world_size = 0;
   std::vector<std::string> backend_args;  // after --config: ours minus overrides, or Primus's everything
   TaskScripts scripts;  // --patch, then the hooks (tasks/task_scripts.h)
+  std::vector<std::string> script_origins;  // where each of scripts.InOrder() came from (a replay: the recorded path)
   bool run_preflight = false;
   std::string job_id;  // PRIMUS_JOB_ID, or the scheduler's; "" when neither
 

@@ -11,6 +11,7 @@
 #include "snapshot/redaction.h"
 #include "util/files.h"
 #include "util/private_files.h"
+#include "util/strings.h"
 
 namespace primus::train {
 
@@ -79,9 +80,12 @@ std::string NowText(const std::map<std::string, std::string>& now, const std::st
 std::vector<std::string> ForeignFiles(const ReplaySource& source) {
   std::vector<std::string> foreign;
   const std::string env_dir = source.dir.env_dir();
-  for (const std::string& path : {source.dir.root, source.dir.config_dir(), source.resolved_config,
-                                  source.dir.metadata_file(), env_dir, env_dir + "/env.json",
-                                  env_dir + "/system_info.json"}) {
+  std::vector<std::string> paths = {source.dir.root, source.dir.config_dir(), source.resolved_config,
+                                    source.dir.metadata_file(), env_dir, env_dir + "/env.json",
+                                    env_dir + "/system_info.json", source.dir.root + "/hooks"};
+  // The hooks and patches a replay runs from their recorded copies.
+  for (const snapshot::RecordedScript& script : source.metadata.scripts) paths.push_back(source.dir.root + "/" + script.copy);
+  for (const std::string& path : paths) {
     struct stat info {};
     if (::stat(path.c_str(), &info) != 0) continue;
     if (info.st_uid != ::geteuid()) {
@@ -133,14 +137,21 @@ std::vector<ReplayRisk> ReplayRisks(const ReplaySource& source, const config::Va
                                            : " (as recorded)"),
                      differs});
   }
+  // What a replay of a recorded launch runs before the workers: the recorded copies.
+  for (const snapshot::RecordedScript& script : source.metadata.scripts) {
+    risks.push_back({fmt::format("{} {}: its recorded copy {} runs before the workers", script.kind, script.path,
+                                 script.copy),
+                     false});
+  }
   if (const config::Value* dirs = resolved.Find("hooks.dirs"); dirs && dirs->IsList()) {
+    // A snapshot that recorded its launch replays the recorded copies only.
+    const char* runs = source.metadata.layout ? "only the recorded copies of what ran from it run" : "its scripts run before the workers";
     for (const config::Value& dir : dirs->AsList()) {
       std::string path = JoinPath(source.dir.config_dir(), dir.ScalarText());
       Status ours = CheckPrivateDir(path, LinkPolicy::kOwnLinkOnly);
       bool foreign = PathExists(path) && !ours.ok();
-      risks.push_back({fmt::format("hooks.dirs: {} (its scripts run before the workers{}), from "
-                                   "config/resolved.yaml",
-                                   dir.ScalarText(), foreign ? "; " + ours.error().message : ""),
+      risks.push_back({fmt::format("hooks.dirs: {} ({}{}), from config/resolved.yaml", dir.ScalarText(), runs,
+                                   foreign ? "; " + ours.error().message : ""),
                        foreign});
     }
   }
@@ -187,6 +198,15 @@ std::vector<SystemDifference> CompareLaunch(const snapshot::RunMetadata& then, c
     };
     std::string then_changes = changes(*then.git), now_changes = git_now ? changes(*git_now) : "-";
     if (then_changes != now_changes) differences.push_back({"code: uncommitted", then_changes, now_changes, true});
+  }
+  // The entry script by its hash: a change outside git (or beside a clean checkout) shows too.
+  if (!then.code_files.empty()) {
+    const snapshot::RecordedFile& entry = then.code_files.front();
+    auto now = snapshot::FileSha256(entry.path);
+    std::string now_text = now.ok() ? "sha256 " + now->substr(0, 12) : "- (not there)";
+    if (!now.ok() || *now != entry.sha256) {
+      differences.push_back({"code: " + Split(entry.path, '/').back(), "sha256 " + entry.sha256.substr(0, 12), now_text, true});
+    }
   }
   if (then.layout) {
     const snapshot::RunLayout& was = *then.layout;

@@ -76,7 +76,8 @@ std::vector<ReplayRisk> ReplayRisks(const ReplaySource& source, const config::Va
 std::vector<SystemDifference> CompareSystems(const nlohmann::json& then, const nlohmann::json& now);
 // The code and the layout against the recorded run's (metadata.json's git and
 // launch.layout; a snapshot that did not record one is not compared on it):
-// a different commit, different uncommitted changes (their hash), or another
+// a different commit, different uncommitted changes (their hash), another
+// entry script (its hash: launch.code_files' first), or another
 // count of nodes, workers per node or world size. Every one is incompatible:
 // the run would not be the same.
 std::vector<SystemDifference> CompareLaunch(const snapshot::RunMetadata& then, const std::optional<snapshot::GitState>& git_now,

@@ -86,6 +86,10 @@ TEST_F(ReplayResumeTest, AReplayFromAnotherDirectoryRunsTheRecordedArgumentsAndR
   // Uncommitted code, and a backend argument after the experiment.
   std::string model = Slurp((project_ / "examples/gpt/model.py").string());
   ASSERT_TRUE(WriteFileAtomic((project_ / "examples/gpt/model.py").string(), model + "\n# a local change\n").ok());
+  // A hook (not in git) whose argument decides the losses.
+  std::string hook = (project_ / ".primus/hooks/train/pretrain/01_seed.sh").string();
+  fs::create_directories(fs::path(hook).parent_path());
+  ASSERT_TRUE(WriteFileAtomic(hook, "echo extra.seed=1234\necho env.HOOK_VERSION=1\n").ok());
   ProcessResult first = Train({"training.steps=12", "--dropout", "0.1"});
   ASSERT_EQ(first.exit_code, 0) << first.all();
   ASSERT_EQ(Experiments().size(), 1u);
@@ -95,11 +99,22 @@ TEST_F(ReplayResumeTest, AReplayFromAnotherDirectoryRunsTheRecordedArgumentsAndR
   EXPECT_EQ(recorded["launch"]["layout"]["world_size"], 2);
   EXPECT_TRUE(recorded["git"]["dirty"].get<bool>());
   EXPECT_NE(Slurp((original / "code/uncommitted.patch").string()).find("+# a local change"), std::string::npos);
+  const json& script = recorded["launch"]["scripts"].at(0);
+  EXPECT_EQ(script["path"], ".primus/hooks/train/pretrain/01_seed.sh");
+  EXPECT_EQ(script["extra_args"], json({"--seed", "1234"}));
+  EXPECT_EQ(script["env"]["HOOK_VERSION"], "1");
+  EXPECT_EQ(Slurp((original / script["copy"].get<std::string>()).string()), Slurp(hook));
 
+  // The hook changes after the run: the replay runs the recorded copy, and says so.
+  ASSERT_TRUE(WriteFileAtomic(hook, "echo extra.seed=99\necho env.HOOK_VERSION=2\n").ok());
   ProcessResult replayed = Replay(original);
   ASSERT_EQ(replayed.exit_code, 0) << replayed.all();
   EXPECT_NE(replayed.err.find("replay: the recorded backend arguments: --dropout 0.1"), std::string::npos) << replayed.err;
   EXPECT_NE(replayed.err.find("no differences: same code, layout"), std::string::npos) << replayed.err;
+  EXPECT_NE(replayed.err.find("hook .primus/hooks/train/pretrain/01_seed.sh changed since the recorded run; its "
+                              "recorded copy runs"),
+            std::string::npos)
+      << replayed.err;
   ASSERT_EQ(Experiments().size(), 2u);
   fs::path again = Experiments()[1];
   // The same command for the workers (but for the run's own directory), the same losses.

@@ -88,7 +88,32 @@ Result<RecordedScript> KeepScriptCopy(const ExperimentDir& dir, size_t index, co
 }
 
 Status WriteSystemInfo(const ExperimentDir& dir, const nlohmann::ordered_json& info, const Redactor& redactor) {
-  return WriteFileAtomic(dir.env_dir() + "/system_info.json", redactor.Json(info).dump(2) + "\n");
+  if (Status written = WriteFileAtomic(dir.env_dir() + "/system_info.json", redactor.Json(info).dump(2) + "\n");
+      !written.ok()) {
+    return written;
+  }
+  // The blog's plain-text files beside it, for a reader without a JSON tool.
+  auto text = [&](const char* key) {
+    return info.contains(key) && info[key].is_string() ? info[key].get<std::string>() : std::string();
+  };
+  std::string count = info.contains("gpu_count") ? info["gpu_count"].dump() : "0";
+  std::string model = text("gpu_model").empty()
+                          ? "no GPU found\n"
+                          : fmt::format("{} x {} ({}, {}, driver {})\n", count, text("gpu_model"), text("gpu_vendor"),
+                                        text("gpu_arch").empty() ? "-" : text("gpu_arch"),
+                                        text("driver").empty() ? "-" : text("driver"));
+  if (Status written = WriteFileAtomic(dir.env_dir() + "/gpu_model.txt", model); !written.ok()) return written;
+  if (!text("rocm").empty()) {
+    std::string rocm = fmt::format("ROCm {}\nHIP {}\nRCCL {}\n", text("rocm"), text("hip").empty() ? "-" : text("hip"),
+                                   text("rccl").empty() ? "-" : text("rccl"));
+    if (Status written = WriteFileAtomic(dir.env_dir() + "/rocm_version.txt", rocm); !written.ok()) return written;
+  }
+  if (!text("cuda").empty() || !text("nccl").empty()) {
+    std::string cuda = fmt::format("CUDA {}\nNCCL {}\n", text("cuda").empty() ? "-" : text("cuda"),
+                                   text("nccl").empty() ? "-" : text("nccl"));
+    if (Status written = WriteFileAtomic(dir.env_dir() + "/cuda_version.txt", cuda); !written.ok()) return written;
+  }
+  return Status::Ok();
 }
 
 Result<nlohmann::json> ReadSystemInfo(const ExperimentDir& dir) {

@@ -110,6 +110,12 @@ void WriteWorkerEnv(const TrainLaunch& launch) {
   }
 }
 
+void CloseLaunchLog(TrainLaunch* launch) {
+  if (!launch->launch_log.valid()) return;
+  log::CopyTo(-1);
+  launch->launch_log.Reset();
+}
+
 void WriteMetadataOrWarn(const TrainLaunch& launch) {
   if (Status written = snapshot::WriteMetadata(launch.dir.metadata_file(), launch.metadata, snapshot::ProcessRedactor());
       !written.ok()) {
@@ -524,6 +530,14 @@ Status OpenExperimentDir(TrainLaunch* launch, const TaskContext& context) {
   if (!log_dir.ok()) return log_dir.error();
   launch->log_dir = *log_dir;
   metadata.log_dir = launch->log_dir;
+  // logs/launch.log: this launcher's own lines, from its first (appended to
+  // when a requeued job comes back to the same directory).
+  if (auto launch_log = OpenPrivateFileForAppend(JoinPath(launch->dir.logs_dir(), "launch.log")); launch_log.ok()) {
+    launch->launch_log.Reset(*launch_log);
+    log::CopyTo(launch->launch_log.get());
+  } else {
+    log::Warn("logs/launch.log is not written: {}", launch_log.error().message);
+  }
   metadata.launcher = ThisProcess();
   if (launch->replay) metadata.replay_of = launch->replay->dir.root;
   if (Status written = snapshot::WriteMetadata(launch->dir.metadata_file(), metadata, snapshot::ProcessRedactor());
@@ -751,6 +765,7 @@ int RecordOutcome(TrainLaunch* launch, const agent::RunResult& result) {
   log::Info("experiment {}: {} (exit {}{}), {}", launch->dir.root, status, exit_code, worker_code,
             result.restarts ? std::to_string(result.restarts) + " restart(s)" : "no restarts");
   if (status != "succeeded") SayHowToResume(*launch);
+  CloseLaunchLog(launch);
   return exit_code;
 }
 
@@ -759,6 +774,11 @@ Error RecordFailure(TrainLaunch* launch, const Error& error) {
   int code = static_cast<int>(error.code);
   Finish(launch, code, code > 128 ? "interrupted" : "failed");  // 128+N: our signal N (a hook's Ctrl-C)
   log::Info("experiment directory: {}", launch->dir.root);
+  if (launch->launch_log.valid()) {  // the console gets the error from the caller; the file, here
+    std::string line = log::FormatLine(log::Level::kError, error.message);
+    io::WriteAll(launch->launch_log.get(), line.data(), line.size());
+  }
+  CloseLaunchLog(launch);
   return error;
 }
 

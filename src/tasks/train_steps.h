@@ -13,6 +13,7 @@
 #include "agent/launch_spec.h"
 #include "config/launcher_config.h"
 #include "hooks/hook_runner.h"
+#include "io/unique_fd.h"
 #include "snapshot/experiment_dir.h"
 #include "snapshot/metadata.h"
 #include "snapshot/snapshot_files.h"
@@ -66,6 +67,7 @@ struct TrainLaunch {
   std::string job_id;  // PRIMUS_JOB_ID, or the scheduler's; "" when neither
 
   snapshot::ExperimentDir dir;
+  io::UniqueFd launch_log;  // logs/launch.log, which the launcher's log lines are copied to
   std::string log_dir;      // the run's own log directory: logs/, or a fresh one inside it (agent/launch_plan.h)
   std::string shared_root;  // the job's directory every node shares (the node's own without a job id)
   snapshot::RunMetadata metadata;

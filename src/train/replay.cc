@@ -167,7 +167,9 @@ std::vector<SystemDifference> CompareSystems(const nlohmann::json& then, const n
   static const Field fields[] = {
       {"gpu_vendor", "GPU vendor", true}, {"gpu_model", "GPU model", true},  {"gpu_count", "GPUs on this node", true},
       {"driver", "GPU driver", false},    {"python", "Python", false},       {"torch", "PyTorch", false},
-      {"nccl", "NCCL/RCCL", false},       {"host", "host", false},           {"cpus", "CPUs", false},
+      {"rocm", "ROCm", false},            {"hip", "HIP", false},             {"rccl", "RCCL", false},
+      {"cuda", "CUDA", false},            {"nccl", "NCCL", false},
+      {"host", "host", false},            {"cpus", "CPUs", false},
       {"primus_version", "primus-cli", false},   {"primus_backend", "Primus", false},
   };
   auto text = [](const nlohmann::json& json, const char* key) {

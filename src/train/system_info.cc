@@ -1,5 +1,7 @@
 #include "train/system_info.h"
 
+#include "platform/runtime_versions.h"
+#include "util/environment.h"
 #include "util/strings.h"
 #include "io/subprocess.h"
 
@@ -32,6 +34,16 @@ nlohmann::ordered_json DescribeSystem(const platform::HostInfo& host) {
   }
   std::string driver = !host.nvidia_driver_version.empty() ? host.nvidia_driver_version : host.amdgpu_driver_version;
   info["driver"] = driver.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(driver);
+  // The runtimes' user-space versions (platform/runtime_versions.h): null when not found.
+  platform::RuntimeVersions versions = platform::ReadRuntimeVersions("", ProcessEnvironment());
+  auto text = [](const std::string& value) {
+    return value.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(value);
+  };
+  info["rocm"] = text(versions.rocm);
+  info["hip"] = text(versions.hip);
+  info["rccl"] = text(versions.rccl);
+  info["cuda"] = text(versions.cuda);
+  info["nccl"] = text(versions.nccl);
   return info;
 }
 

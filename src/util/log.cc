@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <deque>
+#include <mutex>
 
 #include "util/console_writer.h"
 #include "util/progress_line.h"
@@ -14,6 +16,24 @@ namespace primus::log {
 namespace {
 
 Level g_level = Level::kInfo;
+
+// CopyTo's file, and the lines logged before it was given.
+constexpr size_t kEarlyLines = 500;
+std::mutex g_copy_mutex;
+int g_copy_fd = -1;
+std::deque<std::string>& EarlyLines() {
+  static std::deque<std::string> lines;
+  return lines;
+}
+
+void WriteCopy(int fd, const std::string& line) {
+  size_t done = 0;
+  while (done < line.size()) {
+    ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+    if (n <= 0) return;  // a full disk: the console still has it
+    done += static_cast<size_t>(n);
+  }
+}
 int g_color = -1;  // -1: decide from the terminal on first use
 
 std::function<std::string(std::string_view)>& MessageFilter() {
@@ -90,6 +110,15 @@ void Write(Level level, std::string_view message) {
   const auto& filter = MessageFilter();
   std::string line = FormatLine(level, EscapeControlCharacters(filter ? filter(message) : std::string(message),
                                                                /*keep_line_breaks=*/true));
+  {
+    std::lock_guard<std::mutex> lock(g_copy_mutex);
+    if (g_copy_fd >= 0) {
+      WriteCopy(g_copy_fd, line);
+    } else {
+      EarlyLines().push_back(line);
+      if (EarlyLines().size() > kEarlyLines) EarlyLines().pop_front();
+    }
+  }
   if (UseColor()) {
     size_t level_start = line.find("] [", line.find("] [") + 1) + 3;
     size_t level_end = line.find(']', level_start);
@@ -99,6 +128,15 @@ void Write(Level level, std::string_view message) {
   // Through the console writer: during a launch a paused terminal must not
   // stop the caller (util/console_writer.h); it lifts a progress line too.
   console_writer::Write(STDERR_FILENO, line);
+}
+
+void CopyTo(int fd) {
+  std::lock_guard<std::mutex> lock(g_copy_mutex);
+  if (fd >= 0) {
+    for (const std::string& line : EarlyLines()) WriteCopy(fd, line);
+    EarlyLines().clear();
+  }
+  g_copy_fd = fd;
 }
 
 }  // namespace primus::log

@@ -35,6 +35,11 @@ void SetMessageFilter(std::function<std::string(std::string_view)> filter);
 std::string FormatLine(Level level, std::string_view message);
 void Write(Level level, std::string_view message);
 
+// From now on every line also goes to `fd` (uncoloured; the caller owns the
+// descriptor), after the lines this process logged before it (at most the last
+// 500): a launch's own log file (logs/launch.log). -1 stops the copy.
+void CopyTo(int fd);
+
 template <typename... Args>
 void Debug(fmt::format_string<Args...> format, Args&&... args) {
   if (Enabled(Level::kDebug)) Write(Level::kDebug, fmt::format(format, std::forward<Args>(args)...));

@@ -90,7 +90,10 @@ TEST_F(ReplayResumeTest, AReplayFromAnotherDirectoryRunsTheRecordedArgumentsAndR
   std::string hook = (project_ / ".primus/hooks/train/pretrain/01_seed.sh").string();
   fs::create_directories(fs::path(hook).parent_path());
   ASSERT_TRUE(WriteFileAtomic(hook, "echo extra.seed=1234\necho env.HOOK_VERSION=1\n").ok());
-  ProcessResult first = Train({"training.steps=12", "--dropout", "0.1"});
+  // And a patch, given on the command line only.
+  std::string patch = (project_ / "fix.sh").string();
+  ASSERT_TRUE(WriteFileAtomic(patch, "echo applied >> " + dir_.path() + "/patch-runs\necho env.PATCH_APPLIED=1\n").ok());
+  ProcessResult first = Train({"training.steps=12", "--dropout", "0.1"}, {"--patch", "fix.sh"});
   ASSERT_EQ(first.exit_code, 0) << first.all();
   ASSERT_EQ(Experiments().size(), 1u);
   fs::path original = Experiments()[0];
@@ -99,7 +102,9 @@ TEST_F(ReplayResumeTest, AReplayFromAnotherDirectoryRunsTheRecordedArgumentsAndR
   EXPECT_EQ(recorded["launch"]["layout"]["world_size"], 2);
   EXPECT_TRUE(recorded["git"]["dirty"].get<bool>());
   EXPECT_NE(Slurp((original / "code/uncommitted.patch").string()).find("+# a local change"), std::string::npos);
-  const json& script = recorded["launch"]["scripts"].at(0);
+  ASSERT_EQ(recorded["launch"]["scripts"].size(), 2u) << recorded["launch"].dump(1);
+  EXPECT_EQ(recorded["launch"]["scripts"][0]["kind"], "patch");
+  const json& script = recorded["launch"]["scripts"].at(1);
   EXPECT_EQ(script["path"], ".primus/hooks/train/pretrain/01_seed.sh");
   EXPECT_EQ(script["extra_args"], json({"--seed", "1234"}));
   EXPECT_EQ(script["env"]["HOOK_VERSION"], "1");
@@ -109,6 +114,7 @@ TEST_F(ReplayResumeTest, AReplayFromAnotherDirectoryRunsTheRecordedArgumentsAndR
   ASSERT_TRUE(WriteFileAtomic(hook, "echo extra.seed=99\necho env.HOOK_VERSION=2\n").ok());
   ProcessResult replayed = Replay(original);
   ASSERT_EQ(replayed.exit_code, 0) << replayed.all();
+  EXPECT_EQ(Slurp(dir_.path() + "/patch-runs"), "applied\napplied\n") << "the recorded patch ran again, unasked";
   EXPECT_NE(replayed.err.find("replay: the recorded backend arguments: --dropout 0.1"), std::string::npos) << replayed.err;
   EXPECT_NE(replayed.err.find("no differences: same code, layout"), std::string::npos) << replayed.err;
   EXPECT_NE(replayed.err.find("hook .primus/hooks/train/pretrain/01_seed.sh changed since the recorded run; its "

@@ -18,6 +18,7 @@
 #include "train/system_info.h"
 #include "util/clock.h"
 #include "util/files.h"
+#include "util/json_fields.h"
 #include "util/log.h"
 #include "util/private_files.h"
 #include "util/strings.h"
@@ -108,6 +109,24 @@ void WriteWorkerEnv(const TrainLaunch& launch) {
       !written.ok()) {
     log::Warn("{}", written.error().message);
   }
+}
+
+// Every node's host by node rank, from the job view node 0 kept
+// (logs/telemetry/job.json); this host alone when there is none (telemetry off,
+// or another node's launcher).
+std::vector<std::string> JobHosts(const std::string& job_view) {
+  std::vector<std::string> hosts;
+  auto text = ReadRegularFile(job_view, 64 << 20);
+  std::optional<nlohmann::json> view = text.ok() ? json_fields::Parse(*text) : std::nullopt;
+  std::map<int, std::string> by_rank;
+  for (const auto& node : view ? json_fields::Array(*view, "nodes") : nlohmann::json::array()) {
+    auto rank = json_fields::IntegerIn(node, "node_rank", 0, 1 << 20);
+    std::string host = json_fields::Text(node, "host");
+    if (rank && !host.empty() && by_rank.size() < 65536) by_rank[*rank] = host;
+  }
+  for (const auto& [rank, host] : by_rank) hosts.push_back(host);
+  if (hosts.empty()) hosts.push_back(log::HostName());
+  return hosts;
 }
 
 void CloseLaunchLog(TrainLaunch* launch) {
@@ -744,7 +763,7 @@ int RecordOutcome(TrainLaunch* launch, const agent::RunResult& result) {
   snapshot::RunMetadata& metadata = launch->metadata;
   metadata.restarts = result.restarts;
   if (!result.log_dir.empty()) metadata.log_dir = result.log_dir;  // a fresh one when logs/ held an earlier run's
-  metadata.hosts = {log::HostName()};
+  metadata.hosts = JobHosts(JoinPath(launch->log_dir, "telemetry/job.json"));
   if (result.root_cause) {
     const agent::WorkerFailure& cause = *result.root_cause;
     metadata.root_cause = {{"host", cause.host},         {"rank", cause.rank},       {"local_rank", cause.local_rank},

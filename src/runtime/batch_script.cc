@@ -51,4 +51,41 @@ bool HasFlag(const std::vector<std::string>& flags, const std::string& long_name
   return false;
 }
 
+std::optional<std::string> FlagValue(const std::vector<std::string>& flags, const std::string& long_name,
+                                     const std::string& short_name) {
+  std::optional<std::string> value;
+  for (size_t i = 0; i < flags.size(); ++i) {
+    const std::string& flag = flags[i];
+    if (flag.starts_with(long_name + "=")) {
+      value = flag.substr(long_name.size() + 1);
+    } else if (flag == long_name || (!short_name.empty() && flag == short_name)) {
+      if (i + 1 < flags.size()) value = flags[++i];
+    } else if (!short_name.empty() && flag.starts_with(short_name) && !flag.starts_with("--")) {
+      value = flag.substr(short_name.size());
+    }
+  }
+  return value;
+}
+
+std::optional<std::string> ExpandJobFilePattern(const std::string& pattern, const std::string& job_id,
+                                                const std::string& job_name, const std::string& user) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%') {
+      out += pattern[i];
+      continue;
+    }
+    if (++i >= pattern.size()) return std::nullopt;
+    switch (pattern[i]) {
+      case '%': out += '%'; break;
+      case 'j':
+      case 'A': out += job_id; break;
+      case 'x': out += job_name; break;
+      case 'u': out += user; break;
+      default: return std::nullopt;
+    }
+  }
+  return out;
+}
+
 }  // namespace primus::runtime

@@ -15,6 +15,7 @@
 // SIGTERM it sent to the other nodes: slurm_step_runner.h).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,5 +53,15 @@ Status CheckDirectiveText(const std::string& text, const std::string& action = "
 // Whether `flags` (as the user wrote them) set one of these options, long
 // ("--output", "--output=x") or short ("-o", "-ox").
 bool HasFlag(const std::vector<std::string>& flags, const std::string& long_name, const std::string& short_name);
+// The value the last of those options gives ("--output=x", "--output x", "-ox",
+// "-o x"); nullopt when none does.
+std::optional<std::string> FlagValue(const std::vector<std::string>& flags, const std::string& long_name,
+                                     const std::string& short_name);
+
+// Slurm's file name pattern (--output/--error) for one job: %j and %A the job
+// id, %x the job name, %u the user, %% a percent sign. nullopt when it holds
+// another replacement (%t, %N, ...: a name per step or node, known only there).
+std::optional<std::string> ExpandJobFilePattern(const std::string& pattern, const std::string& job_id,
+                                                const std::string& job_name, const std::string& user);
 
 }  // namespace primus::runtime

@@ -93,5 +93,16 @@ TEST(BatchScriptTest, FindsFlagsInAnySpelling) {
   EXPECT_FALSE(HasFlag({"--outputs"}, "--output", ""));
 }
 
+TEST(BatchScriptTest, FlagValuesInEveryFormAndJobFilePatterns) {
+  EXPECT_EQ(FlagValue({"-N", "2", "-o", "logs/a_%j.log"}, "--output", "-o"), "logs/a_%j.log");
+  EXPECT_EQ(FlagValue({"-ologs/b.log"}, "--output", "-o"), "logs/b.log");
+  EXPECT_EQ(FlagValue({"--output=c.log", "--output", "d.log"}, "--output", "-o"), "d.log") << "the last one wins";
+  EXPECT_FALSE(FlagValue({"--open-mode=append", "-N", "1"}, "--output", "-o"));
+  EXPECT_EQ(ExpandJobFilePattern("logs/train_%j_%x.%%.log", "42", "gpt", "ann"), "logs/train_42_gpt.%.log");
+  EXPECT_EQ(ExpandJobFilePattern("%u/%A.out", "7", "x", "ann"), "ann/7.out");
+  EXPECT_FALSE(ExpandJobFilePattern("logs/%N.log", "42", "gpt", "ann")) << "a name per node is Slurm's to give";
+  EXPECT_FALSE(ExpandJobFilePattern("trailing%", "42", "gpt", "ann"));
+}
+
 }  // namespace
 }  // namespace primus::runtime

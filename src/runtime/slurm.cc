@@ -15,6 +15,7 @@
 #include "config/launcher_config.h"
 #include "platform/launcher_plan_request.h"
 #include "runtime/batch_script.h"
+#include "runtime/container_mounts.h"
 #include "runtime/runtime.h"
 #include "runtime/slurm_command_line.h"
 #include "runtime/slurm_job_dir.h"
@@ -25,11 +26,39 @@
 #include "snapshot/redaction.h"
 #include "util/files.h"
 #include "util/log.h"
+#include "util/private_files.h"
 #include "util/strings.h"
 #include "io/subprocess.h"
 
 namespace primus::runtime {
 namespace {
+
+// Where sbatch runs the job from: its --chdir, else here.
+std::string SubmitDir(const std::vector<std::string>& flags) {
+  std::optional<std::string> chdir = FlagValue(flags, "--chdir", "-D");
+  return chdir ? AbsolutePath(*chdir, CurrentDir()) : CurrentDir();
+}
+
+// The deepest directory of `path` (absolute) that exists.
+std::string NearestExisting(const std::string& path) {
+  std::string dir = DirName(path);
+  while (dir.size() > 1 && !IsDirectory(dir)) dir = DirName(dir);
+  return dir;
+}
+
+// The directories of the user's --output/--error files that do not exist
+// (absolute); a directory with a per-node pattern (%N, %t) is Slurm's to name.
+std::vector<std::string> MissingLogDirs(const std::vector<std::string>& flags) {
+  std::vector<std::string> missing;
+  for (const auto& [long_name, short_name] : {std::pair{"--output", "-o"}, std::pair{"--error", "-e"}}) {
+    std::optional<std::string> value = FlagValue(flags, long_name, short_name);
+    if (!value || value->find('/') == std::string::npos) continue;
+    std::string dir = DirName(AbsolutePath(*value, SubmitDir(flags)));
+    if (dir.find('%') != std::string::npos || IsDirectory(dir)) continue;
+    if (std::find(missing.begin(), missing.end(), dir) == missing.end()) missing.push_back(dir);
+  }
+  return missing;
+}
 
 using K = OptionSpec::Kind;
 
@@ -195,8 +224,13 @@ class SlurmRuntime : public Runtime {
       return status.error();
     }
     std::string text = RenderBatchScript(script);
+    // The user's --output/--error directory: Slurm opens the file on the
+    // node and, when its directory is missing, the job dies at once (exit
+    // status 181) with nothing said. It is made here, ours, before the submit.
+    std::vector<std::string> log_dirs = MissingLogDirs(user_flags);
 
     if (context.dry_run) {
+      for (const std::string& dir : log_dirs) std::cout << "would create " << dir << " for Slurm's log file\n";
       std::cout << "batch script (" << JoinPath(plan->DirFor("<job id>"), "sbatch.sh")
                 << " once sbatch --parsable --hold gives the job id; released when that directory exists):\n"
                 << text << std::flush;
@@ -205,6 +239,13 @@ class SlurmRuntime : public Runtime {
     }
     for (const char* tool : {"sbatch", "scontrol", "scancel", "squeue"}) {
       if ((wait || std::string(tool) != "squeue") && FindExecutable(tool).empty()) return MissingCommand(tool);
+    }
+    for (const std::string& dir : log_dirs) {
+      if (Status made = MakePrivateDirs(NearestExisting(dir), dir.substr(NearestExisting(dir).size() + 1)); !made.ok()) {
+        return UnavailableError("the directory of Slurm's log file, " + dir + ", cannot be made: " + made.error().message,
+                                "make it yourself, or give --output a path in a directory that exists");
+      }
+      log::Info("made {} for Slurm's log file", dir);
     }
     Result<std::map<std::string, std::string>> token = JobTokenEnvironment(ProcessEnvironment());
     if (!token.ok()) return token.error();
@@ -225,9 +266,15 @@ class SlurmRuntime : public Runtime {
     }
 
     std::string log_path = own_output ? JoinPath(plan->DirFor(*job_id), "logs/slurm-" + *job_id + ".out") : "";
+    if (!own_output) {  // --wait follows the user's file when its name can be known here
+      std::string name = FlagValue(user_flags, "--job-name", "-J").value_or(plan->name);
+      std::optional<std::string> expanded = ExpandJobFilePattern(*FlagValue(user_flags, "--output", "-o"), *job_id, name,
+                                                                 Lookup(ProcessEnvironment(), "USER").value_or(""));
+      if (expanded) log_path = AbsolutePath(*expanded, SubmitDir(user_flags));
+    }
     std::cout << "submitted batch job " << *job_id << "\n"
               << "  script: " << *script_path << "\n"
-              << "  log:    " << (own_output ? log_path : "as your --output flag says") << "\n"
+              << "  log:    " << (!log_path.empty() ? log_path : "as your --output flag says") << "\n"
               << (user_hold ? "  held, as --hold asked: scontrol release " + *job_id + "\n" : "") << std::flush;
     if (!wait) return 0;
     return FollowJob({*job_id, log_path, 0.25});

@@ -7,6 +7,7 @@
 // --dry-run, and the missing-Slurm error. Seconds each: label slow.
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -175,6 +176,27 @@ TEST_F(SlurmTest, PreflightJudgesEveryNodeOfAStep) {
   EXPECT_EQ(bad.exit_code, 1) << bad.all();
   EXPECT_EQ(text(report + "/failing_nodes.txt"), "node2\n") << bad.all();
   EXPECT_EQ(text(report + "/passing_nodes.txt"), "node1\n") << bad.all();
+}
+
+// The blog's production line writes its log under logs/, which need not
+// exist: sbatch would start the job and Slurm end it at once (exit status 181,
+// nothing said). The directory is made first, and --wait follows that file.
+TEST_F(SlurmTest, SbatchWithOutputInAMissingDirectoryRunsAndWaitFollowsIt) {
+  ProcessResult result = Primus({"slurm", "sbatch", "-N", "1", "-o", "logs/train_%j.log", "--wait", "--", "direct",
+                                 "--", "run", "sh", "-c", "echo written by the job"});
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  std::string id = JobIdFrom(result.out);
+  ASSERT_FALSE(id.empty()) << result.out;
+  EXPECT_NE(result.err.find("made " + dir_.path() + "/logs for Slurm's log file"), std::string::npos) << result.err;
+  struct stat info {};
+  ASSERT_EQ(::stat((dir_.path() + "/logs").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0700u) << "ours, not world-readable";
+  Result<std::string> log = ReadFile(dir_.path() + "/logs/train_" + id + ".log");
+  ASSERT_TRUE(log.ok()) << "the user's log file of job " << id;
+  EXPECT_NE(log->find("written by the job"), std::string::npos) << *log;
+  EXPECT_NE(result.out.find("log:    " + dir_.path() + "/logs/train_" + id + ".log"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("written by the job"), std::string::npos) << "--wait shows the job's output:\n" << result.out;
+  EXPECT_TRUE(JobGone(id));
 }
 
 TEST_F(SlurmTest, SbatchWaitRunsATwoNodeDdpJob) {

@@ -47,6 +47,8 @@ struct LaunchSpec {
   // nproc_per_node was "auto"/"gpu" and not yet counted: ApplyPlatform sets it to the
   // visible GPUs (at least 1) and clears this. Whoever sets nproc_per_node itself clears it.
   bool nproc_per_node_auto = false;
+  // It was "gpu" (torchrun's word): with no GPU visible the launch fails, as torchrun's does.
+  bool nproc_per_node_gpu = false;
   int nnodes = 1, node_rank = 0;
   // How the agents find each other (above): "static" (node
   // ranks given, node 0 coordinates), "c10d" (the agent on the host of

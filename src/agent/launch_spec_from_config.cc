@@ -19,12 +19,14 @@ Result<int> IntKey(const config::LauncherConfig& launcher, std::string_view key)
 }
 
 // direct.nproc_per_node: a number, "cpu" (usable CPUs), or "auto"/"gpu",
-// which ApplyPlatform counts on the detected host (1 until then).
+// which ApplyPlatform counts on the detected host (1 until then; "gpu" with
+// no GPU visible is an error there, as in torchrun).
 Status ReadNprocPerNode(std::string_view text, LaunchSpec* spec) {
   std::string value = ToLower(Trim(text));
   if (value == "auto" || value == "gpu") {
     spec->nproc_per_node = 1;
     spec->nproc_per_node_auto = true;
+    spec->nproc_per_node_gpu = value == "gpu";
     return Status::Ok();
   }
   if (value == "cpu") {

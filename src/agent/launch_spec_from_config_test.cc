@@ -136,6 +136,7 @@ TEST(LaunchSpecFromConfigTest, NprocPerNodeForms) {
     auto spec = LaunchSpecFromConfig(Load(sources));
     ASSERT_TRUE(spec.ok()) << text;
     EXPECT_TRUE(spec->nproc_per_node_auto) << text;
+    EXPECT_EQ(spec->nproc_per_node_gpu, std::string(text) != "auto") << text << ": gpu must find a GPU";
   }
   config::LauncherSources sources;
   sources.flags = {{"direct.nproc_per_node", {"cpu"}, "--nproc-per-node"}};

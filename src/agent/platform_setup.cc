@@ -54,6 +54,11 @@ Result<PlatformSetup> ApplyPlatformOn(const platform::Roots& roots, const Enviro
   // GPU visibility as the workers will have it (an --env CUDA_VISIBLE_DEVICES counts).
   Environment workers = setup.plan.ApplyTo(current);
   if (spec->nproc_per_node_auto) {
+    if (spec->nproc_per_node_gpu && platform::CountVisibleGpus(setup.host, workers) == 0) {
+      return UnavailableError("--nproc-per-node gpu: no GPU is visible on " + setup.host.hostname +
+                                  " (torchrun fails here too: 'Cuda is not available')",
+                              "give a number of workers, cpu (one per usable CPU) or auto (one per GPU, else one)");
+    }
     spec->nproc_per_node = platform::AutoProcessesPerNode(setup.host, workers);
     spec->nproc_per_node_auto = false;
   }

@@ -150,6 +150,19 @@ TEST_F(CliTest, HelpAtEveryLevel) {
   EXPECT_NE(Run("direct --help").out.find("--nproc-per-node N|auto"), std::string::npos);
 }
 
+// torchrun's --nproc-per-node gpu on a host with no GPU fails (torchrun: "Cuda
+// is not available"), where auto starts one worker.
+TEST_F(CliTest, NprocPerNodeGpuWithoutAGpuFailsAsTorchrunDoes) {
+  ProcessOptions options = Isolated();
+  options.env["PRIMUS_SYSFS_ROOT"] = std::string(PRIMUS_SOURCE_DIR) + "/tests/fixtures/hosts/cpu-only/sys";
+  options.env["PRIMUS_PROCFS_ROOT"] = std::string(PRIMUS_SOURCE_DIR) + "/tests/fixtures/hosts/cpu-only/proc";
+  ProcessResult gpu = RunPrimus({"direct", "--nproc-per-node", "gpu", "--", "run", "true"}, options);
+  EXPECT_EQ(gpu.exit_code, 4) << gpu.all();
+  EXPECT_NE(gpu.err.find("--nproc-per-node gpu: no GPU is visible"), std::string::npos) << gpu.err;
+  ProcessResult automatic = RunPrimus({"direct", "--nproc-per-node", "auto", "--", "run", "true"}, options);
+  EXPECT_EQ(automatic.exit_code, 0) << automatic.all();
+}
+
 TEST_F(CliTest, VersionPrints) {
   ProcessResult result = Run("--version");
   EXPECT_EQ(result.exit_code, 0);

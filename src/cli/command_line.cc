@@ -200,10 +200,11 @@ Status ParseMode(const std::vector<std::string>& args, size_t i, CommandLine* co
 // torchrun's command line (args after `torchrun`), with the global options
 // already read into `command`.
 Result<CommandLine> ParseTorchrun(std::vector<std::string> args, const Environment& environment,
-                                  CommandLine command) {
+                                  const std::string& python_beside, CommandLine command) {
   command.typed = {"torchrun"};
   command.typed.insert(command.typed.end(), args.begin(), args.end());
-  auto torchrun = ReadTorchrunCommand(TorchrunRequest{std::move(args), environment, agent::GenerateRunId()});
+  auto torchrun =
+      ReadTorchrunCommand(TorchrunRequest{std::move(args), environment, agent::GenerateRunId(), python_beside});
   if (!torchrun.ok()) return torchrun.error();
   if (torchrun->help) {
     command.kind = CommandLine::Kind::kHelp;
@@ -238,9 +239,9 @@ Result<CommandLine> ParseTorchrun(std::vector<std::string> args, const Environme
 }  // namespace
 
 Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args, const Environment& environment,
-                                     std::string_view program) {
+                                     std::string_view program, const std::string& python_beside) {
   CommandLine command;
-  if (program == "torchrun") return ParseTorchrun(args, environment, std::move(command));
+  if (program == "torchrun") return ParseTorchrun(args, environment, python_beside, std::move(command));
   auto parsed = ParseOptions(args, 0, {&runtime::GlobalOptions()}, UnknownOptionPolicy::kReject, "primus-cli");
   if (!parsed.ok()) {
     Error error = parsed.error();
@@ -271,7 +272,7 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args, const
   }
   if (word == "torchrun") {
     return ParseTorchrun(std::vector<std::string>(args.begin() + static_cast<long>(i) + 1, args.end()), environment,
-                         std::move(command));
+                         /*python_beside=*/"", std::move(command));
   }
   if (word == "config" || word == "completion") {
     command.kind = word == "config" ? CommandLine::Kind::kConfigCommand : CommandLine::Kind::kCompletion;

@@ -62,8 +62,9 @@ struct CommandLine {
 
 // `args` excludes argv[0]; `program` is argv[0]'s base name: "torchrun"
 // reads the whole of `args` as torchrun's. `environment` gives torchrun's
-// PET_* variables and PYTHON_EXEC.
+// PET_* variables and PYTHON_EXEC; `python_beside`, the interpreter beside
+// the torchrun link that was run (its workers' python when PYTHON_EXEC is unset).
 Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args, const Environment& environment = {},
-                                     std::string_view program = "primus-cli");
+                                     std::string_view program = "primus-cli", const std::string& python_beside = "");
 
 }  // namespace primus::cli

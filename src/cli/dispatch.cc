@@ -13,6 +13,7 @@
 #include "util/abnormal_end.h"
 #include "util/console_writer.h"
 #include "util/environment.h"
+#include "util/files.h"
 #include "config/launcher_config.h"
 #include "config/render_config.h"
 #include "config/value.h"
@@ -243,6 +244,19 @@ int LastResort(const std::string& why) {
   return static_cast<int>(ExitCode::kTaskFailed);
 }
 
+// The python3 in the directory of the torchrun that was run: argv[0] when it
+// has a directory (/venv/bin/torchrun), else the first torchrun on PATH; ""
+// when there is none there.
+std::string PythonBesideTorchrun(std::string_view program) {
+  std::string path = program.find('/') == std::string_view::npos ? FindExecutable(std::string(program))
+                                                                   : std::string(program);
+  if (path.empty()) return "";
+  std::string dir = DirName(path);
+  std::string python = JoinPath(dir, "python3");
+  if (!IsExecutableFile(python)) return "";
+  return python;
+}
+
 int RunMain(std::string_view program, const std::vector<std::string>& args) {
   // An agent started by `primus-cli ssh` takes its job token from stdin
   // before anything reads the environment (agent/stdin_session.h).
@@ -255,7 +269,8 @@ int RunMain(std::string_view program, const std::vector<std::string>& args) {
   if (name != "torchrun") {
     if (int status = RunHidden(args); status >= 0) return status;
   }
-  auto command = ParseCommandLine(args, ProcessEnvironment(), name == "torchrun" ? "torchrun" : "primus-cli");
+  auto command = ParseCommandLine(args, ProcessEnvironment(), name == "torchrun" ? "torchrun" : "primus-cli",
+                                  name == "torchrun" ? PythonBesideTorchrun(program) : "");
   if (!command.ok()) return Fail(command.error());
   ApplyLoggingFlags(command->globals);
 

@@ -663,10 +663,12 @@ class Reader {
   Status Worker() {
     std::optional<std::string> exec = Lookup(inputs_.environment, "PYTHON_EXEC");
     bool from_exec = exec && !exec->empty();
-    std::string python = from_exec ? *exec : "python3";
-    std::string found = from_exec ? "" : FindExecutable(python);
+    bool beside = !from_exec && !inputs_.python_beside.empty();
+    std::string python = from_exec ? *exec : beside ? inputs_.python_beside : "python3";
+    std::string found = from_exec || beside ? "" : FindExecutable(python);
     std::string python_note =
         from_exec ? "python: $PYTHON_EXEC = " + python
+        : beside  ? "python: " + python + ", beside this torchrun (as torchrun runs its workers with its own interpreter)"
                   : "python: python3 from PATH (" + (found.empty() ? std::string("not found on this host") : found) +
                         "; PYTHON_EXEC is not set; torchrun would use the interpreter it runs in)";
     std::vector<std::string>& argv = command_.worker_argv;
@@ -875,7 +877,8 @@ std::string TorchrunHelp() {
          "                                   accepted; not needed by the agent (--debug says why)\n"
          "  --logs-specs NAME                refused: a Python plugin\n"
          "\n"
-         "The python that runs the script is $PYTHON_EXEC, else python3 from PATH. primus-cli's global\n"
+         "The python that runs the script is $PYTHON_EXEC, else the python3 beside this torchrun\n"
+         "(/venv/bin/torchrun -> /venv/bin/python3), else python3 from PATH. primus-cli's global\n"
          "options (--dry-run, --debug, --config, --set, ...) may be given among torchrun's.\n"
          "Differences: a failure exits with the failing worker's own code (torchrun: 1; set\n"
          "PRIMUS_DIRECT_FAILURE_EXIT_CODE=1 for torchrun's); the console lines carry [host:rank] prefixes.\n";

@@ -23,6 +23,9 @@ struct TorchrunRequest {
   std::vector<std::string> args;    // everything after `torchrun`
   Environment environment;  // PET_* (torchrun's flags), PYTHON_EXEC
   std::string fresh_run_id;         // names the launch when --rdzv-id does not (with --log-dir)
+  // The interpreter beside the torchrun that was run (/venv/bin/torchrun ->
+  // /venv/bin/python3), which real torchrun's workers would use; "" when none.
+  std::string python_beside;
 };
 
 struct TorchrunNote {

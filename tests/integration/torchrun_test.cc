@@ -76,6 +76,27 @@ TEST_F(TorchrunTest, TheLinkIsBesideTheBinary) {
   EXPECT_TRUE(Contains(version.out, "primus-cli "));
 }
 
+// A venv's torchrun runs its workers with that venv's interpreter; so does
+// our link placed in a venv (bin/torchrun -> primus-cli beside bin/python3).
+// PYTHON_EXEC still wins.
+TEST_F(TorchrunTest, ALinkInAVenvRunsTheWorkersWithThatVenvsPython) {
+  std::string bin = dir_.path() + "/venv/bin";
+  std::filesystem::create_directories(bin);
+  std::filesystem::create_symlink(PRIMUS_BINARY, bin + "/torchrun");
+  dir_.Write("venv/bin/python3", "#!/bin/sh\necho \"venv python for rank $RANK\"\n");
+  std::filesystem::permissions(bin + "/python3", std::filesystem::perms::owner_all);
+  dir_.Write("train.py", "print('the script')\n");
+  ProcessResult result = RunProcess({bin + "/torchrun", "--nproc-per-node", "2", "train.py"}, Options({}));
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  EXPECT_TRUE(Contains(result.out, "venv python for rank 0")) << result.all();
+  EXPECT_TRUE(Contains(result.out, "venv python for rank 1")) << result.all();
+  ProcessResult exec = RunProcess({bin + "/torchrun", "--nproc-per-node", "1", "train.py"},
+                                  Options({{"PYTHON_EXEC", "/usr/bin/python3"}}));
+  ASSERT_EQ(exec.exit_code, 0) << exec.all();
+  EXPECT_TRUE(Contains(exec.out, "the script")) << exec.all();
+  EXPECT_FALSE(Contains(exec.out, "venv python")) << exec.all();
+}
+
 TEST_F(TorchrunTest, DryRunPlanIsTheSameThroughTheLinkAndTheWord) {
   std::vector<std::string> args = {"--dry-run", "--nnodes=2", "--node_rank=1", "--master_addr=10.0.0.1",
                                    "--master_port=29600", "--nproc_per_node=2", "--max-restarts", "3",

@@ -203,10 +203,7 @@ struct RankParts {
   const RankStepTimes* rank = nullptr;
   telemetry::StepTimeBreakdown mean;
   std::vector<const StepParts*> steps;  // of that attempt
-  double busy() const {  // the time it did not spend waiting for the others
-    return mean.at(telemetry::StepPhase::kCompute) + mean.at(telemetry::StepPhase::kData) +
-           mean.at(telemetry::StepPhase::kOptimizer);
-  }
+  double busy() const { return mean.busy(); }
 };
 
 RankParts AverageParts(const RankStepTimes& rank) {

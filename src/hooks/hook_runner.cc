@@ -70,27 +70,24 @@ Result<Script> MakeScript(const std::string& path, Script::Kind kind) {
   return script;
 }
 
+// The first of `installed` and `in_tree` (relative to the binary's prefix:
+// <prefix>/bin/primus-cli installed, <repository>/build/primus-cli in the
+// tree) that holds `entry`; "" when neither does.
+std::string BesideTheBinary(const std::string& installed, const std::string& in_tree, const std::string& entry) {
+  Result<std::string> self = SelfExecutable();
+  if (!self.ok()) return "";
+  std::string prefix = DirName(DirName(*self));
+  for (const std::string& candidate : {prefix + "/" + installed, prefix + "/" + in_tree}) {
+    if (PathExists(entry.empty() ? candidate : candidate + "/" + entry) && IsDirectory(candidate)) return candidate;
+  }
+  return "";
+}
+
 }  // namespace
 
-std::string BuiltinHooksDirectory() {
-  Result<std::string> self = SelfExecutable();
-  if (!self.ok()) return "";
-  std::string prefix = DirName(DirName(*self));
-  for (const std::string& candidate : {prefix + "/share/primus/hooks", prefix + "/hooks"}) {
-    if (IsDirectory(candidate)) return candidate;
-  }
-  return "";
-}
+std::string BuiltinHooksDirectory() { return BesideTheBinary("share/primus/hooks", "hooks", ""); }
 
-std::string PythonApiDirectory() {
-  Result<std::string> self = SelfExecutable();
-  if (!self.ok()) return "";
-  std::string prefix = DirName(DirName(*self));
-  for (const std::string& candidate : {prefix + "/share/primus-cli/python", prefix + "/python"}) {
-    if (PathExists(candidate + "/primus_hooks.py")) return candidate;
-  }
-  return "";
-}
+std::string PythonApiDirectory() { return BesideTheBinary("share/primus-cli/python", "python", "primus_hooks.py"); }
 
 Result<std::vector<Script>> FindHooks(const HookQuery& query) {
   std::vector<Script> scripts;
@@ -175,9 +172,10 @@ Result<RunOutcome> RunScripts(const std::vector<Script>& scripts, const HookCont
     for (const auto& [name, value] : outcome.env) options.env[name] = value;
     options.env["PRIMUS_HOOK_KIND"] = script.kind == Script::Kind::kHook ? "hook" : "patch";
     if (!python_api.empty()) {
-      std::string path = options.env.count("PYTHONPATH") && options.env["PYTHONPATH"]
-                             ? *options.env["PYTHONPATH"]
-                             : (std::getenv("PYTHONPATH") ? std::getenv("PYTHONPATH") : "");
+      // The context's or an earlier hook's PYTHONPATH, else the inherited one.
+      auto given = options.env.find("PYTHONPATH");
+      const char* inherited = std::getenv("PYTHONPATH");
+      std::string path = given != options.env.end() && given->second ? *given->second : inherited ? inherited : "";
       options.env["PYTHONPATH"] = path.empty() ? python_api : python_api + ":" + path;
     }
     RunOutcome own;  // this script's protocol lines, recorded apart as well

@@ -1,10 +1,10 @@
 #include "platform/runtime_versions.h"
 
-#include <dirent.h>
-
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "platform/sysfs_files.h"
 #include "util/files.h"
 #include "util/strings.h"
 
@@ -39,19 +39,15 @@ bool IsVersion(std::string_view text) {
 std::string LibraryVersion(const std::vector<std::string>& dirs, const std::string& name) {
   std::string best;
   for (const std::string& dir : dirs) {
-    DIR* handle = ::opendir(dir.c_str());
-    if (handle == nullptr) continue;
-    while (dirent* entry = ::readdir(handle)) {
-      std::string_view file = entry->d_name;
+    for (const std::string& file : ListDirectory(dir)) {
       if (!file.starts_with(name + ".")) continue;
-      std::string_view version = file.substr(name.size() + 1);
+      std::string_view version = std::string_view(file).substr(name.size() + 1);
       if (!IsVersion(version)) continue;
       auto dots = [](std::string_view v) { return std::count(v.begin(), v.end(), '.'); };
       if (best.empty() || dots(version) > dots(best) || (dots(version) == dots(best) && version > best)) {
         best = std::string(version);
       }
     }
-    ::closedir(handle);
   }
   return best;
 }

@@ -241,7 +241,9 @@ class SlurmRuntime : public Runtime {
       if ((wait || std::string(tool) != "squeue") && FindExecutable(tool).empty()) return MissingCommand(tool);
     }
     for (const std::string& dir : log_dirs) {
-      if (Status made = MakePrivateDirs(NearestExisting(dir), dir.substr(NearestExisting(dir).size() + 1)); !made.ok()) {
+      std::string existing = NearestExisting(dir);
+      std::string missing = existing == "/" ? dir.substr(1) : dir.substr(existing.size() + 1);
+      if (Status made = MakePrivateDirs(existing, missing); !made.ok()) {
         return UnavailableError("the directory of Slurm's log file, " + dir + ", cannot be made: " + made.error().message,
                                 "make it yourself, or give --output a path in a directory that exists");
       }

@@ -79,11 +79,11 @@ Result<RecordedScript> KeepScriptCopy(const ExperimentDir& dir, size_t index, co
   recorded.path = path;
   recorded.copy = fmt::format("hooks/{:02d}_{}", index, Split(path, '/').back());
   recorded.sha256 = DigestHex(Sha256(*text));
-  std::string copy = dir.root + "/" + recorded.copy;
-  if (Status written = WriteFileAtomic(copy, *text); !written.ok()) return written.error();
   struct stat info {};
   bool executable = ::stat(path.c_str(), &info) == 0 && (info.st_mode & S_IXUSR) != 0;
-  ::chmod(copy.c_str(), executable ? 0700 : 0600);
+  if (Status written = WriteFileAtomic(dir.root + "/" + recorded.copy, *text, executable ? 0700 : 0600); !written.ok()) {
+    return written.error();
+  }
   return recorded;
 }
 

@@ -183,6 +183,15 @@ std::vector<train::SystemDifference> ReplayDifferences(const TrainLaunch& launch
   return differences;
 }
 
+// What of the table refuses the replay without --force.
+std::vector<std::string> Incompatible(const std::vector<train::SystemDifference>& differences) {
+  std::vector<std::string> what;
+  for (const train::SystemDifference& difference : differences) {
+    if (difference.incompatible) what.push_back(difference.what);
+  }
+  return what;
+}
+
 nlohmann::ordered_json DescribeThisSystem(const TrainLaunch& launch) {
   nlohmann::ordered_json system = train::DescribeSystem(launch.workers.setup.host);
   train::AddPythonVersions(launch.experiment.interpreter, &system);
@@ -429,7 +438,7 @@ Result<int> PrintDryRun(const TrainLaunch& launch) {
   const agent::LaunchSpec& spec = launch.workers.spec;
   train::BackendRequest inputs{&experiment,           "<experiment dir>",  launch.backend_args,
                               launch.args.resume,    launch.process_env, launch.args.subtask,
-                              launch.primus ? &*launch.primus : nullptr};
+                              launch.primus ? &*launch.primus : nullptr, /*resume_fallback=*/""};
   auto command = train::BuildBackendCommand(inputs);
   if (!command.ok()) return command.error();
   const config::LauncherConfig& launcher = *launch.launcher;
@@ -446,14 +455,11 @@ Result<int> PrintDryRun(const TrainLaunch& launch) {
             << (launch.run_preflight ? "preflight: the fast checks would run before the launch (--no-preflight skips them)\n"
                                      : "preflight: off\n");
   if (launch.replay) {
+    std::vector<train::SystemDifference> differences = ReplayDifferences(launch, DescribeThisSystem(launch));
     std::cout << "replay of " << launch.replay->dir.root << " (" << launch.replay->metadata.start_time
               << "): then vs now\n"
-              << train::FormatDifferences(ReplayDifferences(launch, DescribeThisSystem(launch)))
-              << ReplayRiskText(launch);
-    std::vector<std::string> incompatible;
-    for (const train::SystemDifference& difference : ReplayDifferences(launch, DescribeThisSystem(launch))) {
-      if (difference.incompatible) incompatible.push_back(difference.what);
-    }
+              << train::FormatDifferences(differences) << ReplayRiskText(launch);
+    std::vector<std::string> incompatible = Incompatible(differences);
     if (!incompatible.empty() && !launch.args.force) {
       return UnavailableError("a launch would refuse this replay: " + Join(incompatible, ", ") + " differ",
                               "add --force to run it anyway");
@@ -572,10 +578,7 @@ Status WriteSnapshot(TrainLaunch* launch) {
   nlohmann::ordered_json system = DescribeThisSystem(*launch);
   if (launch->replay) {
     auto differences = ReplayDifferences(*launch, system);
-    std::vector<std::string> incompatible;
-    for (const train::SystemDifference& difference : differences) {
-      if (difference.incompatible) incompatible.push_back(difference.what);
-    }
+    std::vector<std::string> incompatible = Incompatible(differences);
     std::cerr << "replay of " << launch->replay->dir.root << " (" << launch->replay->metadata.start_time
               << "): then vs now\n"
               << train::FormatDifferences(differences) << ReplayRiskText(*launch);
@@ -676,8 +679,7 @@ Status BuildWorkerCommand(TrainLaunch* launch) {
   agent::LaunchSpec& spec = launch->workers.spec;
   train::BackendRequest inputs{&experiment,           launch->shared_root, launch->backend_args,
                               launch->args.resume,   launch->process_env, launch->args.subtask,
-                              launch->primus ? &*launch->primus : nullptr};
-  inputs.resume_fallback = EarlierRunToResume(*launch);
+                              launch->primus ? &*launch->primus : nullptr, EarlierRunToResume(*launch)};
   if (launch->primus) {
     log::Info("through Primus {} at {} ({}): {}", launch->primus->version, launch->primus->root, launch->primus->found_by,
               train::DescribePrimusPlan(*launch->primus_experiment, launch->primus_layout, launch->world_size));

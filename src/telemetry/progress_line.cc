@@ -61,6 +61,16 @@ std::optional<int64_t> CountIn(std::string_view text) {
   return static_cast<int64_t>(*value);
 }
 
+// "N/M" (Megatron pads both with spaces): the step and total steps into
+// `metrics`, each when it is a count; false when there is no slash.
+bool ReadStepOfTotal(std::string_view text, TrainingMetrics* metrics) {
+  size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return false;
+  metrics->step = CountIn(text.substr(0, slash));
+  metrics->total_steps = CountIn(text.substr(slash + 1));
+  return true;
+}
+
 // Bytes from a framework's GiB or GB figure: not negative, at most 2^53.
 std::optional<int64_t> GibibytesToBytes(double gib) {
   double bytes = gib * 1073741824.0;
@@ -101,12 +111,8 @@ std::optional<TrainingMetrics> ReadMegatron(std::string_view line) {
   size_t at = line.find("iteration ");
   if (at == std::string_view::npos || line.find('|', at) == std::string_view::npos) return std::nullopt;
   std::string_view head = line.substr(at + 10, line.find('|', at) - at - 10);
-  size_t slash = head.find('/');
-  if (slash == std::string_view::npos) return std::nullopt;
   TrainingMetrics metrics;
-  metrics.step = CountIn(head.substr(0, slash));
-  metrics.total_steps = CountIn(head.substr(slash + 1));
-  if (!metrics.step) return std::nullopt;
+  if (!ReadStepOfTotal(head, &metrics) || !metrics.step) return std::nullopt;
   std::optional<double> first_loss;
   for (std::string_view field : Split(line.substr(line.find('|', at) + 1), '|')) {
     size_t colon = field.rfind(':');
@@ -234,13 +240,8 @@ std::optional<TrainingMetrics> ReadPrimus(std::string_view line) {
   std::string_view rest = line.substr(at + 5);
   size_t space = rest.find(' ');
   if (space == std::string_view::npos) return std::nullopt;
-  std::string_view counts = rest.substr(0, space);
-  size_t slash = counts.find('/');
-  if (slash == std::string_view::npos) return std::nullopt;
   TrainingMetrics metrics;
-  metrics.step = CountIn(counts.substr(0, slash));
-  metrics.total_steps = CountIn(counts.substr(slash + 1));
-  if (!metrics.total_steps) return std::nullopt;
+  if (!ReadStepOfTotal(rest.substr(0, space), &metrics) || !metrics.total_steps) return std::nullopt;
   if (auto loss = NumberTokenAfter(rest, " loss ")) metrics.loss = NumberIn(*loss);
   if (!metrics.step || !metrics.loss) return std::nullopt;
   if (auto lr = NumberTokenAfter(rest, " lr ")) metrics.learning_rate = NumberIn(*lr);

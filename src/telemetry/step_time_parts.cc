@@ -41,6 +41,10 @@ double StepTimeBreakdown::total() const {
   return sum;
 }
 
+double StepTimeBreakdown::busy() const {
+  return at(StepPhase::kCompute) + at(StepPhase::kData) + at(StepPhase::kOptimizer);
+}
+
 std::optional<StepTimeBreakdown> BreakDownStepTime(const TrainingMetrics& metrics) {
   if (metrics.time_parts.empty()) return std::nullopt;
   StepTimeBreakdown breakdown;

@@ -46,6 +46,9 @@ struct StepTimeBreakdown {
 
   double at(StepPhase phase) const { return seconds[static_cast<int>(phase)]; }
   double total() const;
+  // The time the rank did not spend waiting for the others: compute, data and
+  // optimizer. The slowest rank is the busiest; the others wait for it.
+  double busy() const;
 };
 
 // nullopt when the record carries no part this knows.

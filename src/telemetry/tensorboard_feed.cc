@@ -53,14 +53,11 @@ std::pair<std::optional<int64_t>, Scalars> TrainingScalars(const Json& view) {
   }
   // Where the step went, on the busiest rank that says (the others wait for it).
   std::optional<StepTimeBreakdown> busiest;
-  auto busy = [](const StepTimeBreakdown& parts) {
-    return parts.at(StepPhase::kCompute) + parts.at(StepPhase::kData) + parts.at(StepPhase::kOptimizer);
-  };
   for (const Json& node : json_fields::Array(view, "nodes")) {
     for (const Json& worker : json_fields::Array(node, "workers")) {
       std::optional<TrainingMetrics> metrics = MetricsFromJson(worker);
       std::optional<StepTimeBreakdown> parts = metrics ? BreakDownStepTime(*metrics) : std::nullopt;
-      if (parts && (!busiest || busy(*parts) > busy(*busiest))) busiest = parts;
+      if (parts && (!busiest || parts->busy() > busiest->busy())) busiest = parts;
     }
   }
   for (int phase = 0; busiest && phase < kStepPhaseCount; ++phase) {

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "snapshot/metadata.h"
+
 namespace primus::train {
 namespace {
 
@@ -36,6 +38,10 @@ std::optional<EarlierCheckpoints> FindEarlierCheckpoints(const std::string& work
   std::optional<EarlierCheckpoints> best;
   double best_time = 0;
   for (const auto& [run_time, run] : runs) {
+    // A run that finished is not to be gone on from: running its command
+    // again trains again (a run whose record is unreadable counts as unfinished).
+    auto metadata = snapshot::ReadMetadata((run / "metadata.json").string());
+    if (metadata.ok() && metadata->status == "succeeded") continue;
     fs::path dir = run / "checkpoints";
     if (fs::is_symlink(dir, error) || !fs::is_directory(dir, error)) continue;
     int64_t newest_step = -1;

@@ -2,8 +2,9 @@
 // new directory (<workspace>/<exp_name>_<time>), so the checkpoints of a run
 // that was stopped are in another directory than the next run's. This finds
 // them: the checkpoint directories of the earlier runs of the same experiment
-// in the workspace, newest first (by their newest checkpoint file), that hold
-// a step_<N>.pt. Which of its files is valid is the trainer's to decide, as
+// in the workspace that did not finish (metadata.json's status is not
+// "succeeded": running a finished run's command again trains again), newest
+// first (by their newest checkpoint file), that hold a step_<N>.pt. Which of its files is valid is the trainer's to decide, as
 // for its own directory (examples/gpt/checkpoint.py).
 #pragma once
 

@@ -23,10 +23,16 @@ TEST(EarlierCheckpointsTest, TheNewestEarlierRunOfTheSameExperimentWins) {
   Touch(ws + "/gpt_20261101_100000/checkpoints/step_50.pt", 1000);
   Touch(ws + "/gpt_20261101_100000/checkpoints/step_100.pt", 2000);
   Touch(ws + "/gpt_20261102_100000/checkpoints/step_30.pt", 3000);   // newer, though fewer steps
+  Touch(ws + "/gpt_20261102_100000/metadata.json", 3000);
+  ASSERT_TRUE(WriteFileAtomic(ws + "/gpt_20261102_100000/metadata.json", R"({"status": "interrupted"})").ok());
   Touch(ws + "/gpt_20261102_100000/checkpoints/step_30.pt.tmp", 4000);
   Touch(ws + "/gpt-other_20261103_100000/checkpoints/step_90.pt", 5000);  // another experiment
   Touch(ws + "/gptx_20261103_100000/checkpoints/step_90.pt", 5000);       // another name
   ASSERT_TRUE(MakeDirs(ws + "/gpt_20261104_100000/checkpoints").ok());   // this run: empty
+  // The newest of all, but it finished: its command run again trains again.
+  Touch(ws + "/gpt_20261103_120000/checkpoints/step_200.pt", 6000);
+  Touch(ws + "/gpt_20261103_120000/metadata.json", 6000);
+  ASSERT_TRUE(WriteFileAtomic(ws + "/gpt_20261103_120000/metadata.json", R"({"status": "succeeded"})").ok());
   auto found = FindEarlierCheckpoints(ws, "gpt", ws + "/gpt_20261104_100000");
   ASSERT_TRUE(found);
   EXPECT_EQ(found->dir, ws + "/gpt_20261102_100000/checkpoints");

@@ -33,6 +33,8 @@ TEST_PACKAGES=(
   libgloo-dev
   # process and network tools the tests use
   procps iproute2 util-linux psmisc
+  # replay's code record (git commit, uncommitted diff): its tests make a repository
+  git
   # scontrol: the hostlist differential test; slurmctld + slurmd: the Slurm
   # runtime tests start a real local cluster (tests/support/slurm_cluster.h)
   slurm-client slurmctld slurmd

@@ -71,6 +71,15 @@ struct LaunchSpec {
   std::map<std::string, std::string> env;  // extra worker env, applied only where the agent's env lacks it
   std::map<std::string, std::string> env_overrides;  // set even over the agent's env (the user's explicit --env)
   std::string log_dir;                     // "" -> ${TMPDIR:-/tmp}/primus-<uid>/<run_id>
+  // Beside our <host>.rank<R>.log: torchrun's files in each attempt
+  // directory, <local rank>/{stdout,stderr}.log (raw, for the streams
+  // redirects or tee name) and <local rank>/error.json, the workers'
+  // TORCHELASTIC_ERROR_FILE; tools that glob for torchrun's layout find them.
+  bool torchrun_log_files = false;
+  // torchrun's --virtual-local-rank: LOCAL_RANK=0 for every worker and
+  // CUDA_VISIBLE_DEVICES naming only its GPU (the agent's list at the local
+  // rank, or the local rank itself when the agent has none).
+  bool virtual_local_rank = false;
   std::string run_id;                      // "" -> generated (<yyyymmdd-hhmmss>-<hex>)
   // Multi-node (nnodes > 1): node 0's control channel (job_link.h). The job
   // token comes from PRIMUS_JOB_TOKEN in the agent's environment.

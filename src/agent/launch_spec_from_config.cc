@@ -101,6 +101,8 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher) 
   spec.heartbeat_timeout_s = launcher.GetDouble("direct.heartbeat_timeout");
   spec.restarts_before = launcher.scheduler().restart_count;
   spec.log_dir = launcher.GetString("direct.log_dir");
+  spec.torchrun_log_files = launcher.GetBool("direct.torchrun_log_files");
+  spec.virtual_local_rank = launcher.GetBool("direct.virtual_local_rank");
   spec.console_prefix = launcher.GetString("direct.console_prefix");
   auto ranks = ParseRankList(launcher.GetString("direct.ranks_filter"));
   if (!ranks) return ranks.error();

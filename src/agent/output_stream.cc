@@ -73,6 +73,7 @@ OutputStream::ReadStatus OutputStream::ReadOnce(char* scratch, LineStamp& stamp)
   while (true) {
     ssize_t n = ::read(pipe_.get(), scratch, kReadSize);
     if (n > 0) {
+      if (raw_copy_ != nullptr) raw_copy_->buffer().Append(scratch, static_cast<size_t>(n));
       ProcessChunk(scratch, static_cast<size_t>(n), LineHead(stamp.Now()));
       // A short read ending at a line's end: the pipe held no more, so a
       // block of lines printed at once (Megatron's timers) is complete.

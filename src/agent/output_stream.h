@@ -76,6 +76,10 @@ class OutputStream {
   // Every line is shown to `printed` too (progress read from the output);
   // null: none. It must outlive the stream.
   void set_printed_metrics(PrintedMetrics* printed) { printed_ = printed; }
+  // Every byte read goes to `copy` too, as the worker wrote it (no stamp, no
+  // line handling): torchrun's stdout.log/stderr.log. Null: none. It must
+  // outlive the stream; the caller flushes it with the log.
+  void set_raw_copy(RankLog* copy) { raw_copy_ = copy; }
 
  private:
   // "<stamp> O " for the lines of one read batch.
@@ -92,6 +96,7 @@ class OutputStream {
   std::string console_prefix_;
   ByteBuffer partial_;
   PrintedMetrics* printed_ = nullptr;
+  RankLog* raw_copy_ = nullptr;
   char line_head_[LineStamp::kLength + 3];
 };
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "agent/console_filter.h"
 #include "agent/endings_log.h"
@@ -62,6 +63,8 @@ struct Supervisor::Worker {
   std::string heartbeat_file;
   std::string metrics_file;
   std::unique_ptr<RankLog> log;
+  // torchrun's <local rank>/stdout.log and stderr.log (spec.torchrun_log_files); null when not written.
+  std::unique_ptr<RankLog> torchrun_stdout, torchrun_stderr;
   std::unique_ptr<PrintedMetrics> printed;  // progress read from its output; null when off (outlives out, err)
   std::unique_ptr<OutputStream> out;
   std::unique_ptr<OutputStream> err;
@@ -117,6 +120,12 @@ Result<AttemptResult> Supervisor::Run() {
 Status Supervisor::StartWorkers() {
   if (Status status = MakePrivateDir(attempt_dir_); !status) return status;
   const LaunchSpec& spec = plan_.spec;
+  if (spec.virtual_local_rank && environment_.VirtualDevice(spec.nproc_per_node - 1).empty()) {
+    return ConfigError("direct.virtual_local_rank: " + std::to_string(spec.nproc_per_node) +
+                           " workers, but CUDA_VISIBLE_DEVICES=" + environment_.SharedValue("CUDA_VISIBLE_DEVICES") +
+                           " names fewer GPUs (torchrun refuses this too)",
+                       "give one device per local rank in CUDA_VISIBLE_DEVICES, or fewer workers per node");
+  }
   for (int local_rank = 0; local_rank < spec.nproc_per_node; ++local_rank) {
     auto worker = std::make_unique<Worker>();
     worker->index = workers_.size();
@@ -125,6 +134,9 @@ Status Supervisor::StartWorkers() {
     std::string base = JoinPath(attempt_dir_, plan_.host + ".rank" + std::to_string(worker->rank));
     worker->log_path = base + ".log";
     worker->error_file = base + ".error.json";
+    if (spec.torchrun_log_files) {
+      if (Status opened = OpenTorchrunFiles(*worker); !opened) return opened;
+    }
     worker->heartbeat_file = base + ".heartbeat";
     worker->metrics_file = base + ".metrics.jsonl";
     // Stale files from an earlier run with this log directory would fake a
@@ -147,6 +159,32 @@ Status Supervisor::StartWorkers() {
     if (Status status = StartWorker(*worker); !status) return status;
   }
   return Status::Ok();
+}
+
+// torchrun's layout (DefaultLogsSpecs): attempt_<n>/<local rank>/ holds
+// error.json, and stdout.log / stderr.log for the streams --redirects or
+// --tee send to files.
+Status Supervisor::OpenTorchrunFiles(Worker& worker) {
+  const LaunchSpec& spec = plan_.spec;
+  std::string dir = JoinPath(attempt_dir_, std::to_string(worker.local_rank));
+  if (Status status = MakePrivateDir(dir); !status) return status;
+  worker.error_file = JoinPath(dir, "error.json");
+  ::unlink(worker.error_file.c_str());
+  int to_files = spec.redirects.For(worker.local_rank) | spec.tee.For(worker.local_rank);
+  for (auto [bit, name, target] : {std::tuple{kStdoutStream, "stdout.log", &worker.torchrun_stdout},
+                                   std::tuple{kStderrStream, "stderr.log", &worker.torchrun_stderr}}) {
+    if ((to_files & bit) == 0) continue;
+    auto file = RankLog::Open(JoinPath(dir, name));
+    if (!file) return file.error();
+    *target = std::make_unique<RankLog>(std::move(*file));
+  }
+  return Status::Ok();
+}
+
+void Supervisor::FlushLogs(Worker& worker) {
+  worker.log->Flush();
+  if (worker.torchrun_stdout) worker.torchrun_stdout->Flush();
+  if (worker.torchrun_stderr) worker.torchrun_stderr->Flush();
 }
 
 Status Supervisor::StartWorker(Worker& worker) {
@@ -194,6 +232,8 @@ Status Supervisor::StartWorker(Worker& worker) {
                                               out_on_console ? &handles_.console() : nullptr, out_prefix);
   worker.err = std::make_unique<OutputStream>(std::move(err.read), 'E', worker.log.get(),
                                               err_on_console ? &err_console : nullptr, err_prefix);
+  worker.out->set_raw_copy(worker.torchrun_stdout.get());
+  worker.err->set_raw_copy(worker.torchrun_stderr.get());
   // Progress printed by the framework (Megatron's last rank, TorchTitan's
   // logger on either stream) becomes metrics lines, unless the user's own
   // PRIMUS_METRICS_FILE takes them.
@@ -280,7 +320,7 @@ void Supervisor::HandleStream(size_t stream_index) {
   Worker& worker = *workers_[stream_index / 2];
   switch (stream->ReadOnce(scratch_.get(), stamp_)) {
     case OutputStream::ReadStatus::kData:
-      worker.log->Flush();
+      FlushLogs(worker);
       handles_.FlushConsolesIfLarge();
       if (hang_watch_.enabled() || exit_watch_.enabled()) {
         SteadyTime now = SteadyClock::now();
@@ -291,7 +331,7 @@ void Supervisor::HandleStream(size_t stream_index) {
     case OutputStream::ReadStatus::kEof:
       handles_.poller().Remove(stream->fd());
       stream->Finish(stamp_);
-      worker.log->Flush();
+      FlushLogs(worker);
       break;
     case OutputStream::ReadStatus::kWouldBlock: break;
   }
@@ -648,12 +688,12 @@ void Supervisor::DrainStreams() {
     if (!stream->open()) continue;
     Worker& worker = *workers_[i / 2];
     while (stream->ReadOnce(scratch_.get(), stamp_) == OutputStream::ReadStatus::kData) {
-      worker.log->Flush();
+      FlushLogs(worker);
       handles_.FlushConsolesIfLarge();
     }
     handles_.poller().Remove(stream->fd());
     stream->Finish(stamp_);
-    worker.log->Flush();
+    FlushLogs(worker);
   }
 }
 

@@ -86,6 +86,9 @@ class Supervisor {
 
   Status StartWorkers();
   Status StartWorker(Worker& worker);
+  Status OpenTorchrunFiles(Worker& worker);
+  // The worker's log and its torchrun files, when written.
+  void FlushLogs(Worker& worker);
   void Loop();
   void HandleSignals();
   void HandleStream(size_t stream_index);

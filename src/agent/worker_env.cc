@@ -5,6 +5,7 @@
 #include <set>
 
 #include "agent/launch_spec.h"
+#include "util/strings.h"
 
 namespace primus::agent {
 namespace {
@@ -110,13 +111,28 @@ std::string WorkerEnvironment::SharedValue(std::string_view name) const {
   return "";
 }
 
+std::string WorkerEnvironment::VirtualDevice(int local_rank) const {
+  std::string list = SharedValue("CUDA_VISIBLE_DEVICES");
+  if (list.empty()) return std::to_string(local_rank);
+  std::vector<std::string> devices = Split(list, ',');
+  if (local_rank < 0 || static_cast<size_t>(local_rank) >= devices.size()) return "";
+  return std::string(Trim(devices[static_cast<size_t>(local_rank)]));
+}
+
 std::vector<std::string> WorkerEnvironment::For(const WorkerSlot& slot) const {
   std::vector<std::string> env;
-  env.reserve(shared_.size() + 7);
+  env.reserve(shared_.size() + 8);
   env = shared_;
   int rank = plan_.global_rank(slot.local_rank);
   env.push_back(Entry("RANK", std::to_string(rank)));
-  env.push_back(Entry("LOCAL_RANK", std::to_string(slot.local_rank)));
+  if (plan_.spec.virtual_local_rank) {
+    // torchrun's virtual mode: each worker's GPU is its device 0.
+    std::erase_if(env, [](const std::string& entry) { return entry.starts_with("CUDA_VISIBLE_DEVICES="); });
+    env.push_back(Entry("CUDA_VISIBLE_DEVICES", VirtualDevice(slot.local_rank)));
+    env.push_back(Entry("LOCAL_RANK", "0"));
+  } else {
+    env.push_back(Entry("LOCAL_RANK", std::to_string(slot.local_rank)));
+  }
   env.push_back(Entry("ROLE_RANK", std::to_string(rank)));
   env.push_back(Entry("TORCHELASTIC_RESTART_COUNT", std::to_string(slot.restart_count)));
   env.push_back(Entry("TORCHELASTIC_ERROR_FILE", slot.error_file));

@@ -57,6 +57,10 @@ class WorkerEnvironment {
   // --env, else the agent's environment, else the plan's default), as the
   // workers see it; "" when they do not get it.
   std::string SharedValue(std::string_view name) const;
+  // With spec.virtual_local_rank: the one device a worker sees as
+  // CUDA_VISIBLE_DEVICES, the shared list's entry at its local rank (the
+  // local rank itself without a list); "" when the list is too short.
+  std::string VirtualDevice(int local_rank) const;
 
  private:
   const LaunchPlan& plan_;

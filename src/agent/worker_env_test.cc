@@ -54,6 +54,21 @@ TEST(WorkerEnvTest, SetsTheTorchrunContractForStaticMultiNode) {
   EXPECT_EQ(env, expected);
 }
 
+TEST(WorkerEnvTest, VirtualLocalRankShowsEachWorkerOnlyItsDevice) {
+  LaunchPlan plan = Plan();
+  plan.spec.virtual_local_rank = true;
+  const char* listed[] = {"CUDA_VISIBLE_DEVICES=4, 5,6,7", nullptr};
+  WorkerEnvironment environment(plan, listed);
+  auto env = AsMap(environment.For({1, 0, "/e", "/h"}));  // AsMap fails on a duplicate variable
+  EXPECT_EQ(env["LOCAL_RANK"], "0");
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "5");
+  EXPECT_EQ(env["RANK"], "5");
+  EXPECT_EQ(environment.VirtualDevice(4), "");  // the list is too short
+  const char* none[] = {nullptr};
+  WorkerEnvironment unlisted(plan, none);
+  EXPECT_EQ(AsMap(unlisted.For({3, 0, "/e", "/h"}))["CUDA_VISIBLE_DEVICES"], "3");
+}
+
 TEST(WorkerEnvTest, NeverOverwritesTheUsersVariablesButOwnsTheDistributedOnes) {
   LaunchPlan plan = Plan();
   const char* base[] = {"ALREADY_SET=user",    "OMP_NUM_THREADS=7", "PYTHONUNBUFFERED=0",

@@ -46,6 +46,10 @@ enum class Arg {
   kLogsSpecs,
   kNumaBinding,
   kSignalsToHandle,
+  kShutdownTimeout,
+  kVirtualLocalRank,
+  kDuplicateStdoutFilters,
+  kDuplicateStderrFilters,
   kHelp,
 };
 
@@ -88,6 +92,12 @@ const std::vector<TorchrunFlag>& Flags() {
       {Arg::kLogsSpecs, {"--logs-specs", "--logs_specs"}, true, ""},
       {Arg::kNumaBinding, {"--numa-binding", "--numa_binding"}, true, ""},
       {Arg::kSignalsToHandle, {"--signals-to-handle", "--signals_to_handle"}, true, "PET_SIGNALS_TO_HANDLE"},
+      {Arg::kShutdownTimeout, {"--shutdown-timeout", "--shutdown_timeout"}, true, "PET_SHUTDOWN_TIMEOUT"},
+      {Arg::kVirtualLocalRank, {"--virtual-local-rank", "--virtual_local_rank"}, false, "PET_VIRTUAL_LOCAL_RANK"},
+      {Arg::kDuplicateStdoutFilters, {"--duplicate-stdout-filters", "--duplicate_stdout_filters"}, true,
+       "PET_DUPLICATE_STDOUT_FILTERS"},
+      {Arg::kDuplicateStderrFilters, {"--duplicate-stderr-filters", "--duplicate_stderr_filters"}, true,
+       "PET_DUPLICATE_STDERR_FILTERS"},
       {Arg::kHelp, {"-h", "--help"}, false, ""},
   };
   return flags;
@@ -721,8 +731,11 @@ class Reader {
         run_dir = run_id_ + "_" + inputs_.fresh_run_id;
       }
       Set("direct.log_dir", base + "/" + run_dir, *dir);
+      Set("direct.torchrun_log_files", "true", *dir);
       Note(Level::kPlan, dir->source + ": this run's logs go to " + base + "/" + run_dir +
-                             "/attempt_<n>/<host>.rank<R>.log (stdout and stderr together, each line stamped)");
+                             "/attempt_<n>/: torchrun's <local rank>/{stdout,stderr}.log (the streams --redirects "
+                             "or --tee name) and <local rank>/error.json, and beside them <host>.rank<R>.log "
+                             "(stdout and stderr together, each line stamped)");
     }
     for (auto [arg, key] : {std::pair{Arg::kRedirects, "direct.redirects"}, std::pair{Arg::kTee, "direct.tee"}}) {
       const Given* given = Get(arg);
@@ -730,6 +743,14 @@ class Reader {
       auto selection = agent::ParseStreamSelection(given->value, given->source);
       if (!selection.ok()) return selection.error();
       Set(key, agent::FormatStreamSelection(*selection), *given);
+    }
+    for (Arg arg : {Arg::kDuplicateStdoutFilters, Arg::kDuplicateStderrFilters}) {
+      const Given* filters = Get(arg);
+      if (filters == nullptr || Trim(filters->value).empty()) continue;  // torchrun's default: none
+      return Usage(filters->source + " '" + filters->value + "': not supported yet (torchrun copies the lines "
+                       "containing one of these words to filtered_stdout.log or filtered_stderr.log)",
+                   "leave it out: every rank's lines are in <log-dir>/<run>/attempt_<n>/<host>.rank<R>.log, "
+                   "stamped and marked O or E, so grep -h -e WORD finds them across ranks");
     }
     if (const Given* filter = Get(Arg::kLocalRanksFilter)) {
       auto ranks = agent::ParseRankList(filter->value);
@@ -779,6 +800,17 @@ class Reader {
                                ": ignored; torchelastic's event handlers are Python plugins, and the agent logs its own "
                                "events (starts, failures, restarts) itself");
       }
+    }
+    if (const Given* shutdown = Get(Arg::kShutdownTimeout)) {
+      auto seconds = NonNegative(*shutdown, "seconds between SIGTERM and SIGKILL", 86400);
+      if (!seconds.ok()) return seconds.error();
+      Set("direct.term_timeout", std::to_string(*seconds), *shutdown);
+    }
+    if (On(Arg::kVirtualLocalRank)) {
+      const Given& virtual_rank = *Get(Arg::kVirtualLocalRank);
+      Set("direct.virtual_local_rank", "true", virtual_rank);
+      Note(Level::kPlan, virtual_rank.source + ": every worker gets LOCAL_RANK=0 and CUDA_VISIBLE_DEVICES naming "
+                                               "only its own GPU (the list's entry at its local rank)");
     }
     if (const Given* numa = Get(Arg::kNumaBinding)) {
       std::string value(Trim(numa->value));
@@ -868,14 +900,18 @@ std::string TorchrunHelp() {
          "  -m, --module                     run the script as a module: python -u -m MODULE\n"
          "  --no-python                      run the script as a program, without python\n"
          "  --run-path                       run the script with runpy.run_path\n"
-         "  --log-dir DIR                    logs of this run in DIR/<run id>/attempt_<n>/<host>.rank<R>.log\n"
+         "  --log-dir DIR                    logs of this run in DIR/<run id>/attempt_<n>/: torchrun's\n"
+         "                                   <local rank>/{stdout,stderr}.log and error.json, and ours\n"
          "  -r, --redirects 0-3|R:S,...      keep streams off the console (1 stdout, 2 stderr, 3 both)\n"
          "  -t, --tee 0-3|R:S,...            show them on the console anyway\n"
          "  --local-ranks-filter R,R         only these local ranks on the console\n"
+         "  --virtual-local-rank             LOCAL_RANK=0 in every worker, which sees only its own GPU\n"
+         "  --shutdown-timeout S             seconds between SIGTERM and SIGKILL when stopping workers\n"
          "  --numa-binding node              bind each worker to its GPU's NUMA node (other modes: not yet)\n"
          "  --monitor-interval, --start-method, --signals-to-handle, --local-addr, --event-log-handler\n"
          "                                   accepted; not needed by the agent (--debug says why)\n"
          "  --logs-specs NAME                refused: a Python plugin\n"
+         "  --duplicate-std{out,err}-filters refused: not supported yet (grep the rank logs)\n"
          "\n"
          "The python that runs the script is $PYTHON_EXEC, else the python3 beside this torchrun\n"
          "(/venv/bin/torchrun -> /venv/bin/python3), else python3 from PATH. primus-cli's global\n"

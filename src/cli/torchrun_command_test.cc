@@ -297,6 +297,23 @@ TEST(TorchrunCommandTest, LogDirGetsOneDirectoryPerRun) {
   EXPECT_EQ(Value(command, "direct.log_dir"), "/var/log/t/20261125-101010-abcdef");
   EXPECT_EQ(Value(command, "direct.run_id"), "20261125-101010-abcdef");
   EXPECT_EQ(Value(Read({"--log_dir=/l", "--rdzv-id", "j1", "t.py"}), "direct.log_dir"), "/l/j1_20261125-101010-abcdef");
+  // torchrun's own layout is written beside ours; without --log-dir, only ours.
+  EXPECT_EQ(Value(command, "direct.torchrun_log_files"), "true");
+  EXPECT_EQ(Value(Read({"t.py"}), "direct.torchrun_log_files"), "<unset>");
+}
+
+TEST(TorchrunCommandTest, NewerTorchrunFlags) {
+  EXPECT_EQ(Value(Read({"--virtual-local-rank", "t.py"}), "direct.virtual_local_rank"), "true");
+  EXPECT_EQ(Value(Read({"t.py"}, {{"PET_VIRTUAL_LOCAL_RANK", "1"}}), "direct.virtual_local_rank"), "true");
+  EXPECT_EQ(Value(Read({"t.py"}, {{"PET_VIRTUAL_LOCAL_RANK", "0"}}), "direct.virtual_local_rank"), "<unset>");
+  EXPECT_EQ(Value(Read({"--shutdown_timeout", "12", "t.py"}), "direct.term_timeout"), "12");
+  EXPECT_EQ(ReadError({"--shutdown-timeout", "-3", "t.py"}).code, ExitCode::kUsage);
+  Error filters = ReadError({"--duplicate-stdout-filters", "loss,step", "t.py"});
+  EXPECT_EQ(filters.code, ExitCode::kUsage);
+  EXPECT_NE(filters.message.find("--duplicate-stdout-filters 'loss,step': not supported yet"), std::string::npos)
+      << filters.message;
+  // An empty list is torchrun's default: nothing to duplicate.
+  EXPECT_EQ(Value(Read({"--duplicate-stderr-filters=", "t.py"}), "direct.log_dir"), "<unset>");
 }
 
 TEST(TorchrunCommandTest, RendezvousConfUsesWhatWeHave) {
@@ -354,7 +371,8 @@ TEST(TorchrunCommandTest, HelpNamesEveryFlag) {
                            "--max-restarts", "--role", "--module", "--no-python", "--run-path", "--log-dir",
                            "--redirects", "--tee", "--local-ranks-filter", "--numa-binding", "--monitor-interval",
                            "--start-method", "--signals-to-handle", "--local-addr", "--event-log-handler",
-                           "--logs-specs", "PYTHON_EXEC", "PRIMUS_DIRECT_FAILURE_EXIT_CODE"}) {
+                           "--logs-specs", "--virtual-local-rank", "--shutdown-timeout",
+                           "--duplicate-std", "PYTHON_EXEC", "PRIMUS_DIRECT_FAILURE_EXIT_CODE"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
 }

@@ -288,6 +288,82 @@ TEST_F(TorchrunTest, RedirectsKeepStreamsInTheLogFilesAndTeeShowsThem) {
   }
 }
 
+// The files below --log-dir, relative to it, with the run directory's random
+// part written as "*" ("job5_*/attempt_0/0/stdout.log").
+std::set<std::string> LogTree(const std::string& root) {
+  std::set<std::string> files;
+  if (!std::filesystem::exists(root)) return files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+    if (!entry.is_regular_file()) continue;
+    std::string relative = std::filesystem::relative(entry.path(), root).string();
+    size_t slash = relative.find('/');
+    size_t underscore = relative.find('_');
+    if (underscore != std::string::npos && underscore < slash) relative.replace(underscore + 1, slash - underscore - 1, "*");
+    files.insert(relative);
+  }
+  return files;
+}
+
+// torchrun's layout, which tools glob for: <log-dir>/<id>_<random>/attempt_<n>/
+// <local rank>/stdout.log and stderr.log for the streams redirected or teed,
+// as the worker wrote them, and error.json as TORCHELASTIC_ERROR_FILE; ours beside it.
+TEST_F(TorchrunTest, LogDirWritesTorchrunsLayoutBesideOurs) {
+  std::string logs = dir_.path() + "/logs";
+  ProcessResult result =
+      Run({"--nproc-per-node", "2", "-r", "0:1", "-t", "1:3", "--log-dir", logs, "--rdzv-id", "lay", "--no-python",
+           "/bin/sh", "-c", "printf 'out %s\\n' $RANK; printf 'err %s\\n' $RANK >&2; echo $TORCHELASTIC_ERROR_FILE"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::string host = log::HostName();
+  std::set<std::string> expected = {
+      "lay_*/attempt_0/0/stdout.log",  "lay_*/attempt_0/1/stdout.log", "lay_*/attempt_0/1/stderr.log",
+      "lay_*/attempt_0/" + host + ".rank0.log", "lay_*/attempt_0/" + host + ".rank1.log",
+      "lay_*/attempt_0/" + host + ".rank0.heartbeat", "lay_*/attempt_0/" + host + ".rank1.heartbeat",
+      "lay_*/attempt_0/" + host + ".rank0.metrics.jsonl", "lay_*/attempt_0/" + host + ".rank1.metrics.jsonl",
+  };
+  std::set<std::string> tree = LogTree(logs);
+  for (const std::string& file : expected) EXPECT_TRUE(tree.count(file)) << file << " missing";
+  for (const std::string& file : tree) {
+    if (file.find("/attempt_0/0/") != std::string::npos || file.find("/attempt_0/1/") != std::string::npos) {
+      EXPECT_TRUE(expected.count(file)) << file << " is not in torchrun's layout";
+    }
+  }
+  std::vector<std::string> runs;
+  for (const auto& entry : std::filesystem::directory_iterator(logs)) runs.push_back(entry.path().filename());
+  ASSERT_EQ(runs.size(), 1u);
+  std::string attempt = logs + "/" + runs[0] + "/attempt_0/";
+  // Raw, as the worker wrote it: no stamp, no prefix.
+  EXPECT_EQ(testing::Slurp(attempt + "0/stdout.log"), "out 0\n" + attempt + "0/error.json\n");
+  EXPECT_EQ(testing::Slurp(attempt + "1/stdout.log"), "out 1\n" + attempt + "1/error.json\n");
+  EXPECT_EQ(testing::Slurp(attempt + "1/stderr.log"), "err 1\n");
+  // Ours keeps everything, stamped.
+  EXPECT_TRUE(Contains(testing::Slurp(attempt + host + ".rank0.log"), " E err 0\n"));
+  // Local rank 0's stdout is redirected (off the console), local rank 1's teed.
+  EXPECT_FALSE(Contains(result.out, "out 0")) << result.out;
+  EXPECT_TRUE(Contains(result.out, "out 1")) << result.out;
+}
+
+// --virtual-local-rank: each worker sees its own GPU as device 0.
+TEST_F(TorchrunTest, VirtualLocalRankGivesEachWorkerItsDeviceAsZero) {
+  ProcessResult result = Run({"--nproc-per-node", "2", "--virtual-local-rank", "--no-python", "/bin/sh", "-c",
+                              "echo rank $RANK local $LOCAL_RANK devices $CUDA_VISIBLE_DEVICES"},
+                             {{"CUDA_VISIBLE_DEVICES", "5,7"}});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(Contains(result.out, "rank 0 local 0 devices 5\n")) << result.out;
+  EXPECT_TRUE(Contains(result.out, "rank 1 local 0 devices 7\n")) << result.out;
+  // Without a list, the local rank; a list too short is refused as torchrun refuses it.
+  ProcessOptions unlisted = Options({});
+  unlisted.env["CUDA_VISIBLE_DEVICES"] = std::nullopt;
+  result = RunProcess({Torchrun(), "--nproc-per-node", "2", "--virtual_local_rank", "--no-python", "/bin/sh", "-c",
+                       "echo rank $RANK local $LOCAL_RANK devices $CUDA_VISIBLE_DEVICES"},
+                      unlisted);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(Contains(result.out, "rank 1 local 0 devices 1\n")) << result.out;
+  result = Run({"--nproc-per-node", "2", "--virtual-local-rank", "--no-python", "/bin/true"},
+               {{"CUDA_VISIBLE_DEVICES", "3"}});
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_TRUE(Contains(result.err, "CUDA_VISIBLE_DEVICES=3 names fewer GPUs")) << result.err;
+}
+
 // Real torch: torchrun itself beside ours.
 class TorchrunTorchTest : public TorchrunTest {
  protected:
@@ -300,21 +376,30 @@ class TorchrunTorchTest : public TorchrunTest {
   // same minimal environment.
   std::pair<ProcessResult, ProcessResult> BothRun(const std::vector<std::string>& args,
                                                   const std::map<std::string, std::string>& extra = {}) {
+    ProcessResult their_result = RunTheirs(args, extra);
+    environments_.push_back(Environments());
+    ProcessResult our_result = RunOurs(args, extra);
+    environments_.push_back(Environments());
+    return {their_result, our_result};
+  }
+  ProcessResult RunTheirs(const std::vector<std::string>& args, const std::map<std::string, std::string>& extra = {}) {
+    std::vector<std::string> theirs = {kPython, kTests + "/tools/torchrun_compat.py"};
+    theirs.insert(theirs.end(), args.begin(), args.end());
+    return RunProcess(theirs, BothOptions(extra));
+  }
+  ProcessResult RunOurs(const std::vector<std::string>& args, const std::map<std::string, std::string>& extra = {}) {
+    std::vector<std::string> ours = {Torchrun()};
+    ours.insert(ours.end(), args.begin(), args.end());
+    return RunProcess(ours, BothOptions(extra));
+  }
+  ProcessOptions BothOptions(const std::map<std::string, std::string>& extra) const {
     ProcessOptions options;
     options.cwd = dir_.path();
     options.timeout_s = 120;
     options.clear_env = true;
     options.env = {{"PATH", "/usr/bin:/bin"}, {"HOME", dir_.path()}, {"LANG", "C.UTF-8"}};
     for (const auto& [key, value] : extra) options.env[key] = value;
-    std::vector<std::string> theirs = {kPython, kTests + "/tools/torchrun_compat.py"};
-    theirs.insert(theirs.end(), args.begin(), args.end());
-    std::vector<std::string> ours = {Torchrun()};
-    ours.insert(ours.end(), args.begin(), args.end());
-    ProcessResult their_result = RunProcess(theirs, options);
-    environments_.push_back(Environments());
-    ProcessResult our_result = RunProcess(ours, options);
-    environments_.push_back(Environments());
-    return {their_result, our_result};
+    return options;
   }
   // rank -> variables, from the worker's env.<rank>.json files (removed after reading).
   std::map<int, std::map<std::string, std::string>> Environments() {
@@ -408,6 +493,40 @@ TEST_F(TorchrunTorchTest, SameCommandLineGivesTheSameWorkersAsTorchrun) {
         EXPECT_TRUE(only_ours.count(key)) << key << " is set by us only: " << value;
       }
     }
+  }
+}
+
+// The same --log-dir command line under torchrun and ours: the same files in
+// torchrun's layout, with the same bytes.
+TEST_F(TorchrunTorchTest, LogDirLayoutIsTorchruns) {
+  auto args = [&](const std::string& logs) {
+    return std::vector<std::string>{"--nproc_per_node", "2", "--redirects", "0:3", "--tee", "1:1", "--log_dir", logs,
+                                    "--rdzv_id", "lay", "--monitor_interval", "0.1", "--no_python", "/bin/sh", "-c",
+                                    "echo out $RANK; echo err $RANK >&2"};
+  };
+  ProcessResult theirs = RunTheirs(args(dir_.path() + "/theirs"));
+  ProcessResult ours = RunOurs(args(dir_.path() + "/ours"));
+  ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
+  ASSERT_EQ(ours.exit_code, 0) << ours.err;
+  std::set<std::string> their_tree = LogTree(dir_.path() + "/theirs");
+  ASSERT_FALSE(their_tree.empty());
+  std::set<std::string> our_tree = LogTree(dir_.path() + "/ours");
+  for (const std::string& file : their_tree) {
+    EXPECT_TRUE(our_tree.count(file)) << file << " is in torchrun's layout, not in ours";
+  }
+  for (const std::string& file : our_tree) {
+    if (file.ends_with("stdout.log") || file.ends_with("stderr.log") || file.ends_with("error.json")) {
+      EXPECT_TRUE(their_tree.count(file)) << file << " is not in torchrun's layout";
+    }
+  }
+  auto read = [&](const std::string& root, const std::string& relative) {
+    for (const auto& entry : std::filesystem::directory_iterator(root)) {
+      return testing::Slurp(entry.path().string() + "/" + relative);
+    }
+    return std::string();
+  };
+  for (const char* file : {"attempt_0/0/stdout.log", "attempt_0/0/stderr.log", "attempt_0/1/stdout.log"}) {
+    EXPECT_EQ(read(dir_.path() + "/theirs", file), read(dir_.path() + "/ours", file)) << file;
   }
 }
 

@@ -1,6 +1,7 @@
 #include "cli/command_line.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "agent/launch_plan.h"
 #include "tasks/task.h"
@@ -60,6 +61,7 @@ void ApplyGlobal(const ParsedOption& option, GlobalSettings* globals) {
   else if (name == "--set") globals->set_assignments.push_back(option.value);
   else if (name == "--dry-run") globals->dry_run = option.value == "true";
   else if (name == "--log-file") globals->log_file = option.value;
+  else if (name == "--silent") globals->silent = option.value == "true";
   else if (name == "--help") globals->help = true;
   else if (name == "--version") globals->version = true;
   else globals->config_flags.push_back(option);
@@ -89,6 +91,28 @@ Error UnknownTask(const std::string& word, const std::string& where) {
                     "tasks: " + TaskList() + " (primus-cli --help lists them)");
 }
 
+// The inner mode an option written right after `MODE ... --` belongs to:
+// the one of MODE's inner modes whose table has it; a global option
+// (--log_file, --silent, --dry-run) goes to direct; an option no table knows
+// to an inner mode that hands unknown options on (container: the engine).
+Result<std::string> InnerModeOf(const Runtime& mode, const std::string& option) {
+  std::string pass_through;
+  for (const std::string& name : mode.inner_modes()) {
+    const Runtime* inner = RuntimeRegistry::Global().Find(name);
+    if (inner == nullptr) continue;
+    if (WrittenOptionSpec(option, {&inner->options()})) return name;
+    if (inner->unknown_options() == UnknownOptionPolicy::kPassThrough && pass_through.empty()) pass_through = name;
+  }
+  if (WrittenOptionSpec(option, {&runtime::GlobalOptions()})) {
+    return Contains(mode.inner_modes(), "direct") ? std::string("direct") : mode.inner_modes().front();
+  }
+  if (!pass_through.empty()) return pass_through;
+  return UsageError("'" + option + "' after '" + mode.name() + " ... --' is not an option of " +
+                        Join(mode.inner_modes(), " or ") + ", and no task starts with '-'",
+                    "write: " + mode.name() + " [options] -- [" + Join(mode.inner_modes(), "|") +
+                        " [its options] --] <task> [args]");
+}
+
 // Parses one mode starting at args[i] (the mode's name) and everything after
 // it; appends to command->launch.chain.
 Status ParseMode(const std::vector<std::string>& args, size_t i, CommandLine* command) {
@@ -97,6 +121,21 @@ Status ParseMode(const std::vector<std::string>& args, size_t i, CommandLine* co
   invocation.mode = mode->name();
   ++i;
   if (!mode->actions().empty()) {
+    // Primus's `slurm [--config F] [--debug] [--dry-run] srun ...`: global
+    // options before the action are read as if written after it.
+    size_t j = i;
+    while (j < args.size()) {
+      const OptionSpec* global = WrittenOptionSpec(args[j], {&runtime::GlobalOptions()});
+      if (global == nullptr) break;
+      bool takes_value = global->kind != OptionSpec::Kind::kFlag && args[j].find('=') == std::string::npos;
+      j += takes_value ? 2 : 1;
+    }
+    if (j > i && j < args.size() && Contains(mode->actions(), args[j])) {
+      std::vector<std::string> reordered = args;
+      std::rotate(reordered.begin() + static_cast<long>(i), reordered.begin() + static_cast<long>(j),
+                  reordered.begin() + static_cast<long>(j) + 1);
+      return ParseMode(reordered, i - 1, command);
+    }
     if (i < args.size() && Contains(mode->actions(), args[i])) {
       invocation.action = args[i++];
     } else {
@@ -107,7 +146,13 @@ Status ParseMode(const std::vector<std::string>& args, size_t i, CommandLine* co
   bool pass_through = mode->unknown_options() == UnknownOptionPolicy::kPassThrough;
   const auto& globals = pass_through ? LongGlobalOptions() : runtime::GlobalOptions();
   std::string context = "mode '" + mode->name() + "'";
-  auto parsed = ParseOptions(args, i, {&mode->options(), &globals}, mode->unknown_options(), context);
+  std::function<bool(const std::string&)> ends_options;
+  if (mode->task_word_ends_options()) {
+    ends_options = [](const std::string& word) {
+      return TaskRegistry::Global().Find(word) != nullptr || IsPrimusSubcommand(word);
+    };
+  }
+  auto parsed = ParseOptions(args, i, {&mode->options(), &globals}, mode->unknown_options(), context, ends_options);
   if (!parsed.ok()) return parsed.error();
 
   size_t end_of_options = parsed->stopped_at_separator ? parsed->next - 1 : parsed->next;
@@ -166,6 +211,18 @@ Status ParseMode(const std::vector<std::string>& args, size_t i, CommandLine* co
   }
 
   const std::string& word = args[next];
+  if (parsed->stopped_at_separator && word.size() > 1 && word[0] == '-' && !mode->inner_modes().empty()) {
+    // Primus's runner: the inner mode's options right after '--', its name
+    // left out (`container --image I -- --log_file F -- train`).
+    auto inner = InnerModeOf(*mode, word);
+    if (!inner.ok()) return inner.error();
+    std::vector<std::string> spelled(args.begin(), args.begin() + static_cast<long>(next));
+    spelled.push_back(*inner);
+    spelled.insert(spelled.end(), args.begin() + static_cast<long>(next), args.end());
+    command->invocation.notes.push_back("'" + mode->name() + " ... -- " + word + "' (Primus's runner syntax) is read as '" +
+                                        mode->name() + " ... -- " + *inner + " " + word + "'");
+    return ParseMode(spelled, next, command);
+  }
   if (RuntimeRegistry::Global().Find(word)) {
     if (!Contains(mode->inner_modes(), word)) {
       std::string allowed = mode->inner_modes().empty() ? "none" : Join(mode->inner_modes(), ", ");
@@ -188,6 +245,11 @@ Status ParseMode(const std::vector<std::string>& args, size_t i, CommandLine* co
       return UsageError("unexpected argument '" + word + "' for " + context + DidYouMean(word, ModesAndTasks()),
                         "mode options come before '--', the task after it: primus-cli " + mode->name() +
                             " [options] -- <task> [args]");
+    }
+    if (WrittenOptionSpec(word, {&mode->options()}) != nullptr) {
+      return UsageError("'" + word + "' is an option of " + mode->name() + ", written after its '--', where the task goes",
+                        "put it before '--': primus-cli " + mode->name() + " " + word + " -- " +
+                            (next + 1 < args.size() ? args[next + 1] : std::string("<task>")) + " ...");
     }
     return UnknownTask(word, " after '" + mode->name() + " ... --'");
   }

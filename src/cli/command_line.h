@@ -32,6 +32,7 @@ struct GlobalSettings {
   std::vector<std::string> set_assignments;  // --set a.b=c, in order
   std::vector<ParsedOption> config_flags;    // --debug, --log-level ...: flags that map to config keys
   std::string log_file;                      // --log-file: a copy of everything printed
+  bool silent = false;                       // --silent: stdout goes nowhere (the log file still gets it)
   bool dry_run = false;
   bool help = false;
   bool version = false;

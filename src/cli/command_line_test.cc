@@ -219,6 +219,57 @@ TEST(CommandLineTest, LogFileIsReadHereAndNeverHandedOn) {
   EXPECT_TRUE(slurm.invocation.chain[1].written.empty()) << "the nodes do not write it again";
 }
 
+// Primus's runner (runner/primus-cli-{container,slurm}.sh): the inner mode's
+// options right after '--' with its name left out; container's options end
+// at the first task word; --silent.
+TEST(CommandLineTest, PrimusRunnerSyntax) {
+  CommandLine logged = Parse("container --image I -- --log_file F -- train pretrain --config e.yaml");
+  ASSERT_EQ(logged.invocation.chain.size(), 2u);
+  EXPECT_EQ(logged.invocation.chain[1].mode, "direct");
+  EXPECT_EQ(logged.globals.log_file, "F");
+  EXPECT_EQ(logged.invocation.task, "train");
+  ASSERT_FALSE(logged.invocation.notes.empty());
+  EXPECT_NE(logged.invocation.notes[0].find("read as 'container ... -- direct --log_file'"), std::string::npos);
+
+  CommandLine slurm = Parse("slurm srun -N 2 -- --image I train pretrain --config e.yaml");
+  ASSERT_EQ(slurm.invocation.chain.size(), 2u);
+  EXPECT_EQ(slurm.invocation.chain[1].mode, "container");
+  EXPECT_EQ(slurm.invocation.chain[1].written, (std::vector<std::string>{"--image", "I"}));
+  EXPECT_EQ(slurm.invocation.task, "train");
+  EXPECT_EQ(slurm.invocation.task_args, (std::vector<std::string>{"pretrain", "--config", "e.yaml"}));
+  // A direct option picks direct; an engine option no table knows, container.
+  EXPECT_EQ(Parse("slurm srun -N 2 -- --numa -- run true").invocation.chain[1].mode, "direct");
+  CommandLine engine = Parse("slurm srun -N 2 -- --privileged --image I -- run true");
+  EXPECT_EQ(engine.invocation.chain[1].mode, "container");
+  EXPECT_EQ(engine.invocation.chain[1].passthrough, (std::vector<std::string>{"--privileged"}));
+  // Inside container only direct may follow: an option it does not know is an error naming it.
+  Error unknown = ParseError("container --image I -- --bogus -- run true");
+  EXPECT_NE(unknown.message.find("--bogus"), std::string::npos) << unknown.message;
+
+  // container's options end at the first task word, unless an engine flag may take it as its value.
+  CommandLine bare = Parse("container --image I preflight --quick");
+  EXPECT_EQ(bare.invocation.task, "preflight");
+  EXPECT_EQ(bare.invocation.task_args, (std::vector<std::string>{"--quick"}));
+  CommandLine named = Parse("container --image I --label train -- run true");
+  EXPECT_EQ(named.invocation.chain[0].passthrough, (std::vector<std::string>{"--label", "train"}));
+  EXPECT_EQ(named.invocation.task, "run");
+
+  // Global options before slurm's action (its usage: slurm [--config F] [--debug] [--dry-run] [srun|sbatch]).
+  CommandLine before = Parse("slurm --dry-run --log-level debug srun -N 4 -- container -- train");
+  EXPECT_TRUE(before.globals.dry_run);
+  EXPECT_EQ(before.invocation.chain[0].action, "srun");
+  EXPECT_EQ(before.invocation.chain[1].mode, "container");
+  // direct's own option after its '--' is named as such.
+  Error misplaced = ParseError("direct -- --nproc-per-node=8 data diffusion-encoded");
+  EXPECT_NE(misplaced.message.find("is an option of direct, written after its '--'"), std::string::npos)
+      << misplaced.message;
+  EXPECT_NE(misplaced.hint.find("primus-cli direct --nproc-per-node=8 -- data"), std::string::npos) << misplaced.hint;
+
+  CommandLine silent = Parse("direct --silent -- preflight --quick");
+  EXPECT_TRUE(silent.globals.silent);
+  EXPECT_TRUE(silent.invocation.chain[0].written.empty()) << "read here, never handed on";
+}
+
 TEST(CommandLineTest, TorchrunAsAWordOrAsTheProgramIsDirectRun) {
   Environment env({{"PET_NNODES", "1"}});
   auto word = ParseCommandLine(Split("--debug torchrun --nproc_per_node 2 --dry-run train.py --lr 1", ' '), env);

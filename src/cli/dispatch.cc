@@ -1,5 +1,8 @@
 #include "cli/dispatch.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <iostream>
 
@@ -177,6 +180,17 @@ int RunLaunch(const CommandLine& command, const std::vector<std::string>& args) 
   context.dry_run = command.globals.dry_run;
   context.debug = log::Enabled(log::Level::kDebug);
 
+  if (command.globals.silent && !context.dry_run) {
+    // Primus's --silent: stdout goes nowhere, before the tee takes it, so
+    // that --log-file still gets everything; stderr (our log) stays.
+    std::cout.flush();
+    std::fflush(stdout);
+    int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) {
+      ::dup2(null, STDOUT_FILENO);
+      ::close(null);
+    }
+  }
   std::unique_ptr<OutputTee> log_file;
   if (!command.globals.log_file.empty() && !context.dry_run) {
     log::SetColor(false);  // the file gets the same bytes as the terminal

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "io/signal_channel.h"
 #include "io/stoppable_commands.h"
@@ -12,6 +14,12 @@
 
 namespace primus::preflight {
 namespace {
+
+// The inter-node tests selected, run across every node (below CheckPerf).
+void CheckInterNode(const platform::HostInfo& host, const std::string& self_binary, double timeout_s,
+                    const PerfTests& tests, const PerfPlacement& placement, int* stop_signal,
+                    std::vector<CheckResult>* results);
+
 
 const std::string kPerf = "perf";
 
@@ -34,11 +42,28 @@ std::string SizeList(const std::vector<int>& sizes_mb) {
 
 int GemmIterations(const PerfTests& tests) { return tests.quick ? 10 : 20; }
 
+const std::vector<int>& IntraSizes(const PerfTests& tests) {
+  return tests.intra_sizes_mb.empty() ? tests.sizes_mb : tests.intra_sizes_mb;
+}
+const std::vector<int>& InterSizes(const PerfTests& tests) {
+  return tests.inter_sizes_mb.empty() ? tests.sizes_mb : tests.inter_sizes_mb;
+}
+
+// One inter-node test: its check name, the benchmark's --op, its sizes, and
+// whether it runs between the same GPU of every node (--stride).
+struct InterTest {
+  std::string name;
+  const char* op;
+  std::vector<int> sizes_mb;
+  bool strided;
+};
+
 }  // namespace
 
 PerfTests QuickPerfTests() {
   PerfTests tests;
   tests.sizes_mb = {64, 1024};
+  tests.inter_all_reduce = true;
   tests.quick = true;
   return tests;
 }
@@ -58,37 +83,44 @@ Result<std::vector<int>> ParseSizesMb(const std::string& list, const std::string
 }
 
 Result<PerfTests> ParsePerfTests(const std::string& list, PerfTests base) {
-  const std::vector<std::string> ours = {"gemm", "intra-allreduce", "intra-alltoall", "all"};
+  const std::vector<std::string> ours = {"gemm",           "intra-allreduce", "intra-alltoall", "inter-allreduce",
+                                         "inter-alltoall", "inter-p2p",       "inter-ring-p2p", "all"};
+  const std::string valid = Join(ours, ", ");
   PerfTests tests = base;
   tests.gemm = tests.all_reduce = tests.all_to_all = false;
+  tests.inter_all_reduce = tests.inter_all_to_all = tests.inter_p2p = tests.inter_ring_p2p = false;
   bool any = false;
   for (const std::string& raw : Split(ToLower(list), ',')) {
     std::string token(Trim(raw));
     if (token.empty()) continue;
     any = true;
-    if (token == "all") tests.gemm = tests.all_reduce = tests.all_to_all = true;
-    else if (token == "gemm") tests.gemm = true;
+    if (token == "all") {
+      tests.gemm = tests.all_reduce = tests.all_to_all = true;
+      tests.inter_all_reduce = tests.inter_all_to_all = tests.inter_p2p = tests.inter_ring_p2p = true;
+    } else if (token == "gemm") tests.gemm = true;
     else if (token == "intra-allreduce") tests.all_reduce = true;
     else if (token == "intra-alltoall") tests.all_to_all = true;
-    else if (token.starts_with("inter-")) {
-      return UsageError("--tests " + token + ": preflight measures collectives between this node's GPUs only",
-                        "for collectives across nodes run `primus-cli slurm srun -N <nodes> -- benchmark comm --op "
-                        "allreduce` (or benchmark rccl); every multi-node preflight already checks that the nodes reach "
-                        "each other, their latency and TCP bandwidth");
-    } else {
-      return UsageError("--tests: unknown test '" + token + "'" + DidYouMean(token, ours),
-                        "tests: gemm, intra-allreduce, intra-alltoall, all");
-    }
+    else if (token == "inter-allreduce") tests.inter_all_reduce = true;
+    else if (token == "inter-alltoall") tests.inter_all_to_all = true;
+    else if (token == "inter-p2p") tests.inter_p2p = true;
+    else if (token == "inter-ring-p2p") tests.inter_ring_p2p = true;
+    else return UsageError("--tests: unknown test '" + token + "'" + DidYouMean(token, ours), "tests: " + valid);
   }
-  if (!any) return UsageError("--tests needs at least one test", "tests: gemm, intra-allreduce, intra-alltoall, all");
+  if (!any) return UsageError("--tests needs at least one test", "tests: " + valid);
   return tests;
 }
 
 std::string DescribePerfTests(const PerfTests& tests) {
   std::vector<std::string> parts;
+  const std::vector<int>& intra = IntraSizes(tests);
+  const std::vector<int>& inter = InterSizes(tests);
   if (tests.gemm) parts.push_back(fmt::format("gemm (bf16 8192^3, {} iterations)", GemmIterations(tests)));
-  if (tests.all_reduce) parts.push_back("all-reduce at " + SizeList(tests.sizes_mb));
-  if (tests.all_to_all) parts.push_back("all-to-all at " + SizeList(tests.sizes_mb));
+  if (tests.all_reduce) parts.push_back("all-reduce at " + SizeList(intra));
+  if (tests.all_to_all) parts.push_back("all-to-all at " + SizeList(intra));
+  if (tests.inter_all_reduce) parts.push_back("inter-node all-reduce at " + SizeList(inter));
+  if (tests.inter_all_to_all) parts.push_back("inter-node all-to-all at " + SizeList(inter));
+  if (tests.inter_p2p) parts.push_back("inter-node send/recv at " + SizeList(inter));
+  if (tests.inter_ring_p2p) parts.push_back("inter-node ring send/recv at " + SizeList(tests.ring_sizes_mb));
   return parts.empty() ? "none" : Join(parts, ", ");
 }
 
@@ -107,7 +139,7 @@ CheckResult GemmVerdict(const std::string& name, double tflops, double peak_tflo
 }
 
 std::vector<CheckResult> CheckPerf(const platform::HostInfo& host, const std::string& self_binary, double timeout_s,
-                                   const PerfTests& tests, int* stop_signal) {
+                                   const PerfTests& tests, int* stop_signal, const PerfPlacement& placement) {
   int ignored_signal = 0;
   if (stop_signal == nullptr) stop_signal = &ignored_signal;
   *stop_signal = 0;
@@ -130,6 +162,7 @@ std::vector<CheckResult> CheckPerf(const platform::HostInfo& host, const std::st
       results.push_back(Skip(kPerf, "gemm", "no GPU: the performance screen is for GPU nodes (benchmark gemm measures CPUs)"));
     }
     for (const Collective& c : collectives) results.push_back(Skip(kPerf, c.name, "no GPU"));
+    CheckInterNode(host, self_binary, timeout_s, tests, placement, stop_signal, &results);
     return results;
   }
   std::string gpus = std::to_string(host.gpus.size());
@@ -164,7 +197,7 @@ std::vector<CheckResult> CheckPerf(const platform::HostInfo& host, const std::st
     }
     progress.Update(done++, total, fmt::format("({})", c.name));
     std::vector<std::string> args = {"benchmark", "comm", "--device", "gpu", "--op", c.op, "--sizes",
-                                     SizeArgument(tests.sizes_mb), "-n", tests.quick ? "5" : "10", "-w",
+                                     SizeArgument(IntraSizes(tests)), "-n", tests.quick ? "5" : "10", "-w",
                                      tests.quick ? "1" : "2", "-c", "1"};
     std::vector<std::string> argv = {self_binary, "--quiet", "direct", "--nproc-per-node", gpus, "--"};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -187,7 +220,91 @@ std::vector<CheckResult> CheckPerf(const platform::HostInfo& host, const std::st
                              fmt::format("{:.1f} GB/s bus bandwidth, results checked", busbw), "runs, results correct"));
     }
   }
+  if (*stop_signal == 0) CheckInterNode(host, self_binary, timeout_s, tests, placement, stop_signal, &results);
   return results;
 }
 
+namespace {
+
+void CheckInterNode(const platform::HostInfo& host, const std::string& self_binary, double timeout_s,
+                    const PerfTests& tests, const PerfPlacement& placement, int* stop_signal,
+                    std::vector<CheckResult>* results) {
+  std::vector<InterTest> selected;
+  if (tests.inter_all_reduce) selected.push_back({"inter-allreduce", "allreduce", InterSizes(tests), false});
+  if (tests.inter_all_to_all) selected.push_back({"inter-alltoall", "alltoall", InterSizes(tests), false});
+  if (tests.inter_p2p) selected.push_back({"inter-p2p", "sendrecv", InterSizes(tests), true});
+  if (tests.inter_ring_p2p) selected.push_back({"inter-ring-p2p", "sendrecv", tests.ring_sizes_mb, true});
+  if (selected.empty()) return;
+  if (placement.nnodes < 2) {
+    for (const InterTest& test : selected) results->push_back(Skip(kPerf, test.name, "one node: nothing between nodes"));
+    return;
+  }
+  if (placement.master_addr.empty() || placement.master_port <= 0 || placement.master_port + 11 > 65535) {
+    for (const InterTest& test : selected) {
+      results->push_back(Fail(kPerf, test.name, "no master address and port for the nodes to meet", "known",
+                              "give --master-addr and --master-port on every node"));
+    }
+    return;
+  }
+  // GPUs: every GPU of every node (NCCL/RCCL); CPU hosts: one gloo worker per node.
+  bool gpu = !host.gpus.empty();
+  int per_node = gpu ? static_cast<int>(host.gpus.size()) : 1;
+  bool first = true;
+  for (const InterTest& test : selected) {
+    if (!first && tests.cleanup_delay_s > 0) {
+      // Primus's --comm-cleanup-delay-sec: the last run's listeners close on every node first.
+      std::this_thread::sleep_for(std::chrono::duration<double>(tests.cleanup_delay_s));
+    }
+    first = false;
+    std::vector<std::string> args = {"benchmark", "comm", "--device", gpu ? "gpu" : "cpu", "--op", test.op,
+                                     "--sizes", SizeArgument(test.sizes_mb), "-n", tests.quick ? "5" : "10",
+                                     "-w", tests.quick ? "1" : "2", "-c", "1"};
+    if (test.strided && per_node > 1) {
+      args.insert(args.end(), {"--stride", std::to_string(per_node), "--parallel-groups"});
+    }
+    std::vector<std::string> argv = {self_binary, "--quiet", "direct", "--nnodes", std::to_string(placement.nnodes),
+                                     "--node-rank", std::to_string(placement.node_rank), "--master-addr",
+                                     placement.master_addr, "--master-port", std::to_string(placement.master_port + 10),
+                                     "--join-timeout", fmt::format("{:g}", placement.join_timeout_s),
+                                     "--nproc-per-node", std::to_string(per_node), "--"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("--json");
+    io::StoppableRun run = io::RunStoppable({{argv, {.timeout_s = timeout_s + placement.join_timeout_s}}});
+    *stop_signal = run.stop_signal;
+    if (*stop_signal != 0) {
+      results->push_back(Fail(kPerf, test.name, "stopped by " + io::SignalName(*stop_signal) + " before it finished",
+                              "runs", "run preflight --perf again"));
+      return;
+    }
+    const auto& outcome = run.results.front();
+    std::string how = fmt::format("{} nodes x {} {}", placement.nnodes, per_node, gpu ? "GPUs" : "gloo worker");
+    if (!outcome.ok() || outcome->exit_code != 0) {
+      std::string tail = outcome.ok() ? std::string(Trim(outcome->Tail(2))) : outcome.error().message;
+      results->push_back(Fail(kPerf, test.name, tail.empty() ? "the run across the nodes failed" : tail,
+                              "runs across the nodes",
+                              "a node that cannot reach the others on master port + 10 fails here: check the "
+                              "interfaces (NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME) and the firewall"));
+      continue;
+    }
+    if (placement.node_rank != 0) {
+      results->push_back(Pass(kPerf, test.name, "took part (" + how + "); node 0 reports the bandwidth", "runs"));
+      continue;
+    }
+    auto report = nlohmann::json::parse(outcome->out, nullptr, false);
+    if (!report.is_object() || !report.contains("collectives") || report["collectives"].empty()) {
+      results->push_back(Fail(kPerf, test.name, "no report from rank 0", "runs and checks",
+                              "run `primus-cli direct --nnodes N ... -- " + ShellJoin(args) + "` on every node"));
+      continue;
+    }
+    for (const auto& row : report["collectives"][0]["results"]) {
+      int64_t mib = row.value("size", int64_t{0}) >> 20;
+      double busbw = row["out_of_place"].value("bus_bw", 0.0);
+      results->push_back(Pass(kPerf, fmt::format("{} {} MiB", test.name, mib),
+                              fmt::format("{:.2f} GB/s bus bandwidth across {}, results checked", busbw, how),
+                              "runs, results correct"));
+    }
+  }
+}
+
+}  // namespace
 }  // namespace primus::preflight

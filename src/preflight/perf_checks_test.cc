@@ -36,12 +36,12 @@ TEST(PerfChecksTest, TestsAsPrimusNamesThem) {
   EXPECT_TRUE(some->quick) << "the preset's sizes and iterations stay";
   EXPECT_EQ(some->sizes_mb, (std::vector<int>{64, 1024}));
 
-  auto inter = ParsePerfTests("gemm,inter-allreduce", PerfTests{});
-  ASSERT_FALSE(inter.ok());
-  EXPECT_EQ(inter.error().code, ExitCode::kUsage);
-  EXPECT_NE(inter.error().message.find("--tests inter-allreduce: preflight measures collectives between this node's GPUs only"),
-            std::string::npos);
-  EXPECT_NE(inter.error().hint.find("benchmark comm --op allreduce"), std::string::npos);
+  auto inter = ParsePerfTests("gemm,inter-allreduce,inter-ring-p2p", PerfTests{});
+  ASSERT_TRUE(inter.ok()) << inter.error().Format();
+  EXPECT_TRUE(inter->gemm && inter->inter_all_reduce && inter->inter_ring_p2p);
+  EXPECT_FALSE(inter->all_reduce || inter->inter_all_to_all || inter->inter_p2p);
+  EXPECT_TRUE(all->inter_all_reduce && all->inter_all_to_all && all->inter_p2p && all->inter_ring_p2p);
+  EXPECT_TRUE(QuickPerfTests().inter_all_reduce) << "Primus's --quick: gemm, intra-allreduce, inter-allreduce";
   auto typo = ParsePerfTests("intra-allredcue", PerfTests{});
   ASSERT_FALSE(typo.ok());
   EXPECT_NE(typo.error().message.find("did you mean 'intra-allreduce'"), std::string::npos) << typo.error().message;
@@ -56,7 +56,27 @@ TEST(PerfChecksTest, SizesAndDescription) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("--comm-sizes-mb: '1.5' is not a whole number of MiB"), std::string::npos);
   EXPECT_EQ(DescribePerfTests(PerfTests{}), "gemm (bf16 8192^3, 20 iterations), all-reduce at 64 MiB");
-  EXPECT_EQ(DescribePerfTests(QuickPerfTests()), "gemm (bf16 8192^3, 10 iterations), all-reduce at 64, 1024 MiB");
+  EXPECT_EQ(DescribePerfTests(QuickPerfTests()),
+            "gemm (bf16 8192^3, 10 iterations), all-reduce at 64, 1024 MiB, inter-node all-reduce at 64, 1024 MiB");
+  PerfTests split;
+  split.intra_sizes_mb = {4, 32};
+  split.inter_p2p = split.inter_ring_p2p = true;
+  split.ring_sizes_mb = {5, 20};
+  EXPECT_EQ(DescribePerfTests(split),
+            "gemm (bf16 8192^3, 20 iterations), all-reduce at 4, 32 MiB, inter-node send/recv at 64 MiB, "
+            "inter-node ring send/recv at 5, 20 MiB");
+}
+
+// One node: nothing between nodes is measured, and it says so.
+TEST(PerfChecksTest, InterNodeTestsOnOneNodeAreSkipped) {
+  platform::HostInfo cpu_only;
+  PerfTests tests;
+  tests.gemm = tests.all_reduce = false;
+  tests.inter_all_reduce = tests.inter_p2p = true;
+  std::vector<CheckResult> results = CheckPerf(cpu_only, "/nonexistent/primus-cli", 5, tests);
+  ASSERT_EQ(Names(results), (std::vector<std::string>{"inter-allreduce", "inter-p2p"}));
+  EXPECT_EQ(results[0].status, CheckStatus::kSkip);
+  EXPECT_NE(results[0].value.find("one node"), std::string::npos) << results[0].value;
 }
 
 TEST(PerfChecksTest, WithoutGpusEachSelectedTestIsSkipped) {

@@ -98,8 +98,10 @@ Result<int> RunPreflight(const PreflightOptions& options, const JobPlacement& pl
   }
   if (options.perf) {
     int stop_signal = 0;
-    Append(&own.results,
-           CheckPerf(host, self_binary, std::max(60.0, options.timeout_s), options.perf_tests, &stop_signal));
+    PerfPlacement meeting{placement.nnodes, placement.node_rank, placement.master_addr, placement.master_port,
+                          options.timeout_s};
+    Append(&own.results, CheckPerf(host, self_binary, std::max(60.0, options.timeout_s), options.perf_tests,
+                                   &stop_signal, meeting));
     if (stop_signal != 0) {
       // What was checked is shown; nothing is judged or written for a run cut short.
       if (!options.json) std::cout << FormatNodeChecks(own) << std::flush;

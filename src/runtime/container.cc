@@ -357,6 +357,7 @@ class ContainerRuntime : public Runtime {
   }
   std::vector<std::string> inner_modes() const override { return {"direct"}; }
   UnknownOptionPolicy unknown_options() const override { return UnknownOptionPolicy::kPassThrough; }
+  bool task_word_ends_options() const override { return true; }
 
   Result<int> Execute(const RuntimeContext& context) override { return ContainerLaunch(context).Execute(); }
 };

@@ -34,6 +34,10 @@ const std::vector<OptionSpec>& GlobalOptions() {
       {{"--log-file"}, K::kValue, "FILE", "",
        "also write everything printed (the launcher's log, the workers' console, an engine's output) to FILE",
        false, false, /*outermost_only=*/true},
+      {{"--silent"}, K::kFlag, "", "",
+       "nothing on stdout (the workers' console, plans, results); the launcher's log and errors stay on stderr, "
+       "and --log-file still gets everything (Primus's runner option)",
+       false, false, /*outermost_only=*/true},
       {{"--version"}, K::kFlag, "", "", "print the version and exit"},
       {{"--help", "-h"}, K::kFlag, "", "", "show help for the current level"},
   };

@@ -66,6 +66,10 @@ class Runtime {
   virtual std::vector<std::string> actions() const { return {}; }
   virtual std::string default_action() const { return ""; }
   virtual UnknownOptionPolicy unknown_options() const { return UnknownOptionPolicy::kReject; }
+  // Primus's runner: the first word naming a task ends this mode's options
+  // without a '--' (`container --image I train ...`), unless it follows an
+  // unknown flag that may take it as its value.
+  virtual bool task_word_ends_options() const { return false; }
   virtual Result<int> Execute(const RuntimeContext& context) = 0;
 };
 

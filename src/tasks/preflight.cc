@@ -35,8 +35,21 @@ const std::vector<OptionSpec>& PreflightOptionsTable() {
       {{"--network"}, K::kFlag, "", "", "socket interfaces, RDMA ports and GIDs, MASTER_ADDR, MASTER_PORT"},
       {{"--software"}, K::kFlag, "", "", "python imports torch (for real), NCCL/RCCL (VCCL) and its version, venv/conda"},
       {{"--perf", "--perf-test"}, K::kFlag, "", "", "short GEMM and all-reduce runs on the GPUs against the device table"},
-      {{"--tests"}, K::kValue, "LIST", "", "which --perf tests: gemm, intra-allreduce, intra-alltoall, all (implies --perf)"},
+      {{"--tests"}, K::kValue, "LIST", "",
+       "which --perf tests: gemm, intra-allreduce, intra-alltoall, inter-allreduce, inter-alltoall, inter-p2p, "
+       "inter-ring-p2p, all (implies --perf)"},
       {{"--comm-sizes-mb"}, K::kValue, "MB,MB", "", "message sizes of the --perf collectives in MiB (default 64)"},
+      {{"--intra-comm-sizes-mb"}, K::kValue, "MB,MB", "", "sizes of the collectives within a node (default: --comm-sizes-mb)"},
+      {{"--inter-comm-sizes-mb"}, K::kValue, "MB,MB", "",
+       "sizes of inter-allreduce, inter-alltoall and inter-p2p (default: --comm-sizes-mb)"},
+      {{"--ring-p2p-sizes-mb"}, K::kValue, "MB,MB", "", "sizes of inter-ring-p2p (default 10,20,40,80,160)"},
+      {{"--intra-group-sizes"}, K::kValue, "N,N", "",
+       "GPU groups within a node (Primus); each must divide the node's GPUs; the full node is measured"},
+      {{"--inter-group-sizes"}, K::kValue, "N,...|all", "",
+       "node groups of the inter-node collectives (Primus); the full job (all) is measured"},
+      {{"--dist-timeout-sec"}, K::kValue, "SECONDS", "", "how long nodes wait for each other (Primus's name of --timeout)"},
+      {{"--comm-cleanup-delay-sec"}, K::kValue, "SECONDS", "",
+       "pause between two inter-node runs, so that the last one's ports are closed everywhere (default 2)"},
       {{"--quick"}, K::kFlag, "", "", "fast --perf screen: gemm and all-reduce at 64 and 1024 MiB, fewer iterations"},
       {{"--all"}, K::kFlag, "", "", "everything above"},
       {{"--expect-gpus"}, K::kValue, "N", "", "the GPU count every node must have"},
@@ -92,6 +105,10 @@ Result<PreflightArgs> ParsePreflightArgs(const std::vector<std::string>& given) 
   bool any = false, quick = false;
   std::string tests;                         // --tests LIST
   std::optional<std::vector<int>> sizes_mb;  // --comm-sizes-mb
+  std::vector<int> intra_sizes, inter_sizes, ring_sizes;  // --intra-, --inter-comm-sizes-mb, --ring-p2p-sizes-mb
+  std::string intra_groups, inter_groups;                  // --intra-, --inter-group-sizes
+  std::optional<double> cleanup_delay_s;                   // --comm-cleanup-delay-sec
+  std::vector<std::string> perf_tuning;                    // the perf-only flags given, for a warning
   for (const ParsedOption& option : parsed->options) {
     const std::string& name = option.spec->names.front();
     auto positive = [&](double lowest) -> Result<double> {
@@ -115,6 +132,35 @@ Result<PreflightArgs> ParsePreflightArgs(const std::vector<std::string>& given) 
       auto sizes = preflight::ParseSizesMb(option.value, option.written);
       if (!sizes.ok()) return sizes.error();
       sizes_mb = *sizes;
+    } else if (name == "--intra-comm-sizes-mb" || name == "--inter-comm-sizes-mb" || name == "--ring-p2p-sizes-mb") {
+      auto sizes = preflight::ParseSizesMb(option.value, option.written);
+      if (!sizes.ok()) return sizes.error();
+      (name == "--intra-comm-sizes-mb" ? intra_sizes : name == "--inter-comm-sizes-mb" ? inter_sizes : ring_sizes) = *sizes;
+      perf_tuning.push_back(option.written);
+    } else if (name == "--intra-group-sizes" || name == "--inter-group-sizes") {
+      bool inter = name == "--inter-group-sizes";
+      for (const std::string& raw : Split(option.value, ',')) {
+        std::string word(Trim(raw));
+        auto count = ParseInt(word);
+        if (!(inter && word == "all") && (!count || *count < 1 || *count > 100000)) {
+          return UsageError(option.written + ": '" + word + "' is not a group size" + (inter ? " or all" : ""),
+                            "write e.g. " + option.written + (inter ? " 2,4,all" : " 2,4,8"));
+        }
+      }
+      (inter ? inter_groups : intra_groups) = option.value;
+      perf_tuning.push_back(option.written);
+    } else if (name == "--dist-timeout-sec") {
+      auto value = positive(0.1);
+      if (!value.ok()) return value.error();
+      options.timeout_s = *value;
+    } else if (name == "--comm-cleanup-delay-sec") {
+      auto value = ParseDouble(option.value);
+      if (!value || *value < 0 || *value > 3600) {
+        return UsageError(option.written + " must be seconds from 0 to 3600, not '" + option.value + "'",
+                          "e.g. " + option.written + " 2");
+      }
+      cleanup_delay_s = *value;
+      perf_tuning.push_back(option.written);
     }
     else if (name == "--all") {
       options.host = options.gpu = options.network = options.software = options.perf = options.import_torch = any = true;
@@ -141,6 +187,25 @@ Result<PreflightArgs> ParsePreflightArgs(const std::vector<std::string>& given) 
     if (!selected.ok()) return selected.error();
     options.perf_tests = *selected;
   }
+  options.perf_tests.intra_sizes_mb = intra_sizes;
+  options.perf_tests.inter_sizes_mb = inter_sizes;
+  if (!ring_sizes.empty()) options.perf_tests.ring_sizes_mb = ring_sizes;
+  if (cleanup_delay_s) options.perf_tests.cleanup_delay_s = *cleanup_delay_s;
+  const preflight::PerfTests& chosen = options.perf_tests;
+  bool intra_selected = chosen.all_reduce || chosen.all_to_all;
+  if (!intra_groups.empty() && intra_selected) {
+    result.warnings.push_back("--intra-group-sizes " + intra_groups +
+                              ": the collectives within a node run on all its GPUs; smaller groups are not measured");
+  }
+  if (!inter_groups.empty() && Trim(inter_groups) != "all" && (chosen.inter_all_reduce || chosen.inter_all_to_all)) {
+    result.warnings.push_back("--inter-group-sizes " + inter_groups +
+                              ": the inter-node collectives run across every node (all); node subgroups are not measured");
+  }
+  if (!perf_tuning.empty() && !any) {
+    options.perf = true;  // tuning alone: the default checks, and the measurements so tuned (as --comm-sizes-mb)
+  } else if (!perf_tuning.empty() && !options.perf) {
+    result.warnings.push_back(Join(perf_tuning, ", ") + ": no effect without --perf, --quick or --tests");
+  }
   if (sizes_mb) {
     options.perf_tests.sizes_mb = *sizes_mb;
     if (!any) {
@@ -164,6 +229,9 @@ class PreflightTask : public Task {
   std::string help() const override {
     return "usage: primus-cli <mode> ... -- preflight [check] [--host] [--gpu] [--network] [--software] [--perf] [--all]\n"
            "         [--quick] [--tests LIST] [--comm-sizes-mb MB,MB] [--expect-gpus N] [--expect-model M]\n"
+           "         [--intra-comm-sizes-mb MB,MB] [--inter-comm-sizes-mb MB,MB] [--ring-p2p-sizes-mb MB,MB]\n"
+           "         [--intra-group-sizes N,N] [--inter-group-sizes N,all] [--dist-timeout-sec S]\n"
+           "         [--comm-cleanup-delay-sec S]\n"
            "         [--json] [--output FILE] [--report DIR]\n"
            "\n"
            "Every check reports PASS, WARN, FAIL or SKIP with the value, the expectation and a fix.\n"

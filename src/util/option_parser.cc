@@ -43,9 +43,11 @@ std::vector<std::string> AllLongNames(const std::vector<const std::vector<Option
 
 Result<ParsedOptions> ParseOptions(const std::vector<std::string>& tokens, size_t start,
                                    const std::vector<const std::vector<OptionSpec>*>& tables,
-                                   UnknownOptionPolicy policy, const std::string& context) {
+                                   UnknownOptionPolicy policy, const std::string& context,
+                                   const std::function<bool(const std::string&)>& ends_options) {
   ParsedOptions parsed;
   size_t i = start;
+  bool after_unknown_flag = false;  // the previous token: an unknown flag without an attached value
   while (i < tokens.size()) {
     const std::string& token = tokens[i];
     if (token == "--") {
@@ -56,10 +58,13 @@ Result<ParsedOptions> ParseOptions(const std::vector<std::string>& tokens, size_
     bool is_flag = token.size() > 1 && token[0] == '-';
     if (!is_flag) {
       if (policy == UnknownOptionPolicy::kReject) break;
+      if (ends_options && !after_unknown_flag && ends_options(token)) break;
       parsed.passthrough.push_back(token);
+      after_unknown_flag = false;
       ++i;
       continue;
     }
+    after_unknown_flag = false;
 
     // Split "--name=value" and "-Nvalue".
     std::string name = token;
@@ -89,6 +94,7 @@ Result<ParsedOptions> ParseOptions(const std::vector<std::string>& tokens, size_
     if (!spec) {
       if (policy == UnknownOptionPolicy::kPassThrough) {
         parsed.passthrough.push_back(token);
+        after_unknown_flag = !attached.has_value();
         ++i;
         continue;
       }

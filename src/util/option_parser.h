@@ -6,6 +6,7 @@
 // pass-through (srun/sbatch and engine flags we do not know).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,9 +52,13 @@ enum class UnknownOptionPolicy {
 
 // Parses tokens[start...] until "--", the end, or (kReject) a positional.
 // `context` names where the flags were given ("mode 'direct'") for errors.
+// `ends_options` (kPassThrough only): a positional it accepts ends the
+// options there, as `--` would, unless it follows an unknown flag written
+// without '=' (then it may be that flag's value, and stays passed through).
 Result<ParsedOptions> ParseOptions(const std::vector<std::string>& tokens, size_t start,
                                    const std::vector<const std::vector<OptionSpec>*>& tables,
-                                   UnknownOptionPolicy policy, const std::string& context);
+                                   UnknownOptionPolicy policy, const std::string& context,
+                                   const std::function<bool(const std::string&)>& ends_options = nullptr);
 
 // An option's value as a count from `lowest` to 1,000,000 (iterations,
 // warm-ups, sizes to sweep); anything else is a usage error naming the flag

@@ -269,6 +269,34 @@ TEST_F(PreflightHostsTest, ABadInterfaceNameOnOneHostLandsInFailingNodes) {
   EXPECT_NE(node1.Out().find("node 0 judged the job: FAIL"), std::string::npos) << node1.Out();
 }
 
+// Primus's inter-node tests: our comm benchmark across the three hosts
+// (gloo, one worker per CPU host), node 0 reporting the bandwidth.
+TEST_F(PreflightHostsTest, InterNodeCollectivesRunBetweenTheHosts) {
+  std::vector<HostProcess> nodes;
+  for (int host = 1; host <= 3; ++host) {
+    ProcessOptions options;
+    options.cwd = hosts_->dir();
+    options.env["HOME"] = hosts_->dir();
+    options.env["GLOO_SOCKET_IFNAME"] = "eth0";
+    options.env["PRIMUS_JOB_TOKEN"] = "0123456789abcdef0123456789abcdef";
+    nodes.push_back(hosts_->Start(
+        host, {PRIMUS_BINARY, "direct", "--nnodes", "3", "--node-rank", std::to_string(host - 1), "--master-addr",
+               hosts_->Address(1), "--master-port", "29600", "--", "preflight", "--tests",
+               "inter-allreduce,inter-ring-p2p", "--inter-comm-sizes-mb", "1", "--ring-p2p-sizes-mb", "1,2",
+               "--comm-cleanup-delay-sec", "0.5", "--dist-timeout-sec", "60", "--report", hosts_->dir() + "/inter"},
+        options));
+  }
+  EXPECT_EQ(nodes[0].Wait(240), 0) << nodes[0].All();
+  EXPECT_EQ(nodes[1].Wait(30), 0) << nodes[1].All();
+  EXPECT_EQ(nodes[2].Wait(30), 0) << nodes[2].All();
+  const std::string out = nodes[0].Out();
+  EXPECT_NE(out.find("inter-allreduce 1 MiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("inter-ring-p2p 2 MiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("GB/s bus bandwidth across 3 nodes x 1 gloo worker, results checked"), std::string::npos) << out;
+  EXPECT_NE(nodes[1].Out().find("took part (3 nodes x 1 gloo worker)"), std::string::npos) << nodes[1].Out();
+  EXPECT_EQ(*ReadFile(hosts_->dir() + "/inter/passing_nodes.txt"), "host1\nhost2\nhost3\n");
+}
+
 // Pods of the seeds' commercial platforms: WORLD_SIZE nodes, RANK the node
 // index, MASTER_ADDR/MASTER_PORT; no flags at all.
 TEST_F(PreflightHostsTest, PlatformPodsFindEachOtherFromTheirEnvironment) {

@@ -130,6 +130,22 @@ TEST_F(PrimusCompatTest, LogFileGetsEverythingPrintedAndNothingUnderDryRun) {
   EXPECT_EQ(log.find("\033["), std::string::npos) << "no colour codes in the file";
 }
 
+// Primus's --silent: nothing on stdout, the launcher's log on stderr, the log file complete.
+TEST_F(PrimusCompatTest, SilentKeepsStdoutEmptyButTheLogFileFull) {
+  ProcessResult run = Run({"direct", "--silent", "--log_file", "logs/quiet.log", "--", "run", "/bin/sh", "-c",
+                           "echo out of the worker; echo err of the worker >&2"});
+  ASSERT_EQ(run.exit_code, 0) << run.all();
+  EXPECT_EQ(run.out, "") << run.out;
+  EXPECT_NE(run.err.find("[INFO]"), std::string::npos) << "the launcher's log stays: " << run.err;
+  std::string log = Read("logs/quiet.log");
+  EXPECT_NE(log.find("out of the worker"), std::string::npos) << log;
+  EXPECT_NE(log.find("err of the worker"), std::string::npos) << log;
+  // Primus's runner spelling through a container-less chain: the plan says how it was read.
+  ProcessResult plan = Run("--dry-run container --image alpine -- --silent --log_file x.log -- run true");
+  ASSERT_EQ(plan.exit_code, 0) << plan.all();
+  EXPECT_NE(plan.out.find("read as 'container ... -- direct --silent'"), std::string::npos) << plan.out;
+}
+
 TEST_F(PrimusCompatTest, HelpAfterTheSeparatorListsTheTasks) {
   ProcessResult help = Run("direct -- --help");
   EXPECT_EQ(help.exit_code, 0) << help.all();
@@ -281,7 +297,9 @@ TEST_F(PrimusCompatTest, StridedAllgatherRunsEachGroupOfEveryNthRank) {
 TEST_F(PrimusCompatTest, PreflightQuickPerfTestTestsAndCommSizes) {
   ProcessResult quick = Run("--dry-run preflight --quick");
   ASSERT_EQ(quick.exit_code, 0) << quick.all();
-  EXPECT_NE(quick.out.find("checks: perf: gemm (bf16 8192^3, 10 iterations), all-reduce at 64, 1024 MiB\n"), std::string::npos)
+  EXPECT_NE(quick.out.find("checks: perf: gemm (bf16 8192^3, 10 iterations), all-reduce at 64, 1024 MiB, inter-node "
+                           "all-reduce at 64, 1024 MiB\n"),
+            std::string::npos)
       << quick.out;
   ProcessResult perf_test = Run("--dry-run preflight --perf-test --comm-sizes-mb 2,4");
   ASSERT_EQ(perf_test.exit_code, 0) << perf_test.all();
@@ -311,12 +329,18 @@ TEST_F(PrimusCompatTest, PreflightQuickPerfTestTestsAndCommSizes) {
   EXPECT_NE(fixture.out.find("benchmark comm --device gpu --op allreduce --sizes 64M,1024M -n 5 -w 1 -c 1"), std::string::npos)
       << fixture.out;
 
-  ProcessResult inter = Run("preflight --tests inter-allreduce");
-  EXPECT_EQ(inter.exit_code, 2) << inter.all();
-  EXPECT_NE(inter.err.find("--tests inter-allreduce: preflight measures collectives between this node's GPUs only"),
+  // One node: the inter-node tests are skipped, saying so; group sizes other
+  // than the full node/job are accepted with a warning.
+  ProcessResult inter = Run("preflight --tests inter-allreduce,inter-p2p --inter-group-sizes 2,all");
+  EXPECT_EQ(inter.exit_code, 0) << inter.all();
+  EXPECT_NE(inter.out.find("SKIP  perf  inter-allreduce"), std::string::npos) << inter.out;
+  EXPECT_NE(inter.out.find("one node: nothing between nodes"), std::string::npos) << inter.out;
+  EXPECT_NE(inter.err.find("--inter-group-sizes 2,all: the inter-node collectives run across every node"),
             std::string::npos)
       << inter.err;
-  EXPECT_NE(inter.err.find("benchmark comm --op allreduce"), std::string::npos) << inter.err;
+  ProcessResult group = Run("preflight --tests gemm --inter-group-sizes two");
+  EXPECT_EQ(group.exit_code, 2) << group.all();
+  EXPECT_NE(group.err.find("--inter-group-sizes: 'two' is not a group size or all"), std::string::npos) << group.err;
   ProcessResult inert = Run("preflight --host --comm-sizes-mb 64");
   EXPECT_EQ(inert.exit_code == 0 || inert.exit_code == 1, true) << inert.all();
   EXPECT_NE(inert.err.find("--comm-sizes-mb has no effect without --perf, --quick or --tests"), std::string::npos) << inert.err;

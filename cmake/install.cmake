@@ -7,6 +7,7 @@
 #   share/bash-completion/completions/primus-cli, share/zsh/vendor-completions/_primus-cli,
 #   share/fish/vendor_completions.d/primus-cli.fish       made by the binary
 #   share/primus-cli/python/primus_hooks.py            the Python hook API, on every hook's PYTHONPATH
+#   share/primus-cli/python/megatron_option_table.py   reads a Megatron-LM checkout's option table
 #   share/primus-cli/profiles/, share/primus-cli/signatures.yaml
 #     copies of what is compiled in, to read and to start one's own from
 #     (PRIMUS_PROFILE_PATH, analyze logs --signatures); the binary never needs them.
@@ -68,7 +69,8 @@ install(FILES ${PRIMUS_COMPLETION_DIR}/primus-cli.fish DESTINATION ${CMAKE_INSTA
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/profiles/ DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/primus-cli/profiles)
 install(FILES ${PROJECT_SOURCE_DIR}/data/signatures.yaml DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/primus-cli)
 # The Python hook API, which hooks find on their PYTHONPATH (hooks/hook_runner.h).
-install(FILES ${PROJECT_SOURCE_DIR}/python/primus_hooks.py DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/primus-cli/python)
+install(FILES ${PROJECT_SOURCE_DIR}/python/primus_hooks.py ${PROJECT_SOURCE_DIR}/python/megatron_option_table.py
+        DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/primus-cli/python)
 
 # cpack -G DEB (in the build directory) -> primus-cli_<version>_amd64.deb.
 set(CPACK_PACKAGE_NAME primus-cli)

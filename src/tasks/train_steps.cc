@@ -313,6 +313,7 @@ Status LoadRequestedExperiment(TrainLaunch* launch) {
   auto experiment = train::LoadExperiment(launch->request);
   if (!experiment.ok()) return experiment.error();
   launch->experiment = std::move(*experiment);
+  for (const std::string& warning : launch->experiment.warnings) log::Warn("{}", warning);
   if (launch->replay) {
     launch->replay_risks = train::ReplayRisks(*launch->replay, launch->experiment.resolved,
                                               launch->experiment.interpreter, launch->process_env);
@@ -450,6 +451,9 @@ Result<int> PrintDryRun(const TrainLaunch& launch) {
             << launcher.OriginOf("direct.hang_timeout").Describe() << "); exit grace: " << Seconds(spec.exit_grace_s)
             << "\n"
             << DescribeTaskScripts(launch.scripts)
+            << (experiment.megatron_table_source.empty()
+                    ? std::string()
+                    : "Megatron-LM options checked against " + experiment.megatron_table_source + "\n")
             << "worker command (once per rank):\n  " << ShellJoin(command->argv) << "\n"
             << agent::DescribeWorkerEnvironment(launch.workers.setup)
             << (launch.run_preflight ? "preflight: the fast checks would run before the launch (--no-preflight skips them)\n"

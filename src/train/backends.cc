@@ -103,9 +103,14 @@ void PrimusStyleArguments(const Value& r, std::vector<std::string>* argv) {
   }
 }
 
+// The table the experiment was checked against at load (the newest compiled
+// one for an experiment made in code without loading).
+const MegatronFlags& MegatronTableOf(const ExperimentConfig& e) {
+  return e.megatron_table ? *e.megatron_table : MegatronFlags::Builtin();
+}
+
 // Whether model: or megatron.args give this Megatron dest (not null).
-bool GivesMegatronDest(const Value& r, std::string_view dest) {
-  const MegatronFlags& table = MegatronFlags::Builtin();
+bool GivesMegatronDest(const Value& r, const MegatronFlags& table, std::string_view dest) {
   for (const char* section : {"model", "megatron.args"}) {
     const Value* map = r.Find(section);
     if (!map || !map->IsMap()) continue;
@@ -128,6 +133,10 @@ Result<BackendCommand> MegatronCommand(const BackendRequest& inputs) {
                             "set megatron.path in the experiment, or export MEGATRON_PATH=/path/to/Megatron-LM");
   }
   bool posttrain = inputs.subtask == "posttrain";
+  if (posttrain && !r.Find("megatron.args.sft") && MegatronTableOf(e).DestOf("sft").empty()) {
+    return ConfigError("train posttrain needs Megatron-LM's --sft, which " + e.megatron_table_source + " has not",
+                       "core_v0.13 and newer have it; set megatron.release or megatron.path to such a release");
+  }
   BackendCommand command;
   command.argv = PythonPrefix(e);
   command.argv.push_back(JoinPath(path, Text(r, posttrain ? "megatron.posttrain_script" : "megatron.script")));
@@ -140,7 +149,7 @@ Result<BackendCommand> MegatronCommand(const BackendRequest& inputs) {
   if (Int(r, "training.seq_len") > 0) {
     Flag(&command.argv, "--seq-length", Text(r, "training.seq_len"));
     // The model's own limit when given (it may be longer than the training sequences).
-    if (!GivesMegatronDest(r, "max_position_embeddings")) {
+    if (!GivesMegatronDest(r, MegatronTableOf(e), "max_position_embeddings")) {
       Flag(&command.argv, "--max-position-embeddings", Text(r, "training.seq_len"));
     }
   }
@@ -163,9 +172,11 @@ Result<BackendCommand> MegatronCommand(const BackendRequest& inputs) {
   if (e.primus_style) {
     PrimusStyleArguments(r, &command.argv);
   } else {
-    auto arguments = MegatronKeyArguments(r);
+    auto arguments = MegatronKeyArguments(r, MegatronTableOf(e));
     if (!arguments.ok()) return arguments.error();
     command.argv.insert(command.argv.end(), arguments->begin(), arguments->end());
+    std::vector<std::string> verbatim = MegatronVerbatimArguments(r);
+    command.argv.insert(command.argv.end(), verbatim.begin(), verbatim.end());
     // Post-training is pretrain_gpt.py's SFT mode; megatron.args.sft: false leaves it out.
     if (posttrain && !r.Find("megatron.args.sft") && !r.Find("model.sft")) command.argv.push_back("--sft");
   }
@@ -336,7 +347,7 @@ Result<BackendCommand> BuildBackendCommand(const BackendRequest& inputs) {
   }
   if (!command.ok()) return command;
   if (backend == "megatron") {
-    if (Status checked = MegatronFlags::Builtin().CheckPassedArguments(inputs.extra_args); !checked.ok()) {
+    if (Status checked = MegatronTableOf(*inputs.experiment).CheckPassedArguments(inputs.extra_args); !checked.ok()) {
       return checked.error();
     }
   }

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 namespace primus::train {
 
-std::string_view BuiltinMegatronFlagsTsv();    // data/megatron_flags-core_v0.19.0.tsv
+// data/megatron_flags-<release>.tsv, one per pinned release, oldest first.
+std::vector<std::string_view> BuiltinMegatronFlagsTsvs();
 std::string_view BuiltinTorchTitanKeysTsv();   // data/torchtitan_keys-v0.2.2.tsv
 
 }  // namespace primus::train

@@ -11,6 +11,7 @@
 #include "config/schema.h"
 #include "config/yaml_loader.h"
 #include "train/megatron_flags.h"
+#include "train/megatron_release.h"
 #include "train/torchtitan_keys.h"
 #include "util/files.h"
 #include "util/strings.h"
@@ -47,6 +48,10 @@ const Schema& ExperimentSchema() {
       {"megatron.script", ValueType::kString, "pretrain_gpt.py", "entry script inside megatron.path"},
       {"megatron.posttrain_script", ValueType::kString, "pretrain_gpt.py", "entry script of train posttrain (run with --sft)"},
       {"megatron.args", ValueType::kAny, "", "Megatron-LM options by dest: num_layers: 32 (docs/experiment.md)"},
+      {"megatron.release", ValueType::kString, "auto",
+       "the option table: auto (the checkout's own, else the newest compiled), checkout, or a release such as core_v0.13"},
+      {"megatron.verbatim_args", ValueType::kAny, "",
+       "arguments passed to Megatron-LM as written, checked against no table (a fork's option)"},
       {"torchtitan.module", ValueType::kString, "torchtitan.train", "the module run with python -m"},
       {"torchtitan.posttrain_module", ValueType::kString, "", "the module train posttrain runs (TorchTitan has none)"},
       {"torchtitan.toml", ValueType::kAny, "", "extra TOML sections merged into the generated job config"},
@@ -198,6 +203,30 @@ void FillFields(ExperimentConfig* experiment) {
   experiment->hang_timeout = r.Find("fault_tolerance.hang_timeout")->AsDouble();
 }
 
+// The megatron backend: the option table (megatron_release.h) and the keys against it.
+Status CheckMegatronExperiment(const ExperimentRequest& request, ExperimentConfig* experiment) {
+  if (experiment->primus_style || experiment->backend != "megatron") return Status::Ok();
+  auto table = ChooseMegatronTable({&experiment->resolved, request.environment, experiment->interpreter});
+  if (!table.ok()) return table.error();
+  experiment->megatron_table = table->flags;
+  experiment->megatron_table_source = table->source;
+  auto warn = [&](const std::string& text) {  // loaded again for the world size: said once
+    if (std::find(experiment->warnings.begin(), experiment->warnings.end(), text) == experiment->warnings.end()) {
+      experiment->warnings.push_back(text);
+    }
+  };
+  for (const std::string& warning : table->warnings) warn(warning);
+  if (Status status = CheckMegatronKeys(experiment->resolved, *experiment->megatron_table); !status.ok()) {
+    return status;
+  }
+  std::vector<std::string> verbatim = MegatronVerbatimArguments(experiment->resolved);
+  if (!verbatim.empty()) {
+    warn("megatron.verbatim_args " + ShellJoin(verbatim) +
+         ": passed to Megatron-LM as written, checked against no option table");
+  }
+  return Status::Ok();
+}
+
 Status CheckBackend(const ExperimentConfig& experiment) {
   static const std::vector<std::string> backends = {"torch", "megatron", "torchtitan", "command"};
   const Value* backend = experiment.resolved.Find("backend");
@@ -227,9 +256,6 @@ Status CheckBackend(const ExperimentConfig& experiment) {
     return ConfigError(experiment.file + ": the command backend needs 'command.argv'", "add command: {argv: [prog, arg]}");
   }
   // Our format's Megatron and TorchTitan keys, against their releases' own tables.
-  if (!experiment.primus_style && experiment.backend == "megatron") {
-    if (Status status = CheckMegatronKeys(experiment.resolved); !status.ok()) return status;
-  }
   if (!experiment.primus_style && experiment.backend == "torchtitan") {
     if (Status status = CheckTorchTitanKeys(experiment.resolved); !status.ok()) return status;
     if (const Value* dtype = experiment.resolved.Find("training.dtype"); dtype->AsString() == "fp16") {
@@ -318,6 +344,7 @@ Result<ExperimentConfig> LoadExperiment(const ExperimentRequest& request) {
   experiment.resolved = merged;
   FillFields(&experiment);
   if (Status status = CheckBackend(experiment); !status.ok()) return status.error();
+  if (Status status = CheckMegatronExperiment(request, &experiment); !status.ok()) return status.error();
   return experiment;
 }
 
@@ -341,6 +368,7 @@ Status ResolveForWorldSize(const ExperimentRequest& request, int world_size, Exp
 
   // Every check below reads the effective values: file, variant, then overrides.
   if (Status status = CheckBackend(*experiment); !status.ok()) return status;
+  if (Status status = CheckMegatronExperiment(request, experiment); !status.ok()) return status;
   const Parallelism& p = experiment->parallelism;
   const Value& r = experiment->resolved;
   // "parallelism.tensor 3 (flag parallelism.tensor=3)": a key, its value and where it came from.

@@ -14,11 +14,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "util/environment.h"
 #include "config/value.h"
+#include "train/megatron_flags.h"
 #include "util/error.h"
 
 namespace primus::train {
@@ -54,6 +56,11 @@ struct ExperimentConfig {
   std::map<std::string, std::string> env;
   int max_restarts = -1;              // -1 = the launcher's
   double hang_timeout = -1;           // -1 = the launcher's
+  // The megatron backend: the option table its keys were checked against
+  // and its command line is built from (megatron_release.h), and where it came from.
+  std::shared_ptr<const MegatronFlags> megatron_table;
+  std::string megatron_table_source;
+  std::vector<std::string> warnings;  // said once at load (log::Warn by the caller)
 };
 
 struct ExperimentRequest {

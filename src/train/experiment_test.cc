@@ -264,7 +264,9 @@ const char kMegatron[] = "backend: megatron\nmegatron:\n  path: /opt/Megatron-LM
 TEST_F(ExperimentTest, MegatronKeysAreCheckedAtLoadWithTheirLocation) {
   EXPECT_EQ(ResolveError(this, std::string(kMegatron) + "model:\n  num_layers: 2\n  hiden_size: 64\n", 8),
             "exp.yaml:6:3: model.hiden_size is not a Megatron-LM core_v0.19.0 option (did you mean 'hidden_size'?) | "
-            "keys are the dests of megatron/training/arguments.py (num_layers for --num-layers)");
+            "keys are the dests of megatron/training/arguments.py (num_layers for --num-layers); "
+            "an option of a fork or of another release: set megatron.release, or pass it as written in "
+            "megatron.verbatim_args: [--its-flag]");
   EXPECT_EQ(ResolveError(this, std::string(kMegatron) + "  args:\n    tokenizer_model: \"\"\n", 8),
             "exp.yaml:5:22: megatron.args.tokenizer_model: --tokenizer-model has an empty value | give a value, or null "
             "to leave --tokenizer-model out");
@@ -286,7 +288,9 @@ TEST_F(ExperimentTest, MegatronKeysAreCheckedAtLoadWithTheirLocation) {
   // Overrides and variants go through the same rules.
   EXPECT_EQ(ResolveError(this, kMegatron, 8, {"megatron.args.num_layerz=3"}),
             "flag megatron.args.num_layerz=3: megatron.args.num_layerz is not a Megatron-LM core_v0.19.0 option (did you "
-            "mean 'num_layers'?) | keys are the dests of megatron/training/arguments.py (num_layers for --num-layers)");
+            "mean 'num_layers'?) | keys are the dests of megatron/training/arguments.py (num_layers for --num-layers); "
+            "an option of a fork or of another release: set megatron.release, or pass it as written in "
+            "megatron.verbatim_args: [--its-flag]");
   EXPECT_EQ(ResolveError(this, std::string(kMegatron) + "variants:\n  8: {megatron: {args: {num_layers: []}}}\n", 8),
             "exp.yaml:5:37: megatron.args.num_layers: --num-layers takes one value, not a list");
   EXPECT_EQ(ResolveError(this, std::string(kMegatron) + "model:\n  num_layers: 2\n  gradient_accumulation_fusion: false\n",

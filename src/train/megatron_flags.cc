@@ -135,7 +135,7 @@ Result<MegatronFlags> MegatronFlags::Parse(std::string_view tsv) {
 
 const MegatronFlags& MegatronFlags::Builtin() {
   static const MegatronFlags table = [] {
-    auto parsed = Parse(BuiltinMegatronFlagsTsv());
+    auto parsed = Parse(BuiltinMegatronFlagsTsvs().back());
     if (!parsed.ok()) {
       std::cerr << "primus-cli: " << parsed.error().message << "\n";
       std::abort();  // the build embedded a broken table
@@ -192,11 +192,19 @@ Error MegatronFlags::UnknownKey(std::string_view key, const Value& value, std::s
   }
   return config::ConfigErrorAt(where, std::string(path) + " is not a Megatron-LM " + release_ + " option" +
                                           DidYouMean(name, names_),
-                               "keys are the dests of megatron/training/arguments.py (num_layers for --num-layers)");
+                               "keys are the dests of megatron/training/arguments.py (num_layers for --num-layers); "
+                               "an option of a fork or of another release: set megatron.release, or pass it as "
+                               "written in megatron.verbatim_args: [--its-flag]");
 }
 
 Result<std::vector<std::string>> MegatronFlags::ValueArguments(const MegatronOption& option, const std::string& flag,
                                                                const Value& value, std::string_view path) const {
+  if (option.type == "bool" && !option.TakesList() && value.IsBool()) {
+    // type=bool (--onnx-safe): argparse makes any non-empty text True, so
+    // true is "True" and false leaves the option out (its default, None).
+    if (value.AsBool()) return std::vector<std::string>{flag, "True"};
+    return std::vector<std::string>{};
+  }
   auto item_text = [&](const Value& item) -> Result<std::string> {
     std::string where = std::string(path) + ": " + flag;
     if (item.IsMap() || item.IsList()) {
@@ -333,13 +341,44 @@ Result<std::vector<KeyRef>> MegatronKeys(const Value& resolved) {
 
 }  // namespace
 
-Status CheckMegatronKeys(const Value& resolved) {
-  auto arguments = MegatronKeyArguments(resolved);
-  return arguments.ok() ? Status::Ok() : Status(arguments.error());
+Status CheckMegatronKeys(const Value& resolved, const MegatronFlags& table) {
+  auto arguments = MegatronKeyArguments(resolved, table);
+  if (!arguments.ok()) return arguments.error();
+  // Pairs Megatron's validate_args refuses, found here rather than on every rank.
+  for (const char* section : {"model", "megatron.args"}) {
+    const Value* map = resolved.Find(section);
+    if (!map || !map->IsMap()) continue;
+    for (const auto& [key, value] : map->AsMap()) {
+      if (value.IsNull() || table.DestOf(key) != "step_batch_size_schedule") continue;
+      return config::ConfigErrorAt(value.key_origin(),
+                                   std::string(section) + "." + key +
+                                       ": Megatron-LM refuses --step-batch-size-schedule beside --global-batch-size, "
+                                       "which primus-cli always gives (from parallelism.global_batch or the layout)",
+                                   "leave it out; for a batch size that grows, use megatron.args.rampup_batch_size "
+                                   "[start, increment, samples]");
+    }
+  }
+  const Value* verbatim = resolved.Find("megatron.verbatim_args");
+  if (verbatim && !verbatim->IsNull()) {
+    bool strings = verbatim->IsList() && std::all_of(verbatim->AsList().begin(), verbatim->AsList().end(),
+                                                     [](const Value& item) { return item.IsScalar() && !item.IsNull(); });
+    if (!strings) {
+      return config::ConfigErrorAt(verbatim->origin(), "megatron.verbatim_args: expected a list of arguments",
+                                   "e.g. megatron.verbatim_args: [--batch-p2p-communication]");
+    }
+  }
+  return Status::Ok();
 }
 
-Result<std::vector<std::string>> MegatronKeyArguments(const Value& resolved) {
-  const MegatronFlags& table = MegatronFlags::Builtin();
+std::vector<std::string> MegatronVerbatimArguments(const Value& resolved) {
+  std::vector<std::string> argv;
+  const Value* verbatim = resolved.Find("megatron.verbatim_args");
+  if (!verbatim || !verbatim->IsList()) return argv;
+  for (const Value& item : verbatim->AsList()) argv.push_back(item.ScalarText());
+  return argv;
+}
+
+Result<std::vector<std::string>> MegatronKeyArguments(const Value& resolved, const MegatronFlags& table) {
   auto keys = MegatronKeys(resolved);
   if (!keys.ok()) return keys.error();
   std::unordered_map<std::string, const KeyRef*> seen;  // dest -> first key

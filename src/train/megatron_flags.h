@@ -1,7 +1,8 @@
-// Megatron-LM's command line as its own parser reads it, at the release we
-// pin (core_v0.19.0): the options of megatron/training/arguments.py, from
-// data/megatron_flags-core_v0.19.0.tsv (compiled in), and the rules that turn
-// an experiment's `model:` and `megatron.args` keys into arguments.
+// Megatron-LM's command line as its own parser reads it: the options of one
+// release's megatron/training/arguments.py (a compiled table,
+// data/megatron_flags-<release>.tsv, or a checkout's own: megatron_release.h
+// chooses), and the rules that turn an experiment's `model:` and
+// `megatron.args` keys into arguments.
 //   - a key is an option's dest (num_layers) or one of its flags written with
 //     underscores (no_gradient_accumulation_fusion);
 //   - null leaves the option out; a switch takes true or false: a store_true
@@ -39,7 +40,7 @@ class MegatronFlags {
   // The table's text: a "# Megatron-LM <release> <commit>" line, comments,
   // then rows "flags<TAB>dest<TAB>kind<TAB>nargs<TAB>type".
   static Result<MegatronFlags> Parse(std::string_view tsv);
-  // The compiled-in table (data/megatron_flags-core_v0.19.0.tsv).
+  // The newest compiled-in table (megatron_release.h has the others).
   static const MegatronFlags& Builtin();
 
   const std::string& release() const { return release_; }
@@ -84,10 +85,18 @@ class MegatronFlags {
 std::string_view OwnedMegatronKey(std::string_view dest);
 
 // Every Megatron key of an experiment (model: except name, megatron.args),
-// checked: the table's rules above, and no dest given twice.
-Status CheckMegatronKeys(const config::Value& resolved);
+// checked against `table`: the rules above, no dest given twice, no pair
+// Megatron's validate_args refuses (step_batch_size_schedule beside the
+// global batch size primus-cli always gives), and megatron.verbatim_args a
+// list of arguments.
+Status CheckMegatronKeys(const config::Value& resolved, const MegatronFlags& table);
 
 // The arguments of model: (except name) then megatron.args, checked.
-Result<std::vector<std::string>> MegatronKeyArguments(const config::Value& resolved);
+Result<std::vector<std::string>> MegatronKeyArguments(const config::Value& resolved, const MegatronFlags& table);
+
+// megatron.verbatim_args: arguments no table is asked about, passed as they
+// are after the checked ones (the escape for an option of a fork or a newer
+// release than the table knows; the plan lists them with a warning).
+std::vector<std::string> MegatronVerbatimArguments(const config::Value& resolved);
 
 }  // namespace primus::train

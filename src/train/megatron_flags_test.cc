@@ -83,7 +83,9 @@ TEST(MegatronFlagsTest, ValuesAreTypedNeverEmptyAndListsFillNargs) {
 TEST(MegatronFlagsTest, UnknownOwnedAndPrimusKeysAreRefusedWithWhatToWrite) {
   EXPECT_EQ(Args("num_layer", "32"),
             "error: exp.yaml:1:1: megatron.args.num_layer is not a Megatron-LM core_v0.19.0 option (did you mean "
-            "'num_layers'?) | keys are the dests of megatron/training/arguments.py (num_layers for --num-layers)");
+            "'num_layers'?) | keys are the dests of megatron/training/arguments.py (num_layers for --num-layers); "
+            "an option of a fork or of another release: set megatron.release, or pass it as written in "
+            "megatron.verbatim_args: [--its-flag]");
   EXPECT_EQ(Args("num-layers", "32"), "error: exp.yaml:1:1: megatron.args.num-layers is written as a flag | write 'num_layers'");
   EXPECT_EQ(Args("tensor_model_parallel_size", "3"),
             "error: exp.yaml:1:1: megatron.args.tensor_model_parallel_size is set by primus-cli from parallelism.tensor | "
@@ -106,7 +108,7 @@ TEST(MegatronFlagsTest, ModelAndArgsTogether) {
   Value tree = Yaml(
       "model:\n  name: llama\n  num_layers: 2\n  hidden_size: 64\n"
       "megatron:\n  args:\n    bf16_off: null\n");
-  auto bad = MegatronKeyArguments(tree);
+  auto bad = MegatronKeyArguments(tree, MegatronFlags::Builtin());
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, ExitCode::kConfig);
   EXPECT_NE(bad.error().message.find("exp.yaml:7:5: megatron.args.bf16_off is not a Megatron-LM"), std::string::npos)
@@ -115,20 +117,20 @@ TEST(MegatronFlagsTest, ModelAndArgsTogether) {
   Value good = Yaml(
       "model:\n  name: llama\n  num_layers: 2\n  gradient_accumulation_fusion: false\n"
       "megatron:\n  args:\n    use_distributed_optimizer: true\n    attention_dropout: null\n");
-  auto argv = MegatronKeyArguments(good);
+  auto argv = MegatronKeyArguments(good, MegatronFlags::Builtin());
   ASSERT_TRUE(argv.ok()) << argv.error().Format();
   EXPECT_EQ(Join(*argv, " "), "--num-layers 2 --no-gradient-accumulation-fusion --use-distributed-optimizer")
       << "model.name is ours";
 
   Value twice = Yaml("model:\n  num_layers: 2\nmegatron:\n  args:\n    num_layers: 4\n");
-  Status status = CheckMegatronKeys(twice);
+  Status status = CheckMegatronKeys(twice, MegatronFlags::Builtin());
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().message,
             "exp.yaml:5:5: megatron.args.num_layers sets Megatron-LM's num_layers, which model.num_layers (exp.yaml:2:3) "
             "already sets");
 
   Value not_a_map = Yaml("megatron:\n  args: [--num-layers, 2]\n");
-  EXPECT_NE(CheckMegatronKeys(not_a_map).error().message.find("megatron.args: expected a map of Megatron-LM options"),
+  EXPECT_NE(CheckMegatronKeys(not_a_map, MegatronFlags::Builtin()).error().message.find("megatron.args: expected a map of Megatron-LM options"),
             std::string::npos);
 }
 

@@ -10,7 +10,7 @@ a JSON object {"argv": [...], "world_size": N}, or one argument per line
 pretrain_gpt.py) is dropped. Prints "accepted: N arguments" for each, or
 "rejected: <argparse's message>"; exits 0 when every one was accepted, 1
 otherwise, 2 on a usage or setup error. --dump-table prints the live parser's
-options in the format of tests/tools/extract_megatron_flags.py, to check
+options in the format of python/megatron_option_table.py, to check
 that static table against it.
 
 How it runs. The parser is Megatron-LM's: megatron.training.arguments.parse_args()
@@ -52,7 +52,7 @@ import tarfile
 import tempfile
 import typing
 
-STUBBED = ("torch", "triton", "numpy", "packaging")
+STUBBED = ("torch", "triton", "numpy", "packaging", "regex", "einops", "pydantic")
 
 
 class StubMeta(typing._ProtocolMeta):  # a Protocol-compatible metaclass: stubs may be mixed with Protocols
@@ -79,11 +79,16 @@ class Stub(metaclass=StubMeta):
     def __init__(self, *args, **kwargs):
         pass
 
+    def __init_subclass__(cls, **kwargs):  # class X(BaseModel, extra='allow') (pydantic, core_v0.16)
+        pass
+
     def __call__(self, *args, **kwargs):
         # Used as a decorator: give the function back.
         return args[0] if len(args) == 1 and callable(args[0]) and not kwargs else Stub()
 
     def __getattr__(self, name):
+        if name == "__file__":
+            return "/nonexistent/stub.so"  # a compiled extension's path (core_v0.15's unified memory)
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         return Stub()

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Lists every option of Megatron-LM's argument parser, read statically.
 
-    extract_megatron_flags.py ROOT/megatron/training/arguments.py [--release TAG --commit SHA]
-    extract_megatron_flags.py --git MEGATRON_GIT_DIR --rev TAG
+    megatron_option_table.py ROOT/megatron/training/arguments.py [--release TAG --commit SHA]
+    megatron_option_table.py --git MEGATRON_GIT_DIR --rev TAG
 
 writes data/megatron_flags-<TAG>.tsv's text to stdout: one row per option of
 add_megatron_arguments(), in the parser's order, as
@@ -46,6 +46,7 @@ class Tree:
     def __init__(self, root=None, git_dir=None, rev=None):
         self.root, self.git_dir, self.rev = root, git_dir, rev
         self._cache = {}
+        self.read_files = []  # (relpath, size, mtime_ns) of every file read from a directory
 
     def read(self, relpath):
         if relpath in self._cache:
@@ -61,6 +62,8 @@ class Tree:
             if os.path.isfile(path):
                 with open(path, encoding="utf-8") as f:
                     text = f.read()
+                status = os.stat(path)
+                self.read_files.append((relpath, status.st_size, status.st_mtime_ns))
         self._cache[relpath] = text
         return text
 
@@ -288,7 +291,7 @@ def action_kind(node):
         return "boolean_optional"
     if text == "store":
         return None
-    raise SystemExit(f"unsupported argparse action {text}: teach extract_megatron_flags.py what it does")
+    raise SystemExit(f"unsupported argparse action {text}: teach megatron_option_table.py what it does")
 
 
 def add_argument_row(call):
@@ -397,6 +400,9 @@ def main():
     parser.add_argument("--rev", help="with --git: the release tag")
     parser.add_argument("--release", default="", help="the release name for the header")
     parser.add_argument("--commit", default="", help="the commit for the header")
+    parser.add_argument("--sources", action="store_true",
+                        help="end with a '# source RELPATH SIZE MTIME_NS' line per file read (primus-cli's cache "
+                             "of a checkout's table checks them)")
     args = parser.parse_args()
     if args.git:
         if not args.rev:
@@ -419,10 +425,13 @@ def main():
     out = sys.stdout
     out.write(f"# Megatron-LM {release} {commit}\n")
     out.write("# Every option of megatron/training/arguments.py's parser (add_megatron_arguments), in its order;\n")
-    out.write("# written by tests/tools/extract_megatron_flags.py. Columns: flags (comma-separated), dest,\n")
+    out.write("# written by python/megatron_option_table.py. Columns: flags (comma-separated), dest,\n")
     out.write("# kind (store_true, store_false, boolean_optional, value), nargs (+, * or a count: several values), type.\n")
     for row in rows:
         out.write("\t".join([",".join(row["flags"]), row["dest"], kind(row), row["nargs"], row["type"]]) + "\n")
+    if args.sources:
+        for relpath, size, mtime_ns in tree.read_files:
+            out.write(f"# source {relpath} {size} {mtime_ns}\n")
 
 
 if __name__ == "__main__":

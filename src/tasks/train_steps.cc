@@ -454,6 +454,9 @@ Result<int> PrintDryRun(const TrainLaunch& launch) {
             << (experiment.megatron_table_source.empty()
                     ? std::string()
                     : "Megatron-LM options checked against " + experiment.megatron_table_source + "\n")
+            << (experiment.torchtitan_keys_source.empty()
+                    ? std::string()
+                    : "TorchTitan keys checked against " + experiment.torchtitan_keys_source + "\n")
             << "worker command (once per rank):\n  " << ShellJoin(command->argv) << "\n"
             << agent::DescribeWorkerEnvironment(launch.workers.setup)
             << (launch.run_preflight ? "preflight: the fast checks would run before the launch (--no-preflight skips them)\n"

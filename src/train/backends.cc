@@ -253,7 +253,7 @@ Result<BackendCommand> TorchTitanCommand(const BackendRequest& inputs) {
   const ExperimentConfig& e = *inputs.experiment;
   const Value& r = e.resolved;
   if (Status status = CheckBackendSubtask(e, inputs.subtask); !status.ok()) return status.error();
-  auto extra = CheckedTorchTitanToml(r);
+  auto extra = CheckedTorchTitanToml(r, e.torchtitan_keys ? *e.torchtitan_keys : TorchTitanKeys::Builtin());
   if (!extra.ok()) return extra.error();
   // Sections in TorchTitan's order; torchtitan.toml adds keys we do not own.
   Value doc = Value::EmptyMap();

@@ -53,6 +53,8 @@ const Schema& ExperimentSchema() {
       {"megatron.verbatim_args", ValueType::kAny, "",
        "arguments passed to Megatron-LM as written, checked against no table (a fork's option)"},
       {"torchtitan.module", ValueType::kString, "torchtitan.train", "the module run with python -m"},
+      {"torchtitan.path", ValueType::kString, "",
+       "TorchTitan checkout, where job.custom_config_module is read (default: $TORCHTITAN_PATH, then here)"},
       {"torchtitan.posttrain_module", ValueType::kString, "", "the module train posttrain runs (TorchTitan has none)"},
       {"torchtitan.toml", ValueType::kAny, "", "extra TOML sections merged into the generated job config"},
       {"command.argv", ValueType::kStringList, "", "command backend: the worker argv"},
@@ -203,6 +205,21 @@ void FillFields(ExperimentConfig* experiment) {
   experiment->hang_timeout = r.Find("fault_tolerance.hang_timeout")->AsDouble();
 }
 
+// The torchtitan backend: its key table, with a custom config module's keys.
+Status ChooseTorchTitanTable(const ExperimentRequest& request, ExperimentConfig* experiment) {
+  if (experiment->primus_style || experiment->backend != "torchtitan") return Status::Ok();
+  auto table = ChooseTorchTitanKeys({&experiment->resolved, request.environment, experiment->interpreter, ""});
+  if (!table.ok()) return table.error();
+  experiment->torchtitan_keys = table->keys;
+  experiment->torchtitan_keys_source = table->source;
+  for (const std::string& warning : table->warnings) {
+    if (std::find(experiment->warnings.begin(), experiment->warnings.end(), warning) == experiment->warnings.end()) {
+      experiment->warnings.push_back(warning);
+    }
+  }
+  return Status::Ok();
+}
+
 // The megatron backend: the option table (megatron_release.h) and the keys against it.
 Status CheckMegatronExperiment(const ExperimentRequest& request, ExperimentConfig* experiment) {
   if (experiment->primus_style || experiment->backend != "megatron") return Status::Ok();
@@ -257,7 +274,8 @@ Status CheckBackend(const ExperimentConfig& experiment) {
   }
   // Our format's Megatron and TorchTitan keys, against their releases' own tables.
   if (!experiment.primus_style && experiment.backend == "torchtitan") {
-    if (Status status = CheckTorchTitanKeys(experiment.resolved); !status.ok()) return status;
+    const TorchTitanKeys& table = experiment.torchtitan_keys ? *experiment.torchtitan_keys : TorchTitanKeys::Builtin();
+    if (Status status = CheckTorchTitanKeys(experiment.resolved, table); !status.ok()) return status;
     if (const Value* dtype = experiment.resolved.Find("training.dtype"); dtype->AsString() == "fp16") {
       return config::ConfigErrorAt(dtype->origin(), "training.dtype fp16: TorchTitan trains in bf16 or fp32",
                                    "write training.dtype: bf16");
@@ -343,6 +361,7 @@ Result<ExperimentConfig> LoadExperiment(const ExperimentRequest& request) {
   }
   experiment.resolved = merged;
   FillFields(&experiment);
+  if (Status status = ChooseTorchTitanTable(request, &experiment); !status.ok()) return status.error();
   if (Status status = CheckBackend(experiment); !status.ok()) return status.error();
   if (Status status = CheckMegatronExperiment(request, &experiment); !status.ok()) return status.error();
   return experiment;
@@ -367,6 +386,7 @@ Status ResolveForWorldSize(const ExperimentRequest& request, int world_size, Exp
   }
 
   // Every check below reads the effective values: file, variant, then overrides.
+  if (Status status = ChooseTorchTitanTable(request, experiment); !status.ok()) return status;
   if (Status status = CheckBackend(*experiment); !status.ok()) return status;
   if (Status status = CheckMegatronExperiment(request, experiment); !status.ok()) return status;
   const Parallelism& p = experiment->parallelism;

@@ -21,6 +21,7 @@
 #include "util/environment.h"
 #include "config/value.h"
 #include "train/megatron_flags.h"
+#include "train/torchtitan_keys.h"
 #include "util/error.h"
 
 namespace primus::train {
@@ -60,6 +61,9 @@ struct ExperimentConfig {
   // and its command line is built from (megatron_release.h), and where it came from.
   std::shared_ptr<const MegatronFlags> megatron_table;
   std::string megatron_table_source;
+  // The torchtitan backend: its key table (with a custom config module's keys), and its source.
+  std::shared_ptr<const TorchTitanKeys> torchtitan_keys;
+  std::string torchtitan_keys_source;
   std::vector<std::string> warnings;  // said once at load (log::Warn by the caller)
 };
 

@@ -2,10 +2,14 @@
 #include "train/pinned_table.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <iostream>
 
+#include "hooks/hook_runner.h"
+#include "io/subprocess.h"
 #include "train/builtin_tables.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace primus::train {
@@ -186,6 +190,7 @@ Status TorchTitanKeys::Check(std::string_view key, Value* value, std::string_vie
     return Status::Ok();
   }
   const std::string* type = TypeOf(name);
+  if (!type && pass_unknown_) return Status::Ok();  // a custom config module's key: TorchTitan checks it
   if (!type) {
     std::string parent = Parent(name);
     std::vector<std::string> candidates;
@@ -216,8 +221,42 @@ Status TorchTitanKeys::Check(std::string_view key, Value* value, std::string_vie
   return CheckLeaf(*type, value, path);
 }
 
-Result<Value> CheckedTorchTitanToml(const Value& resolved) {
-  const TorchTitanKeys& table = TorchTitanKeys::Builtin();
+TorchTitanKeys TorchTitanKeys::MergedWith(const TorchTitanKeys& custom) const {
+  TorchTitanKeys merged = *this;
+  for (const std::string& key : custom.keys_) {
+    if (!merged.types_.count(key)) merged.keys_.push_back(key);
+    merged.types_[key] = custom.types_.at(key);
+  }
+  for (const auto& [table, yes] : custom.tables_) merged.tables_[table] = yes;
+  return merged;
+}
+
+TorchTitanKeys TorchTitanKeys::PassingUnknownKeys() const {
+  TorchTitanKeys lenient = *this;
+  lenient.pass_unknown_ = true;
+  return lenient;
+}
+
+std::vector<std::string> TorchTitanKeys::UnknownKeys(const Value& toml) const {
+  std::vector<std::string> unknown;
+  if (!toml.IsMap()) return unknown;
+  std::vector<std::pair<std::string, const Value*>> stack;
+  for (const auto& [section, value] : toml.AsMap()) stack.emplace_back(section, &value);
+  while (!stack.empty()) {
+    auto [key, value] = stack.back();
+    stack.pop_back();
+    if (TypeOf(key)) continue;
+    if (value->IsMap() && (IsTable(key) || !Parent(key).empty() || !TypeOf(key))) {
+      for (const auto& [child, item] : value->AsMap()) stack.emplace_back(key + "." + child, &item);
+      continue;
+    }
+    unknown.push_back(key);
+  }
+  std::sort(unknown.begin(), unknown.end());
+  return unknown;
+}
+
+Result<Value> CheckedTorchTitanToml(const Value& resolved, const TorchTitanKeys& table) {
   const Value* toml = resolved.Find("torchtitan.toml");
   if (!toml || toml->IsNull()) return Value::EmptyMap();
   Value checked = *toml;
@@ -250,8 +289,7 @@ Result<Value> CheckedTorchTitanToml(const Value& resolved) {
   return checked;
 }
 
-Status CheckTorchTitanKeys(const Value& resolved) {
-  const TorchTitanKeys& table = TorchTitanKeys::Builtin();
+Status CheckTorchTitanKeys(const Value& resolved, const TorchTitanKeys& table) {
   if (const Value* model = resolved.Find("model"); model && !model->IsNull()) {
     if (!model->IsMap()) {
       return config::ConfigErrorAt(model->origin(), "model: expected a map ({name: llama3, flavor: 8B}), got " +
@@ -273,8 +311,69 @@ Status CheckTorchTitanKeys(const Value& resolved) {
       }
     }
   }
-  auto toml = CheckedTorchTitanToml(resolved);
+  auto toml = CheckedTorchTitanToml(resolved, table);
   return toml.ok() ? Status::Ok() : Status(toml.error());
+}
+
+Result<TorchTitanTable> ChooseTorchTitanKeys(const TorchTitanTableRequest& request) {
+  const TorchTitanKeys& builtin = TorchTitanKeys::Builtin();
+  TorchTitanTable chosen;
+  const Value* module = request.resolved->Find("torchtitan.toml.job.custom_config_module");
+  if (!module || module->IsNull() || !module->IsScalar() || module->ScalarText().empty()) {
+    chosen.keys = std::shared_ptr<const TorchTitanKeys>(std::shared_ptr<const TorchTitanKeys>{}, &builtin);
+    chosen.source = "TorchTitan " + builtin.release() + " (compiled in)";
+    return chosen;
+  }
+  std::string name = module->ScalarText();
+  bool dotted = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+  });
+  if (!dotted || name.front() == '.' || name.back() == '.') {
+    return config::ConfigErrorAt(module->origin(),
+                                 "torchtitan.toml.job.custom_config_module '" + name + "' is not a module name",
+                                 "write a dotted Python module, e.g. torchtitan.models.flux.job_config");
+  }
+  std::vector<std::string> roots;
+  if (const Value* path = request.resolved->Find("torchtitan.path"); path && path->IsScalar() && !path->ScalarText().empty()) {
+    roots.push_back(path->ScalarText());
+  }
+  if (auto env = Lookup(request.environment, "TORCHTITAN_PATH"); env && !env->empty()) roots.push_back(*env);
+  roots.push_back(CurrentDir());
+  std::string reader = request.reader;
+  if (reader.empty()) {
+    std::string directory = hooks::PythonApiDirectory();
+    if (!directory.empty()) reader = JoinPath(directory, "torchtitan_config_keys.py");
+  }
+  std::string why;
+  if (!reader.empty() && PathExists(reader)) {
+    std::vector<std::string> argv = {request.interpreter, reader, "--module", name};
+    for (const std::string& root : roots) argv.insert(argv.end(), {"--root", root});
+    auto run = RunCommand(argv, {.timeout_s = 30});
+    if (run.ok() && run->exit_code == 0) {
+      auto custom = TorchTitanKeys::Parse(run->out);
+      if (custom.ok()) {
+        chosen.keys = std::make_shared<const TorchTitanKeys>(builtin.MergedWith(*custom));
+        chosen.source = "TorchTitan " + builtin.release() + " (compiled in) with the " +
+                        std::to_string(custom->keys().size()) + " keys of " + name;
+        return chosen;
+      }
+      why = custom.error().message;
+    } else {
+      why = run.ok() ? std::string(Trim(run->Tail(1))) : run.error().message;
+    }
+  } else {
+    why = "python/torchtitan_config_keys.py is not beside primus-cli";
+  }
+  chosen.keys = std::make_shared<const TorchTitanKeys>(builtin.PassingUnknownKeys());
+  chosen.source = "TorchTitan " + builtin.release() + " (compiled in); keys it does not know pass unchecked";
+  const Value* toml = request.resolved->Find("torchtitan.toml");
+  std::vector<std::string> passed = toml ? builtin.UnknownKeys(*toml) : std::vector<std::string>{};
+  if (!passed.empty()) {
+    chosen.warnings.push_back("torchtitan.toml: " + Join(passed, ", ") + " passed to TorchTitan unchecked: " + name +
+                              " (job.custom_config_module) was not read here (" + why +
+                              "); set torchtitan.path to the TorchTitan checkout to check them");
+  }
+  return chosen;
 }
 
 }  // namespace primus::train

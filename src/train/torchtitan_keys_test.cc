@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "config/yaml_loader.h"
+#include "util/files.h"
+#include "util/scoped_temp_dir.h"
 
 namespace primus::train {
 namespace {
@@ -17,7 +19,7 @@ Value Yaml(const std::string& text) {
 
 // "valid", or the error of checking `text` (an experiment's model: and torchtitan:).
 std::string Check(const std::string& text) {
-  Status status = CheckTorchTitanKeys(Yaml(text));
+  Status status = CheckTorchTitanKeys(Yaml(text), TorchTitanKeys::Builtin());
   if (status.ok()) return "valid";
   EXPECT_EQ(status.error().code, ExitCode::kConfig);
   return status.error().message + " | " + status.error().hint;
@@ -45,7 +47,7 @@ TEST(TorchTitanKeysTest, KnownKeysWithFittingValuesPass) {
                   "    lr_scheduler: {decay_ratio: null}\n"),
             "valid");
   // A number for a str key is written as its text.
-  auto toml = CheckedTorchTitanToml(Yaml("torchtitan:\n  toml:\n    activation_checkpoint: {selective_ac_option: 2}\n"));
+  auto toml = CheckedTorchTitanToml(Yaml("torchtitan:\n  toml:\n    activation_checkpoint: {selective_ac_option: 2}\n"), TorchTitanKeys::Builtin());
   ASSERT_TRUE(toml.ok());
   EXPECT_TRUE(toml->Find("activation_checkpoint.selective_ac_option")->IsString());
 }
@@ -106,6 +108,64 @@ TEST(TorchTitanKeysTest, AModelFileIsNotAModelName) {
             "exp.yaml:1:15: model.name 'llama3_8B.yaml' is a file; TorchTitan takes a model name and a flavor | write "
             "model: {name: llama3, flavor: 8B} (TorchTitan's names); a model file belongs in a Primus-format experiment "
             "(modules:), which runs through Primus");
+}
+
+// job.custom_config_module (TorchTitan's flux, llama3_ft, VLM): its JobConfig
+// is read from the checkout and merged in; without the checkout its keys
+// pass unchecked, named in a warning.
+TEST(TorchTitanKeysTest, ACustomConfigModulesKeysAreReadOrPassedWithAWarning) {
+  if (!IsExecutableFile("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3 to run the reader";
+  ScopedTempDir dir("torchtitan-custom");
+  ASSERT_TRUE(MakeDirs(dir.path() + "/torchtitan/models/flux").ok());
+  ASSERT_TRUE(WriteFileAtomic(dir.path() + "/torchtitan/models/flux/job_config.py",
+                              "from dataclasses import dataclass, field\n\n"
+                              "@dataclass\nclass Training:\n    img_size: int = 256\n\n"
+                              "@dataclass\nclass Encoder:\n    t5_encoder: str = 'google/t5-v1_1-small'\n\n"
+                              "@dataclass\nclass JobConfig:\n"
+                              "    training: Training = field(default_factory=Training)\n"
+                              "    encoder: Encoder = field(default_factory=Encoder)\n")
+                  .ok());
+  std::string text =
+      "torchtitan:\n  path: " + dir.path() +
+      "\n  toml:\n    job: {custom_config_module: torchtitan.models.flux.job_config}\n"
+      "    training: {img_size: 512}\n    encoder: {t5_encoder: t5-small}\n";
+  Value experiment = Yaml(text);
+  std::string reader = std::string(PRIMUS_SOURCE_DIR) + "/python/torchtitan_config_keys.py";
+  auto table = ChooseTorchTitanKeys({&experiment, Environment({}), "/usr/bin/python3", reader});
+  ASSERT_TRUE(table.ok()) << table.error().Format();
+  EXPECT_TRUE(table->warnings.empty());
+  EXPECT_EQ(table->source, "TorchTitan v0.2.2 (compiled in) with the 2 keys of torchtitan.models.flux.job_config");
+  EXPECT_TRUE(CheckTorchTitanKeys(experiment, *table->keys).ok());
+  // Their types are checked like the compiled ones; TorchTitan's own keys stay.
+  Value wrong = Yaml(text + "    lr_scheduler: {decay_type: cosin}\n");
+  EXPECT_FALSE(CheckTorchTitanKeys(wrong, *table->keys).ok());
+  Value typed = Yaml("torchtitan:\n  toml:\n    training: {img_size: big}\n");
+  Status bad = CheckTorchTitanKeys(typed, *table->keys);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("torchtitan.toml.training.img_size: expected an integer"), std::string::npos)
+      << bad.error().message;
+
+  // Not found here: the compiled table's unknown keys pass, each named.
+  Value elsewhere = Yaml(
+      "torchtitan:\n  path: /nonexistent\n  toml:\n    job: {custom_config_module: torchtitan.models.flux.job_config}\n"
+      "    training: {img_size: 512}\n    encoder: {t5_encoder: t5-small}\n");
+  auto lenient = ChooseTorchTitanKeys({&elsewhere, Environment({}), "/usr/bin/python3", reader});
+  ASSERT_TRUE(lenient.ok());
+  EXPECT_TRUE(CheckTorchTitanKeys(elsewhere, *lenient->keys).ok());
+  ASSERT_EQ(lenient->warnings.size(), 1u);
+  EXPECT_EQ(lenient->warnings[0].rfind("torchtitan.toml: encoder.t5_encoder, training.img_size passed to TorchTitan "
+                                       "unchecked: torchtitan.models.flux.job_config (job.custom_config_module) was "
+                                       "not read here",
+                                       0),
+            0u)
+      << lenient->warnings[0];
+  // Without a custom module, unknown keys stay errors.
+  Value no_module = Yaml("torchtitan:\n  toml:\n    training: {img_size: 512}\n");
+  auto plain = ChooseTorchTitanKeys({&no_module, Environment({}), "/usr/bin/python3", reader});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(CheckTorchTitanKeys(no_module, *plain->keys).ok()) << "no custom module: unknown keys are errors";
+  Value bad_name = Yaml("torchtitan:\n  toml:\n    job: {custom_config_module: 'a b'}\n");
+  EXPECT_FALSE(ChooseTorchTitanKeys({&bad_name, Environment({}), "/usr/bin/python3", reader}).ok());
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ A fork: core_v0.13.0 (the VCCL guide's) with an option of its own added
 checkout (megatron.path): primus-cli reads the fork's table, accepts the
 option and emits it, and the fork's parser accepts the command; the same
 key against the unpatched release is refused at load.
-TorchTitan: the key table is what extract_torchtitan_keys.py makes of its
+TorchTitan: the key table is what torchtitan_config_keys.py makes of its
 archive, and the job TOML of the golden test reads back (tomllib) with only
 keys of that table. Without the archives the test exits 77 (skipped).
 """
@@ -226,6 +226,7 @@ def main():
     parser.add_argument("--upstream", default=os.path.join(os.path.dirname(ROOT), "shared", "upstream"),
                         help="the directory of the pinned archives (default: ../shared/upstream)")
     options = parser.parse_args()
+    options.primus = os.path.abspath(options.primus)
     tables = sorted(glob.glob(os.path.join(ROOT, "data", "megatron_flags-*.tsv")))
     titan_table = glob.glob(os.path.join(ROOT, "data", "torchtitan_keys-*.tsv"))[0]
     titan_tag, titan_commit = header(titan_table, "TorchTitan")
@@ -256,11 +257,24 @@ def main():
         titan_archive = os.path.join(options.upstream, f"torchtitan-{titan_tag}.tar.gz")
         if os.path.isfile(titan_archive):
             titan = unpack(titan_archive, os.path.join(temp, "torchtitan"))
-            extracted = run([python, os.path.join(HERE, "extract_torchtitan_keys.py"),
+            extracted = run([python, os.path.join(ROOT, "python", "torchtitan_config_keys.py"),
                              os.path.join(titan, "torchtitan", "config", "job_config.py"), "--release", titan_tag,
                              "--commit", titan_commit])
             checks.expect(extracted.returncode == 0 and extracted.stdout == open(titan_table, encoding="utf-8").read(),
-                          f"{os.path.relpath(titan_table, ROOT)} is extract_torchtitan_keys.py's output for {titan_tag}")
+                          f"{os.path.relpath(titan_table, ROOT)} is torchtitan_config_keys.py's output for {titan_tag}")
+            # A job.custom_config_module of the release (flux's), read from the checkout.
+            experiment = os.path.join(temp, "flux.yaml")
+            with open(experiment, "w", encoding="utf-8") as f:
+                f.write("exp_name: flux\nbackend: torchtitan\nmodel: {name: flux, flavor: flux-debug}\n"
+                        f"torchtitan:\n  path: {titan}\n  toml:\n"
+                        "    job: {custom_config_module: torchtitan.models.flux.job_config}\n"
+                        "    training: {classifier_free_guidance_prob: 0.447, img_size: 256}\n"
+                        "    encoder: {t5_encoder: google/t5-v1_1-small, max_t5_encoding_len: 256}\n")
+            plan = run([options.primus, "--dry-run", "direct", "--nproc-per-node", "2", "--", "train", "pretrain",
+                        "--config", experiment, "--no-preflight"], cwd=temp)
+            checks.expect(plan.returncode == 0 and re.search(r"with the \d+ keys of torchtitan.models.flux.job_config", plan.stdout)
+                          and "unchecked" not in plan.stderr,
+                          f"flux's job.custom_config_module is read from the checkout: {plan.stderr.strip()[-300:]}")
         else:
             print(f"skip  no archive {titan_archive}")
     keys = {line.split("\t")[0] for line in open(titan_table, encoding="utf-8").read().splitlines()

@@ -38,6 +38,8 @@ TEST_PACKAGES=(
   # scontrol: the hostlist differential test; slurmctld + slurmd: the Slurm
   # runtime tests start a real local cluster (tests/support/slurm_cluster.h)
   slurm-client slurmctld slurmd
+  # the MPI scheduler layer's test: a real Open MPI mpirun starts the agents
+  openmpi-bin
   # the container runtime's tests: podman (with crun) and a private dockerd
   podman crun docker.io
   # `analyze topology --visualize` renders its Graphviz graph with dot

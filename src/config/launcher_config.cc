@@ -240,6 +240,11 @@ Result<LauncherConfig> LoadLauncherConfig(const LauncherSources& sources) {
           ? DetectScheduler(sources.environment, platform != nullptr ? platform->AsString() : "auto")
           : Result<SchedulerSettings>(SchedulerSettings{});
   if (!scheduler.ok()) return scheduler.error();
+  if (scheduler->agents_on_this_host > 1) {
+    warnings.push_back(scheduler->scheduler + " started " + std::to_string(scheduler->agents_on_this_host) +
+                       " primus-cli on this host, each a node that starts its own workers (they share its GPUs); "
+                       "start one per node: mpirun --map-by ppr:1:node (Hydra: -ppn 1)");
+  }
   Value scheduler_layer = SchedulerLayer(*scheduler);
   Status valid = LauncherSchema().Validate(&scheduler_layer, ScalarSource::kText);
   if (!valid.ok()) return valid.error();

@@ -41,7 +41,7 @@ std::vector<SchemaKey> LauncherKeys() {
       {"direct.node_rank", kInt, "0", "rank of this node, 0 to nnodes-1"},
       {"direct.master_addr", kString, "", "address of the rank-0 node"},
       {"direct.master_port", kInt, "0", "rendezvous port; 0 chooses a free port"},
-      {"direct.platform", kString, "auto", "where nnodes, node rank and master come from: auto, slurm, pytorchjob, jobset, platform, none"},
+      {"direct.platform", kString, "auto", "where nnodes, node rank and master come from: auto, slurm, mpi, pytorchjob, jobset, platform, none"},
       {"direct.control_port", kInt, "0", "port of node 0's control channel; 0 is master_port + 1"},
       {"direct.metrics_port", kInt, "0", "port where each agent serves /metrics (Prometheus) and /job.json: node 0 the job's view, other nodes their own; 0 is off"},
       {"direct.join_timeout", kDouble, "300.0", "seconds a node waits for all nodes to join"},

@@ -8,7 +8,7 @@
 namespace primus::config {
 
 const std::vector<std::string>& PlatformNames() {
-  static const std::vector<std::string> names = {"auto", "slurm", "pytorchjob", "jobset", "platform", "none"};
+  static const std::vector<std::string> names = {"auto", "slurm", "mpi", "pytorchjob", "jobset", "platform", "none"};
   return names;
 }
 
@@ -38,10 +38,23 @@ Result<SchedulerSettings> DetectConvention(const Environment& env, std::string_v
   const auto& names = PlatformNames();
   if (std::find(names.begin(), names.end(), platform) == names.end()) {
     return UsageError("direct.platform '" + std::string(platform) + "' is not a known convention",
-                      "use one of auto, slurm, pytorchjob, jobset, platform, none");
+                      "use one of auto, slurm, mpi, pytorchjob, jobset, platform, none");
   }
   if (platform == "none") return SchedulerSettings{};
   if (platform == "auto" && InsideAgentWorker(env)) return SchedulerSettings{};
+  if (platform == "mpi" || platform == "auto") {
+    Result<SchedulerSettings> openmpi = DetectOpenMpi(env);
+    if (!openmpi.ok() || !openmpi->scheduler.empty()) return openmpi;
+  }
+  if (platform == "mpi") {
+    Result<SchedulerSettings> mpich = DetectMpich(env);
+    if (mpich.ok() && mpich->scheduler.empty()) {
+      return Error{ExitCode::kUnavailable, "direct.platform is mpi, but no MPI launcher's variables are set "
+                                           "(OMPI_COMM_WORLD_SIZE, or PMI_SIZE/PMI_RANK/MPI_LOCALNRANKS)",
+                   "start primus-cli with mpirun/mpiexec, or use --platform auto"};
+    }
+    return mpich;
+  }
   if (platform == "slurm" || platform == "auto") {
     Result<SchedulerSettings> slurm = DetectSlurm(env);
     if (!slurm.ok() || !slurm->scheduler.empty() || platform == "slurm") {
@@ -51,6 +64,10 @@ Result<SchedulerSettings> DetectConvention(const Environment& env, std::string_v
       }
       return slurm;
     }
+  }
+  if (platform == "auto") {
+    Result<SchedulerSettings> mpich = DetectMpich(env);
+    if (!mpich.ok() || !mpich->scheduler.empty()) return mpich;
   }
   return DetectPod(env, platform);
 }

@@ -40,7 +40,7 @@ class DirectRuntime : public Runtime {
         {{"--node-rank"}, K::kValue, "R", "direct.node_rank", "this node's rank (0..nnodes-1)"},
         {{"--master-addr"}, K::kValue, "ADDR", "direct.master_addr", "address of node 0 (never reverse-resolved)"},
         {{"--master-port"}, K::kValue, "PORT", "direct.master_port", "rendezvous port (default: a free port)"},
-        {{"--platform"}, K::kValue, "auto|slurm|pytorchjob|jobset|platform|none", "direct.platform", "where the distributed settings come from"},
+        {{"--platform"}, K::kValue, "auto|slurm|mpi|pytorchjob|jobset|platform|none", "direct.platform", "where the distributed settings come from"},
         {{"--control-port"}, K::kValue, "PORT", "direct.control_port", "node 0's control channel port (default: master port + 1)"},
         {{"--metrics-port"}, K::kValue, "PORT", "direct.metrics_port", "serve /metrics (Prometheus) and /job.json on this port (node 0: the job; other nodes: their own)"},
         {{"--join-timeout"}, K::kValue, "SECONDS", "direct.join_timeout", "how long nodes wait for each other at start"},

@@ -38,6 +38,9 @@ struct GenerationLayout {
   std::string master_addr;  // the workers' MASTER_ADDR and MASTER_PORT
   int master_port = 0;
   std::string run_id;       // the coordinator's: one TORCHELASTIC_RUN_ID for the job ("" keeps the node's own)
+  // Every node's address by node rank, as the coordinator sees it (its own:
+  // master_addr); empty from a coordinator that does not send it.
+  std::vector<std::string> node_hosts;
 };
 
 // The end of one generation on one node, as its agent reports it.

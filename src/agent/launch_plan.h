@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "agent/console_prefix.h"
 #include "agent/launch_spec.h"
@@ -20,6 +21,9 @@ struct LaunchPlan {
   std::string token;       // unique per launch; every worker carries it in PRIMUS_LAUNCH_TOKEN
   int cpu_count = 1;       // CPUs this process may run on (affinity mask)
   ConsolePrefix console_prefix;
+  // Every node's address, by node rank, as node 0 sees it (its own: the
+  // master address); what TF_CONFIG's cluster lists. One entry on one node.
+  std::vector<std::string> node_hosts;
 
   int world_size() const { return spec.nnodes * spec.nproc_per_node; }
   int global_rank(int local_rank) const { return spec.node_rank * spec.nproc_per_node + local_rank; }

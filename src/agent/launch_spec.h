@@ -80,6 +80,10 @@ struct LaunchSpec {
   // CUDA_VISIBLE_DEVICES naming only its GPU (the agent's list at the local
   // rank, or the local rank itself when the agent has none).
   bool virtual_local_rank = false;
+  // Frameworks whose own distributed variables each worker gets besides
+  // torchrun's: "jax" (JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES,
+  // JAX_PROCESS_ID, ...), "tensorflow" (TF_CONFIG). worker_env.h.
+  std::vector<std::string> framework_env;
   std::string run_id;                      // "" -> generated (<yyyymmdd-hhmmss>-<hex>)
   // Multi-node (nnodes > 1): node 0's control channel (job_link.h). The job
   // token comes from PRIMUS_JOB_TOKEN in the agent's environment.

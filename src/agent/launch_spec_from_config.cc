@@ -1,5 +1,7 @@
 #include "agent/launch_spec_from_config.h"
 
+#include <algorithm>
+
 #include "agent/launch_plan.h"
 #include "agent/rank_list.h"
 #include "agent/stream_selection.h"
@@ -103,6 +105,20 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher) 
   spec.log_dir = launcher.GetString("direct.log_dir");
   spec.torchrun_log_files = launcher.GetBool("direct.torchrun_log_files");
   spec.virtual_local_rank = launcher.GetBool("direct.virtual_local_rank");
+  for (const std::string& raw : Split(launcher.GetString("direct.framework_env"), ',')) {
+    std::string name = ToLower(std::string(Trim(raw)));
+    if (name.empty()) continue;
+    if (name == "tf") name = "tensorflow";
+    if (name != "jax" && name != "tensorflow") {
+      return config::ConfigErrorAt(launcher.OriginOf("direct.framework_env"),
+                                   "direct.framework_env: '" + name + "' is not a framework we set variables for",
+                                   "jax (JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES, JAX_PROCESS_ID) or tensorflow "
+                                   "(TF_CONFIG); torchrun's variables are always set");
+    }
+    if (std::find(spec.framework_env.begin(), spec.framework_env.end(), name) == spec.framework_env.end()) {
+      spec.framework_env.push_back(name);
+    }
+  }
   spec.console_prefix = launcher.GetString("direct.console_prefix");
   auto ranks = ParseRankList(launcher.GetString("direct.ranks_filter"));
   if (!ranks) return ranks.error();

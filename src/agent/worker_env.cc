@@ -5,6 +5,7 @@
 #include <set>
 
 #include "agent/launch_spec.h"
+#include "platform/host_info.h"
 #include "util/strings.h"
 
 namespace primus::agent {
@@ -93,6 +94,7 @@ WorkerEnvironment::WorkerEnvironment(const LaunchPlan& plan, const char* const* 
       {kLaunchTokenVariable, plan.token},
   };
   for (const auto& [name, value] : launch_wide) shared_.push_back(Entry(name, value));
+  AddFrameworkVariables();
 
   for (auto& [name, value] : owned_before) {
     const std::string& key = name;  // a structured binding cannot be captured (clang 14)
@@ -109,6 +111,59 @@ std::string WorkerEnvironment::SharedValue(std::string_view name) const {
     }
   }
   return "";
+}
+
+bool WorkerEnvironment::WantsFramework(std::string_view name) const {
+  const std::vector<std::string>& wanted = plan_.spec.framework_env;
+  return std::find(wanted.begin(), wanted.end(), name) != wanted.end();
+}
+
+// Asked for by name (direct.framework_env), these are the agent's: a value
+// the agent's environment had is replaced (said at debug level).
+void WorkerEnvironment::AddFrameworkVariables() {
+  const LaunchSpec& spec = plan_.spec;
+  std::vector<std::pair<std::string, std::string>> variables;
+  if (WantsFramework("jax")) {
+    // jax.distributed.initialize() reads JAX_COORDINATOR_ADDRESS itself; the
+    // count and id under the names scripts and launchers use for them.
+    std::string world = std::to_string(plan_.world_size());
+    variables = {{"JAX_COORDINATOR_ADDRESS", spec.master_addr + ":" + std::to_string(spec.master_port)},
+                 {"JAX_NUM_PROCESSES", world},
+                 {"JAX_PROCESS_COUNT", world}};
+  }
+  for (auto& [name, value] : variables) {
+    std::string prefix = name + "=";
+    for (auto it = shared_.begin(); it != shared_.end();) {
+      if (it->starts_with(prefix)) {
+        replaced_.emplace_back(name, it->substr(prefix.size()));
+        it = shared_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    shared_.push_back(Entry(name, value));
+  }
+  for (const char* name : {"JAX_PROCESS_ID", "JAX_PROCESS_INDEX", "JAX_LOCAL_DEVICE_IDS", "TF_CONFIG"}) {
+    bool ours = std::string_view(name) == "TF_CONFIG" ? WantsFramework("tensorflow") : WantsFramework("jax");
+    if (!ours) continue;
+    std::string prefix = std::string(name) + "=";
+    std::erase_if(shared_, [&](const std::string& entry) { return entry.starts_with(prefix); });
+  }
+  if (WantsFramework("tensorflow")) {
+    // MultiWorkerMirroredStrategy's cluster: every worker of every node, each
+    // on master port + 2 + its local rank of its node's address.
+    std::vector<std::string> hosts = plan_.node_hosts;
+    if (hosts.size() != static_cast<size_t>(spec.nnodes)) hosts.assign(static_cast<size_t>(spec.nnodes), spec.master_addr);
+    std::string workers;
+    for (const std::string& host : hosts) {
+      std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;  // IPv6
+      for (int local = 0; local < spec.nproc_per_node; ++local) {
+        if (!workers.empty()) workers += ",";
+        workers += "\"" + shown + ":" + std::to_string(spec.master_port + 2 + local) + "\"";
+      }
+    }
+    tf_cluster_ = "{\"cluster\": {\"worker\": [" + workers + "]}, \"task\": {\"type\": \"worker\", \"index\": ";
+  }
 }
 
 std::string WorkerEnvironment::VirtualDevice(int local_rank) const {
@@ -135,6 +190,16 @@ std::vector<std::string> WorkerEnvironment::For(const WorkerSlot& slot) const {
   }
   env.push_back(Entry("ROLE_RANK", std::to_string(rank)));
   env.push_back(Entry("TORCHELASTIC_RESTART_COUNT", std::to_string(slot.restart_count)));
+  if (WantsFramework("jax")) {
+    env.push_back(Entry("JAX_PROCESS_ID", std::to_string(rank)));
+    env.push_back(Entry("JAX_PROCESS_INDEX", std::to_string(rank)));
+    // One process per GPU: each its own device, as jax.distributed expects.
+    bool gpus = plan_.spec.host != nullptr && !plan_.spec.host->gpus.empty();
+    if (gpus && plan_.spec.nproc_per_node > 1 && !plan_.spec.virtual_local_rank) {
+      env.push_back(Entry("JAX_LOCAL_DEVICE_IDS", std::to_string(slot.local_rank)));
+    }
+  }
+  if (!tf_cluster_.empty()) env.push_back(Entry("TF_CONFIG", tf_cluster_ + std::to_string(rank) + "}}"));
   env.push_back(Entry("TORCHELASTIC_ERROR_FILE", slot.error_file));
   env.push_back(Entry("PRIMUS_HEARTBEAT_FILE", slot.heartbeat_file));
   if (!user_metrics_file_ && !slot.metrics_file.empty()) env.push_back(Entry(kMetricsFileVariable, slot.metrics_file));

@@ -11,6 +11,13 @@
 // one unless the user set it), seven with --numa-bind: a bound rank's
 // OMP_NUM_THREADS is its share of its CPUs, unless the user set the variable
 // (or torchrun's rule was asked for: 1 with several workers, LaunchSpec::omp_threads).
+// direct.framework_env adds other frameworks' variables: jax gives
+// JAX_COORDINATOR_ADDRESS (MASTER_ADDR:MASTER_PORT), JAX_NUM_PROCESSES and
+// JAX_PROCESS_COUNT (the world size), JAX_PROCESS_ID and JAX_PROCESS_INDEX
+// (the rank), and JAX_LOCAL_DEVICE_IDS (the local rank, with several
+// workers on a GPU node); tensorflow gives TF_CONFIG, MultiWorkerMirrored-
+// Strategy's cluster of every worker (node address : master port + 2 +
+// local rank) and this worker's task index.
 #pragma once
 
 #include <string>
@@ -63,11 +70,15 @@ class WorkerEnvironment {
   std::string VirtualDevice(int local_rank) const;
 
  private:
+  bool WantsFramework(std::string_view name) const;
+  // direct.framework_env: JAX's shared variables; TF_CONFIG's cluster part.
+  void AddFrameworkVariables();
   const LaunchPlan& plan_;
   std::vector<std::string> shared_;
   std::vector<std::pair<std::string, std::string>> replaced_;
   std::string omp_default_;  // set: OMP_NUM_THREADS is per worker (placements), this when a rank has none
   bool user_metrics_file_ = false;  // PRIMUS_METRICS_FILE came from the user: never replaced
+  std::string tf_cluster_;  // TF_CONFIG up to the task index; "" when not asked for
 };
 
 }  // namespace primus::agent

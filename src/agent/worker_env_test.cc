@@ -69,6 +69,30 @@ TEST(WorkerEnvTest, VirtualLocalRankShowsEachWorkerOnlyItsDevice) {
   EXPECT_EQ(AsMap(unlisted.For({3, 0, "/e", "/h"}))["CUDA_VISIBLE_DEVICES"], "3");
 }
 
+TEST(WorkerEnvTest, FrameworkEnvForJaxAndTensorFlow) {
+  LaunchPlan plan = Plan();  // node 1 of 2, 4 workers each
+  plan.spec.framework_env = {"jax", "tensorflow"};
+  plan.node_hosts = {"10.1.2.3", "10.1.2.4"};
+  const char* base[] = {"TF_CONFIG={\"stale\": 1}", "JAX_PROCESS_ID=9", nullptr};
+  WorkerEnvironment environment(plan, base);
+  auto env = AsMap(environment.For({2, 0, "/e", "/h"}));  // AsMap fails on a duplicate
+  EXPECT_EQ(env["JAX_COORDINATOR_ADDRESS"], "10.1.2.3:29511");
+  EXPECT_EQ(env["JAX_NUM_PROCESSES"], "8");
+  EXPECT_EQ(env["JAX_PROCESS_ID"], "6");
+  EXPECT_EQ(env["JAX_PROCESS_INDEX"], "6");
+  EXPECT_EQ(env.count("JAX_LOCAL_DEVICE_IDS"), 0u) << "no GPU known: one CPU device per process";
+  EXPECT_EQ(env["TF_CONFIG"],
+            "{\"cluster\": {\"worker\": [\"10.1.2.3:29513\",\"10.1.2.3:29514\",\"10.1.2.3:29515\",\"10.1.2.3:29516\","
+            "\"10.1.2.4:29513\",\"10.1.2.4:29514\",\"10.1.2.4:29515\",\"10.1.2.4:29516\"]}, \"task\": {\"type\": "
+            "\"worker\", \"index\": 6}}");
+  // Not asked for: none of them, and the user's own are kept.
+  LaunchPlan plain = Plan();
+  WorkerEnvironment untouched(plain, base);
+  auto kept = AsMap(untouched.For({2, 0, "/e", "/h"}));
+  EXPECT_EQ(kept["TF_CONFIG"], "{\"stale\": 1}");
+  EXPECT_EQ(kept.count("JAX_COORDINATOR_ADDRESS"), 0u);
+}
+
 TEST(WorkerEnvTest, NeverOverwritesTheUsersVariablesButOwnsTheDistributedOnes) {
   LaunchPlan plan = Plan();
   const char* base[] = {"ALREADY_SET=user",    "OMP_NUM_THREADS=7", "PYTHONUNBUFFERED=0",

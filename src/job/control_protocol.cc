@@ -86,7 +86,8 @@ Json StartMessage(int generation, const GenerationLayout& layout) {
               {"nnodes", layout.nnodes},
               {"master_addr", layout.master_addr},
               {"master_port", layout.master_port},
-              {"run_id", layout.run_id}};
+              {"run_id", layout.run_id},
+              {"node_hosts", layout.node_hosts}};
 }
 
 std::optional<std::string> ReadStartMessage(const Json& message, int max_nnodes, GenerationLayout* layout) {
@@ -123,6 +124,21 @@ std::optional<std::string> ReadStartMessage(const Json& message, int max_nnodes,
              "\" is not a name of letters, digits, '-', '_' and '.'";
     }
     if (!run_id.empty()) read.run_id = run_id;
+  }
+  if (has("node_hosts")) {
+    const Json& hosts = message["node_hosts"];
+    if (!hosts.is_array() || (!hosts.empty() && hosts.size() != static_cast<size_t>(read.nnodes))) {
+      return fmt::format("its node_hosts is not a list of {} addresses", read.nnodes);
+    }
+    std::vector<std::string> node_hosts;
+    for (const Json& host : hosts) {
+      std::string text = host.is_string() ? host.get<std::string>() : "";
+      if (!IsHostAddress(text)) {
+        return "its node_hosts holds \"" + EscapeControlCharacters(text.substr(0, 64)) + "\", which is not a host";
+      }
+      node_hosts.push_back(std::move(text));
+    }
+    read.node_hosts = std::move(node_hosts);
   }
   if (read.node_rank < 0 || read.node_rank >= read.nnodes) {
     return fmt::format("its layout puts this node at rank {} of {} nodes", read.node_rank, read.nnodes);

@@ -85,10 +85,11 @@ TEST(ControlProtocolTest, EachSideProvesTheTokenWithoutSendingIt) {
 
 TEST(ControlProtocolTest, StartMessagesAreValidatedFieldByField) {
   GenerationLayout layout{1, 2, "10.0.0.1", 29500, "own-run"};
-  GenerationLayout good{1, 2, "10.0.0.2", 29501, "job-7"};
+  GenerationLayout good{1, 2, "10.0.0.2", 29501, "job-7", {"10.0.0.2", "node-b"}};
   EXPECT_FALSE(ReadStartMessage(StartMessage(3, good), 4, &layout));
   EXPECT_EQ(layout.master_addr, "10.0.0.2");
   EXPECT_EQ(layout.run_id, "job-7");
+  EXPECT_EQ(layout.node_hosts, (std::vector<std::string>{"10.0.0.2", "node-b"}));
   GenerationLayout before = layout;
   for (const Json& bad : {Json{{"type", "start"}, {"generation", 1}, {"run_id", "../../../tmp/x"}},
                           Json{{"type", "start"}, {"generation", 1}, {"run_id", 7}},
@@ -96,6 +97,9 @@ TEST(ControlProtocolTest, StartMessagesAreValidatedFieldByField) {
                           Json{{"type", "start"}, {"generation", 1}, {"nnodes", 2}, {"node_rank", 2}},
                           Json{{"type", "start"}, {"generation", 1}, {"master_addr", "a b"}},
                           Json{{"type", "start"}, {"generation", 1}, {"master_port", 0}},
+                          Json{{"type", "start"}, {"generation", 1}, {"node_hosts", {"a"}}},  // not one per node
+                          Json{{"type", "start"}, {"generation", 1}, {"node_hosts", {"a", "$(reboot)"}}},
+                          Json{{"type", "start"}, {"generation", 1}, {"node_hosts", "a,b"}},
                           Json{{"type", "start"}, {"generation", "1"}}}) {
     EXPECT_TRUE(ReadStartMessage(bad, 4, &layout)) << bad.dump();
     EXPECT_EQ(layout.master_addr, before.master_addr);

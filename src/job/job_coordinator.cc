@@ -159,6 +159,18 @@ Status JobCoordinator::StartGeneration() {
   layout_.master_addr = settings_.master_addr;
   layout_.master_port = settings_.master_port;
   layout_.run_id = settings_.run_id;
+  // Each node's address as this node sees it ("10.0.0.2" of "10.0.0.2:44934").
+  layout_.node_hosts.assign(static_cast<size_t>(nodes), settings_.master_addr.empty() ? "127.0.0.1"
+                                                                                       : settings_.master_addr);
+  for (size_t slot = 1; slot < peers_.size(); ++slot) {
+    const Peer& peer = peers_[slot];
+    if (!peer.active || peer.connection == nullptr) continue;
+    std::string address = peer.connection->peer();
+    size_t colon = address.rfind(':');
+    if (colon != std::string::npos) address.resize(colon);
+    if (address.size() > 2 && address.front() == '[' && address.back() == ']') address = address.substr(1, address.size() - 2);
+    layout_.node_hosts[static_cast<size_t>(peer.node.node_rank)] = address;
+  }
   if (layout_.master_port == 0) {
     auto port = io::PickFreePort();
     if (!port) return port.error();

@@ -328,6 +328,7 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, LaunchHandles& handles, tel
     generation_plan.spec.master_port = layout.master_port;
     // A run id nobody gave differs from node to node: the workers get the coordinator's.
     if (!layout.run_id.empty()) generation_plan.spec.run_id = layout.run_id;
+    generation_plan.node_hosts = layout.node_hosts;
     WorkerEnvironment generation_environment(generation_plan, environ);
     LogStart(generation_plan, generation, plan.spec.rendezvous != kStaticRendezvous);
     if (telemetry != nullptr) {

@@ -53,6 +53,8 @@ class DirectRuntime : public Runtime {
         {{"--exit-grace"}, K::kValue, "SECONDS", "direct.exit_grace",
          "once a worker exited 0, the others may stay silent this long before they are stopped as stuck at exit (0: wait forever)"},
         {{"--log-dir"}, K::kValue, "DIR", "direct.log_dir", "per-rank log files go here"},
+        {{"--framework-env"}, K::kValue, "jax,tensorflow", "direct.framework_env",
+         "also give each worker JAX's (JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES, JAX_PROCESS_ID) or TensorFlow's (TF_CONFIG) variables"},
         {{"--ranks-filter"}, K::kValue, "R,R", "direct.ranks_filter", "show only these global ranks on the console (files keep all)"},
         {{"--local-ranks-filter"}, K::kValue, "R,R", "direct.local_ranks_filter", "show only these local ranks on the console, on every node"},
         {{"--redirects"}, K::kValue, "0-3|R:0-3,...", "direct.redirects", "keep streams off the console (1 stdout, 2 stderr, 3 both; files keep all)"},

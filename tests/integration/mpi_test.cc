@@ -78,6 +78,46 @@ TEST_F(MpiTest, MpirunStartsOneAgentPerRankAsOneJob) {
   EXPECT_NE(plan.out.find("openmpi OMPI_MCA_orte_hnp_uri"), std::string::npos) << plan.out;
 }
 
+// JAX's and TensorFlow's variables in every worker of a 2-node job (JAX and
+// TensorFlow are not packaged in Debian: a python worker reads them as
+// jax.distributed.initialize() and MultiWorkerMirroredStrategy do).
+TEST_F(MpiTest, FrameworkEnvGivesEveryWorkerJaxAndTfConfig) {
+  std::string port = std::to_string(testing::FreePortPair());
+  std::string script =
+      "import json, os\n"
+      "tf = json.loads(os.environ['TF_CONFIG'])\n"
+      "print('env', os.environ['RANK'], os.environ['JAX_COORDINATOR_ADDRESS'], os.environ['JAX_NUM_PROCESSES'],\n"
+      "      os.environ['JAX_PROCESS_ID'], os.environ['JAX_PROCESS_INDEX'], tf['task']['type'], tf['task']['index'],\n"
+      "      ','.join(tf['cluster']['worker']))\n";
+  ProcessResult result = RunProcess(
+      {"/usr/bin/mpirun", "-np", "2", "-x", "PRIMUS_JOB_TOKEN", "-x", "MASTER_PORT=" + port, "-x", "MASTER_ADDR=127.0.0.1",
+       PRIMUS_BINARY, "direct", "--nproc-per-node", "2", "--framework-env", "jax,tensorflow", "--", "run",
+       "/usr/bin/python3", "-c", script},
+      Options());
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  std::map<std::string, std::vector<std::string>> by_rank;
+  for (const std::string& line : Split(result.out, '\n')) {
+    size_t at = line.find("env ");
+    if (at == std::string::npos) continue;
+    std::vector<std::string> words = Split(line.substr(at + 4), ' ');
+    ASSERT_EQ(words.size(), 8u) << line;
+    by_rank[words[0]] = words;
+  }
+  ASSERT_EQ(by_rank.size(), 4u) << result.all();
+  int p = std::stoi(port);
+  std::string cluster = "127.0.0.1:" + std::to_string(p + 2) + ",127.0.0.1:" + std::to_string(p + 3) + ",127.0.0.1:" +
+                        std::to_string(p + 2) + ",127.0.0.1:" + std::to_string(p + 3);
+  for (const auto& [rank, words] : by_rank) {
+    EXPECT_EQ(words[1], "127.0.0.1:" + port) << "one coordinator: node 0's MASTER_ADDR:MASTER_PORT";
+    EXPECT_EQ(words[2], "4");
+    EXPECT_EQ(words[3], rank);
+    EXPECT_EQ(words[4], rank);
+    EXPECT_EQ(words[5], "worker");
+    EXPECT_EQ(words[6], rank) << "TF_CONFIG's task index is the rank";
+    EXPECT_EQ(words[7], cluster) << "every worker of both nodes, node by node";
+  }
+}
+
 // A failing worker on node 1 ends the whole job with its code, through mpirun.
 TEST_F(MpiTest, AWorkerFailureOnOneNodeEndsTheJob) {
   std::string port = std::to_string(testing::FreePortPair());

@@ -25,6 +25,7 @@
 #include "runtime/container_devices.h"
 #include "runtime/container_engine.h"
 #include "runtime/container_engine_options.h"
+#include "runtime/node_dry_run.h"
 #include "runtime/container_env.h"
 #include "runtime/container_failure.h"
 #include "runtime/container_glibc.h"
@@ -248,6 +249,7 @@ class ContainerLaunch {
     spec.ulimits = ulimits.values;
     spec.engine_options = engine_options_;
     spec.inner_args = InnerArguments(inner);
+    inner_args_ = spec.inner_args;
     for (const std::string& arg : spec.inner_args) {
       // The engines hand the command to the runtime as JSON (the OCI config),
       // which turns such bytes into U+FFFD: refuse rather than change it.
@@ -262,7 +264,7 @@ class ContainerLaunch {
     return Status::Ok();
   }
 
-  int PrintDryRun() const {
+  Result<int> PrintDryRun() const {
     std::cout << "container: " << engine_.name() << (engine_found_ ? " (" + engine_.executable + ")" : " (not found)")
               << ", name " << name_
               << (launcher_.GetString("container.name").empty() ? " (random part differs per run)" : "")
@@ -270,6 +272,13 @@ class ContainerLaunch {
     for (const std::string& dir : mounts_.create) std::cout << "  would create " << dir << " on the host\n";
     for (const EngineOption& option : unknown_options_) std::cout << "  " << DescribeEngineOption(option, engine_.name()) << "\n";
     std::cout << "engine command:\n  " << ShowCommand(command_.argv, env_.values) << "\n" << std::flush;
+    // What primus-cli inside the image will be asked, checked here (the
+    // working directory and the mounts are the same paths there).
+    Result<std::string> self = SelfExecutable();
+    if (!self.ok()) return self.error();
+    std::vector<std::string> node_command = {*self};
+    node_command.insert(node_command.end(), inner_args_.begin(), inner_args_.end());
+    if (Status checked = CheckNodeCommand({node_command, 1, "the container", 0, /*in_image=*/true}); !checked.ok()) return checked.error();
     return 0;
   }
 
@@ -315,6 +324,7 @@ class ContainerLaunch {
   std::string image_, pull_, name_;
   std::vector<std::string> engine_options_;
   std::vector<EngineOption> unknown_options_;  // passed through: named in the plan and the log
+  std::vector<std::string> inner_args_;        // what primus-cli inside the image is given
   ConfigFilesInUse config_files_;
   std::map<std::string, std::string> launcher_env_;  // PRIMUS_JOB_ID, XDG_CONFIG_HOME
   MountPlan mounts_;

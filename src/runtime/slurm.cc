@@ -15,6 +15,7 @@
 #include "config/launcher_config.h"
 #include "platform/launcher_plan_request.h"
 #include "runtime/batch_script.h"
+#include "runtime/node_dry_run.h"
 #include "runtime/container_mounts.h"
 #include "runtime/runtime.h"
 #include "runtime/slurm_command_line.h"
@@ -80,6 +81,22 @@ Status CheckActionFlags(const config::LauncherConfig& launcher, const std::strin
     }
   }
   return Status::Ok();
+}
+
+// The node count the job will have: srun/sbatch's -N/--nodes as written, else
+// the slurm.nodes flag, else the allocation's (inside one), else 1. A range
+// (MIN-MAX) counts its minimum: the fewest nodes the job may start on.
+int NodesOf(const std::vector<std::string>& user_flags, const std::vector<std::string>& config_flags,
+            const std::map<std::string, std::string>& environment) {
+  std::optional<std::string> nodes = FlagValue(user_flags, "--nodes", "-N");
+  if (!nodes) nodes = FlagValue(config_flags, "--nodes", "-N");
+  if (!nodes) {
+    auto found = environment.find("SLURM_JOB_NUM_NODES");
+    if (found != environment.end()) nodes = found->second;
+  }
+  if (!nodes) return 1;
+  std::optional<int64_t> count = ParseInt(Trim(Split(*nodes, '-').front()));
+  return count && *count >= 1 && *count <= 100000 ? static_cast<int>(*count) : 1;
 }
 
 class SlurmRuntime : public Runtime {
@@ -155,6 +172,9 @@ class SlurmRuntime : public Runtime {
                 << (environment.count(kJobTokenVariable) ? " (already set, kept)" : " (a new random token)") << "\n"
                 << std::flush;
       if (FindExecutable("srun").empty()) log::Warn("{}", MissingCommand("srun").message);
+      Status checked = CheckNodeCommand({node_command, NodesOf(mode.passthrough, *flags, environment), "each Slurm node",
+                                         GpusPerNodeOf(argv)});
+      if (!checked.ok()) return checked.error();
       return 0;
     }
     if (FindExecutable("srun").empty()) return MissingCommand("srun");
@@ -235,6 +255,9 @@ class SlurmRuntime : public Runtime {
                 << " once sbatch --parsable --hold gives the job id; released when that directory exists):\n"
                 << text << std::flush;
       if (FindExecutable("sbatch").empty()) log::Warn("{}", MissingCommand("sbatch").message);
+      Status checked = CheckNodeCommand({node_command, NodesOf(mode.passthrough, config_flags, ProcessEnvironment()),
+                                         "each node of the batch job", GpusPerNodeOf(user_flags)});
+      if (!checked.ok()) return checked.error();
       return 0;
     }
     for (const char* tool : {"sbatch", "scontrol", "scancel", "squeue"}) {

@@ -19,6 +19,7 @@
 #include "io/stoppable_commands.h"
 #include "runtime/container_glibc.h"
 #include "runtime/hostfile.h"
+#include "runtime/node_dry_run.h"
 #include "runtime/runtime.h"
 #include "runtime/slurm_command_line.h"
 #include "runtime/slurm_job_token.h"
@@ -267,6 +268,10 @@ class SshRuntime : public Runtime {
                                       : "")
                 << "\n"
                 << std::flush;
+      std::vector<std::string> node_command = {binary.path};
+      std::vector<std::string> arguments = AgentArguments(node, 0);
+      node_command.insert(node_command.end(), arguments.begin(), arguments.end());
+      if (Status checked = CheckNodeCommand({node_command, 1, "each ssh host"}); !checked.ok()) return checked.error();
       return 0;
     }
 

@@ -45,6 +45,42 @@ struct SeedCase {
   std::vector<std::string> expected;  // fragments of the plan
 };
 
+// --dry-run of an outer mode runs the nodes' own --dry-run: what they would
+// refuse is refused now, as node 0 of the job's node count.
+TEST_F(CliTest, DryRunOfAnOuterModeChecksTheNodesCommand) {
+  WriteSeedFiles();
+  ProcessResult missing = Run("--dry-run slurm srun -N 2 -- train pretrain --config missing.yaml");
+  EXPECT_EQ(missing.exit_code, 3) << missing.all();
+  EXPECT_NE(missing.err.find("each Slurm node would refuse its command: experiment file missing.yaml does not exist"),
+            std::string::npos)
+      << missing.err;
+  ProcessResult option = Run("--dry-run container --image IMG -- preflight --tests inter-alltoal");
+  EXPECT_EQ(option.exit_code, 2) << option.all();
+  EXPECT_NE(option.err.find("the container would refuse its command: --tests: unknown test 'inter-alltoal'"),
+            std::string::npos)
+      << option.err;
+  ProcessResult nested = Run("--dry-run slurm sbatch -N 2 -- container --image IMG -- preflight --tests bogus");
+  EXPECT_EQ(nested.exit_code, 2) << nested.all();
+  EXPECT_NE(nested.err.find("each node of the batch job would refuse its command: the container would refuse its "
+                            "command: --tests: unknown test 'bogus'"),
+            std::string::npos)
+      << nested.err;
+  ProcessResult good = Run("--dry-run slurm srun -N 2 -- train pretrain --config exp.yaml");
+  EXPECT_EQ(good.exit_code, 0) << good.all();
+  EXPECT_NE(good.out.find("checked: each Slurm node accepts its command (primus-cli --dry-run direct -- train pretrain "
+                          "--config exp.yaml, as node 0 of 2)"),
+            std::string::npos)
+      << good.out;
+  // A layout of 8 GPUs per node, from a host without GPUs: fits the nodes, said as a warning.
+  dir_.Write("tp8.yaml", "backend: torch\ntorch: {script: train.py}\nparallelism: {tensor: 8, micro_batch: 1}\n");
+  ProcessResult layout = Run("--dry-run slurm srun -N 2 -- train pretrain --config tp8.yaml");
+  EXPECT_EQ(layout.exit_code, 0) << layout.all();
+  EXPECT_NE(layout.err.find("accepts its command with 8 GPUs per node"), std::string::npos) << layout.err;
+  // Named by srun's --gpus-per-node, the nodes' GPUs decide.
+  ProcessResult two_gpus = Run("--dry-run slurm srun -N 2 --gpus-per-node=2 -- train pretrain --config tp8.yaml");
+  EXPECT_EQ(two_gpus.exit_code, 3) << two_gpus.all();
+}
+
 TEST_F(CliTest, EverySeedCommandResolvesUnderDryRun) {
   WriteSeedFiles();
   const std::vector<SeedCase> cases = {

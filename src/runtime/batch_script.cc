@@ -67,23 +67,46 @@ std::optional<std::string> FlagValue(const std::vector<std::string>& flags, cons
   return value;
 }
 
-std::optional<std::string> ExpandJobFilePattern(const std::string& pattern, const std::string& job_id,
-                                                const std::string& job_name, const std::string& user) {
+std::optional<std::string> ExpandJobFilePattern(const std::string& pattern, const JobFileNames& names) {
+  if (pattern.find('\\') != std::string::npos) {  // a backslash in the pattern: sbatch expands nothing
+    std::string out;
+    for (char c : pattern) {
+      if (c != '\\') out += c;
+    }
+    return out;
+  }
   std::string out;
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] != '%') {
       out += pattern[i];
       continue;
     }
+    size_t width = 0;
+    while (i + 1 < pattern.size() && pattern[i + 1] >= '0' && pattern[i + 1] <= '9' && width < 10) {
+      width = width * 10 + static_cast<size_t>(pattern[++i] - '0');
+    }
     if (++i >= pattern.size()) return std::nullopt;
+    std::string value;
     switch (pattern[i]) {
-      case '%': out += '%'; break;
+      case '%': out += '%'; continue;
       case 'j':
-      case 'A': out += job_id; break;
-      case 'x': out += job_name; break;
-      case 'u': out += user; break;
+      case 'A': value = names.job_id; break;
+      case 'a': value = "4294967294"; break;
+      case 'J': value = names.job_id + ".batch"; break;
+      case 'x': value = names.job_name; break;
+      case 'u': value = names.user; break;
+      case 'n':
+      case 't': value = "0"; break;
+      case 's': value = "batch"; break;
+      case 'N':
+        if (names.batch_host.empty()) return std::nullopt;
+        value = names.batch_host;
+        break;
       default: return std::nullopt;
     }
+    bool number = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+    if (number && value.size() < width) value.insert(0, width - value.size(), '0');
+    out += value;
   }
   return out;
 }

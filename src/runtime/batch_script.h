@@ -58,10 +58,20 @@ bool HasFlag(const std::vector<std::string>& flags, const std::string& long_name
 std::optional<std::string> FlagValue(const std::vector<std::string>& flags, const std::string& long_name,
                                      const std::string& short_name);
 
-// Slurm's file name pattern (--output/--error) for one job: %j and %A the job
-// id, %x the job name, %u the user, %% a percent sign. nullopt when it holds
-// another replacement (%t, %N, ...: a name per step or node, known only there).
-std::optional<std::string> ExpandJobFilePattern(const std::string& pattern, const std::string& job_id,
-                                                const std::string& job_name, const std::string& user);
+// Slurm's file name pattern (--output/--error) of a batch job's output, as
+// sbatch expands it: %j the job id, %A the array's master id (the job id
+// here), %a the array index (4294967294 outside an array, as Slurm writes
+// it), %J "<job id>.batch", %x the job name, %u the user, %N the node that
+// runs the batch script (its BatchHost), %n and %t 0 (the batch script is
+// node 0 and task 0), %s "batch", %% a percent sign, \\ nothing (no
+// expansion at all); a number between % and the letter pads with zeros
+// (%5j). nullopt when the pattern needs what is not known yet (%N before
+// the job started: `batch_host` empty) or holds a letter Slurm does not
+// expand.
+struct JobFileNames {
+  std::string job_id, job_name, user;
+  std::string batch_host;  // "" until the job runs
+};
+std::optional<std::string> ExpandJobFilePattern(const std::string& pattern, const JobFileNames& names);
 
 }  // namespace primus::runtime

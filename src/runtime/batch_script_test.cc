@@ -98,10 +98,16 @@ TEST(BatchScriptTest, FlagValuesInEveryFormAndJobFilePatterns) {
   EXPECT_EQ(FlagValue({"-ologs/b.log"}, "--output", "-o"), "logs/b.log");
   EXPECT_EQ(FlagValue({"--output=c.log", "--output", "d.log"}, "--output", "-o"), "d.log") << "the last one wins";
   EXPECT_FALSE(FlagValue({"--open-mode=append", "-N", "1"}, "--output", "-o"));
-  EXPECT_EQ(ExpandJobFilePattern("logs/train_%j_%x.%%.log", "42", "gpt", "ann"), "logs/train_42_gpt.%.log");
-  EXPECT_EQ(ExpandJobFilePattern("%u/%A.out", "7", "x", "ann"), "ann/7.out");
-  EXPECT_FALSE(ExpandJobFilePattern("logs/%N.log", "42", "gpt", "ann")) << "a name per node is Slurm's to give";
-  EXPECT_FALSE(ExpandJobFilePattern("trailing%", "42", "gpt", "ann"));
+  JobFileNames names{"42", "gpt", "ann", ""};
+  EXPECT_EQ(ExpandJobFilePattern("logs/train_%j_%x.%%.log", names), "logs/train_42_gpt.%.log");
+  EXPECT_EQ(ExpandJobFilePattern("%u/%A.out", {"7", "x", "ann", ""}), "ann/7.out");
+  EXPECT_EQ(ExpandJobFilePattern("%J-%s-%n-%t-%a.out", names), "42.batch-batch-0-0-4294967294.out");
+  EXPECT_EQ(ExpandJobFilePattern("job%6j.log", names), "job000042.log");
+  EXPECT_EQ(ExpandJobFilePattern("raw\\%j.log", names), "raw%j.log") << "a backslash turns expansion off";
+  EXPECT_FALSE(ExpandJobFilePattern("logs/%N.log", names)) << "the batch host is known once the job runs";
+  EXPECT_EQ(ExpandJobFilePattern("logs/%N-%j.log", {"42", "gpt", "ann", "node7"}), "logs/node7-42.log");
+  EXPECT_FALSE(ExpandJobFilePattern("trailing%", names));
+  EXPECT_FALSE(ExpandJobFilePattern("%q.log", names));
 }
 
 }  // namespace

@@ -291,18 +291,31 @@ class SlurmRuntime : public Runtime {
     }
 
     std::string log_path = own_output ? JoinPath(plan->DirFor(*job_id), "logs/slurm-" + *job_id + ".out") : "";
+    FollowOptions follow{*job_id, log_path, 0.25};
     if (!own_output) {  // --wait follows the user's file when its name can be known here
-      std::string name = FlagValue(user_flags, "--job-name", "-J").value_or(plan->name);
-      std::optional<std::string> expanded = ExpandJobFilePattern(*FlagValue(user_flags, "--output", "-o"), *job_id, name,
-                                                                 Lookup(ProcessEnvironment(), "USER").value_or(""));
-      if (expanded) log_path = AbsolutePath(*expanded, SubmitDir(user_flags));
+      JobFileNames names{*job_id, FlagValue(user_flags, "--job-name", "-J").value_or(plan->name),
+                         Lookup(ProcessEnvironment(), "USER").value_or(""), ""};
+      std::string pattern = *FlagValue(user_flags, "--output", "-o");
+      std::string submit_dir = SubmitDir(user_flags);
+      std::optional<std::string> expanded = ExpandJobFilePattern(pattern, names);
+      if (expanded) {
+        log_path = follow.log_path = AbsolutePath(*expanded, submit_dir);
+      } else {
+        // %N: the node that runs the script names the file, known once it runs.
+        follow.log_path_once_running = [pattern, names, submit_dir](const std::string& batch_host) {
+          JobFileNames known = names;
+          known.batch_host = batch_host;
+          std::optional<std::string> path = ExpandJobFilePattern(pattern, known);
+          return path ? AbsolutePath(*path, submit_dir) : std::string();
+        };
+      }
     }
     std::cout << "submitted batch job " << *job_id << "\n"
               << "  script: " << *script_path << "\n"
               << "  log:    " << (!log_path.empty() ? log_path : "as your --output flag says") << "\n"
               << (user_hold ? "  held, as --hold asked: scontrol release " + *job_id + "\n" : "") << std::flush;
     if (!wait) return 0;
-    return FollowJob({*job_id, log_path, 0.25});
+    return FollowJob(follow);
   }
 
   // sbatch --parsable --hold with the script on stdin; the job id.

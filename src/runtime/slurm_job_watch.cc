@@ -41,6 +41,12 @@ class LogFollower {
   }
   LogFollower(const LogFollower&) = delete;
   LogFollower& operator=(const LogFollower&) = delete;
+  // Starts following `path` (one that was not known at the start).
+  void Follow(std::string path) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    path_ = std::move(path);
+  }
 
   void CopyNew() {
     if (path_.empty()) return;
@@ -163,6 +169,7 @@ Result<int> FollowJob(const FollowOptions& options) {
   int cancelled_by = 0;
   int failed_polls = 0;
   std::string last_state;
+  bool log_resolved = false;
   while (true) {
     if (interrupted_by != 0 && cancelled_by == 0) {
       cancelled_by = interrupted_by;
@@ -193,6 +200,18 @@ Result<int> FollowJob(const FollowOptions& options) {
       }
       if (state != last_state) log::Info("job {}: {}", id, state);
       last_state = state;
+      if (state == "RUNNING" && options.log_path.empty() && options.log_path_once_running && !log_resolved) {
+        auto host = RunCommand({"squeue", "-h", "-j", id, "-o", "%B"}, Bounded());
+        std::string batch_host = host.ok() && host->exit_code == 0 ? std::string(Trim(host->out)) : "";
+        if (!batch_host.empty() && batch_host.find_first_of("/ \n") == std::string::npos) {
+          log_resolved = true;
+          std::string path = options.log_path_once_running(batch_host);
+          if (!path.empty()) {
+            log.Follow(path);
+            log::Info("job {} runs its script on {}: following {}", id, batch_host, path);
+          }
+        }
+      }
     }
     if (int signal = WaitForInterrupt(**channel, options.poll_s); signal != 0 && interrupted_by == 0) {
       interrupted_by = signal;

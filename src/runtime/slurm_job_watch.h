@@ -7,6 +7,7 @@
 // this one (scancel ID), and waits for it to leave the queue.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -39,6 +40,9 @@ struct FollowOptions {
   std::string job_id;
   std::string log_path;    // copied to stdout while the job runs; "" = none
   double poll_s = 0.25;    // squeue interval
+  // When log_path is "": the log's path from the node that runs the batch
+  // script (squeue's %B, once the job runs), for an --output naming %N.
+  std::function<std::string(const std::string& batch_host)> log_path_once_running;
 };
 
 // The job's exit status, or 128+N when signal N interrupted the wait (the

@@ -199,6 +199,20 @@ TEST_F(SlurmTest, SbatchWithOutputInAMissingDirectoryRunsAndWaitFollowsIt) {
   EXPECT_TRUE(JobGone(id));
 }
 
+// %N and a padded %j in the user's --output: the file is named on the node
+// that runs the batch script, and --wait follows it once the job runs there.
+TEST_F(SlurmTest, WaitFollowsAnOutputNamedAfterTheBatchHost) {
+  ProcessResult result = Primus({"slurm", "sbatch", "-N", "1", "-o", "logs/%N-%8j.log", "--wait", "--", "direct", "--",
+                                 "run", "sh", "-c", "sleep 1; echo named after its host"});
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  std::string id = JobIdFrom(result.out);
+  ASSERT_FALSE(id.empty()) << result.out;
+  std::string padded = std::string(8 - std::min<size_t>(8, id.size()), '0') + id;
+  EXPECT_NE(result.err.find("runs its script on "), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("-" + padded + ".log"), std::string::npos) << result.err;
+  EXPECT_NE(result.out.find("named after its host"), std::string::npos) << "--wait shows the job's output:\n" << result.out;
+}
+
 TEST_F(SlurmTest, SbatchWaitRunsATwoNodeDdpJob) {
   auto started = Clock::now();
   ProcessResult result = Primus({"slurm", "sbatch", "-N", "2", "--wait", "--", "direct", "--", "run", kPython,

@@ -1,7 +1,7 @@
 // Primus-format experiments and Primus's own subcommands through the Primus
 // backend, against a Primus installation fixture: tests/fixtures/primus/main.py
 // as primus/cli/main.py (it records what each worker was started with) around
-// the real presets of Primus fd1eeabb (tests/data/primus-fd1eeabb). The real
+// the real presets of Primus fd1eeabb (unpacked from ../shared/upstream/). The real
 // Primus drives GPU frameworks that cannot run here.
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "run_process.h"
+#include "upstream_archive.h"
 
 namespace primus::testing {
 namespace {
@@ -29,8 +30,9 @@ class PrimusBackendTest : public ::testing::Test {
       std::ofstream(install_ + "/primus/cli/subcommands/" + name + ".py");
     }
     std::ofstream(install_ + "/primus/__init__.py") << "__version__ = \"26.5\"\n";
-    fs::create_directory_symlink(std::string(PRIMUS_SOURCE_DIR) + "/tests/data/primus-fd1eeabb/primus/configs",
-                                 install_ + "/primus/configs");
+    auto release = UnpackUpstream("primus-fd1eeabb.tar.gz", dir_.path());
+    if (!release.ok()) GTEST_SKIP() << release.error().message;
+    fs::create_directory_symlink(*release + "/primus/configs", install_ + "/primus/configs");
     work_ = dir_.path() + "/work";
     fs::create_directories(work_);
     // A Primus-format experiment: extends, ${VAR:default}, the real module and model presets.

@@ -14,7 +14,8 @@
 // file's git blob id against that commit, and writes CPU copies that differ
 // only in device and backend lines (kChanges below; the list and the
 // substitutions of the command lines are in
-// tests/data/pytorch-examples/README.md). Without PYTORCH_EXAMPLES_DIR the
+// tests/data/pytorch-examples/README.md). Without PYTORCH_EXAMPLES_DIR they
+// come from the pinned archive in ../shared/upstream/; with neither, the
 // tests skip.
 //
 // Each command line runs twice from the same directory (reset to the
@@ -51,6 +52,7 @@
 
 #include "processes.h"
 #include "run_process.h"
+#include "upstream_archive.h"
 #include "slurm_cluster.h"
 #include "text.h"
 #include "util/files.h"
@@ -251,16 +253,22 @@ class TorchrunExamplesTest : public ::testing::Test {
       skip_ = kPython + " has no torch.distributed.run";
       return;
     }
-    // PYTORCH_EXAMPLES_DIR, else the mirror the other upstream checks read.
+    // PYTORCH_EXAMPLES_DIR, else the pinned archive of ../shared/upstream/.
     const char* given = std::getenv("PYTORCH_EXAMPLES_DIR");
-    std::string mirror = "/work/.mirror/pytorch+examples/repo";
-    const char* root = given != nullptr && *given != '\0' ? given : (PathExists(mirror) ? mirror.c_str() : nullptr);
-    if (root == nullptr) {
-      skip_ = "PYTORCH_EXAMPLES_DIR is not set (a checkout of github.com/pytorch/examples with commit " + kCommit +
-              "; tests/data/pytorch-examples/README.md)";
-      return;
-    }
     examples_ = new testing::TempDir();
+    std::string root;
+    if (given != nullptr && *given != '\0') {
+      root = given;
+    } else {
+      unpacked_ = new testing::TempDir();
+      auto tree = testing::UnpackUpstream("pytorch-examples-77f55b9.tar.gz", unpacked_->path());
+      if (!tree.ok()) {
+        skip_ = tree.error().message + ", and PYTORCH_EXAMPLES_DIR is not set (a checkout of "
+                "github.com/pytorch/examples with commit " + kCommit + "; tests/data/pytorch-examples/README.md)";
+        return;
+      }
+      root = *tree;
+    }
     for (const UpstreamFile& file : kFiles) {
       std::string text = UpstreamText(root, file, examples_->path(), &setup_error_);
       if (!setup_error_.empty()) return;
@@ -273,6 +281,8 @@ class TorchrunExamplesTest : public ::testing::Test {
   static void TearDownTestSuite() {
     delete examples_;
     examples_ = nullptr;
+    delete unpacked_;
+    unpacked_ = nullptr;
   }
   void SetUp() override {
     if (!skip_.empty()) GTEST_SKIP() << skip_;
@@ -462,6 +472,7 @@ class TorchrunExamplesTest : public ::testing::Test {
   }
 
   static inline testing::TempDir* examples_ = nullptr;
+  static inline testing::TempDir* unpacked_ = nullptr;  // the pinned archive, unpacked
   static inline std::string skip_;
   static inline std::string setup_error_;
   static inline int counter_ = 0;

@@ -42,6 +42,8 @@ import tarfile
 import tempfile
 import tomllib
 
+from upstream import DEFAULT_DIR, unpack
+
 SKIP = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -88,17 +90,6 @@ def worker_command(primus, config, world_size, subtask, env, overrides=()):
         if line.startswith("worker command (once per rank):"):
             return shlex.split(lines[i + 1]), ""
     return None, "no worker command in the plan"
-
-
-def unpack(archive, into):
-    """The archive's top directory, unpacked below `into`."""
-    with tarfile.open(archive) as tar:
-        if hasattr(tarfile, "data_filter"):
-            tar.extractall(into, filter="data")
-        else:
-            tar.extractall(into)
-        top = tar.getnames()[0].split("/")[0]
-    return os.path.join(into, top)
 
 
 def plan_text(primus, config, world_size, subtask, env, release):
@@ -223,7 +214,7 @@ def check_fork(primus, python, release_checkout, checks, temp):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--primus", required=True, help="the primus-cli binary")
-    parser.add_argument("--upstream", default=os.path.join(os.path.dirname(ROOT), "shared", "upstream"),
+    parser.add_argument("--upstream", default=DEFAULT_DIR,
                         help="the directory of the pinned archives (default: ../shared/upstream)")
     options = parser.parse_args()
     options.primus = os.path.abspath(options.primus)

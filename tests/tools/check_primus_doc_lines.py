@@ -26,8 +26,9 @@ import re
 import shlex
 import subprocess
 import sys
-import tarfile
 import tempfile
+
+from upstream import SKIP, unpack
 
 SOURCES = ("docs", "runner", "examples", "README.md")
 START = re.compile(r"^\s*(?:\$\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:bash\s+)?(?:\./)?(?:runner/)?primus-cli(?:\s+(.*))?$")
@@ -101,15 +102,9 @@ def main():
         return check(options, options.tree)
     if not options.archive or not os.path.isfile(options.archive):
         print("skipped: the pinned Primus archive %s is absent" % options.archive)
-        return 77
+        return SKIP
     with tempfile.TemporaryDirectory() as unpacked:
-        with tarfile.open(options.archive) as archive:
-            if hasattr(tarfile, "data_filter"):
-                archive.extractall(unpacked, filter="data")
-            else:
-                archive.extractall(unpacked)
-        roots = [os.path.join(unpacked, name) for name in os.listdir(unpacked)]
-        return check(options, roots[0] if len(roots) == 1 else unpacked)
+        return check(options, unpack(options.archive, unpacked))
 
 
 def check(options, tree):

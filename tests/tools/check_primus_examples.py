@@ -6,7 +6,11 @@ is refused with exit 3 (a configuration problem) or 4 (something missing in
 the environment) and a message that names the file. Anything else fails.
 
     check_primus_examples.py --binary build/primus-cli \
-        --release tests/data/primus-fd1eeabb [--run N] [--jobs 2]
+        --archive ../shared/upstream/primus-fd1eeabb.tar.gz [--run N] [--jobs 2]
+
+The release is unpacked from its pinned archive into a temporary directory
+(--release DIR reads an unpacked tree instead); without it the check is
+skipped (exit 77, naming the archive).
 
 The Primus installation is the fixture of tests/fixtures/primus/ (its main.py
 records what each worker was started with) around the release's own presets
@@ -25,6 +29,8 @@ import sys
 import tempfile
 
 import yaml
+
+from upstream import SKIP, unpack
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE_MAIN = os.path.join(HERE, "..", "fixtures", "primus", "main.py")
@@ -83,10 +89,22 @@ def first_error(text):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", required=True)
-    parser.add_argument("--release", required=True)
+    parser.add_argument("--release")
+    parser.add_argument("--archive")
     parser.add_argument("--run", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
+    if args.release:
+        return check(args)
+    if not args.archive or not os.path.isfile(args.archive):
+        print("skipped: the pinned Primus archive %s is absent" % args.archive)
+        return SKIP
+    with tempfile.TemporaryDirectory(prefix="primus-release-") as unpacked:
+        args.release = unpack(args.archive, unpacked)
+        return check(args)
+
+
+def check(args):
     binary = os.path.abspath(args.binary)
     examples = sorted(
         os.path.join(dirpath, name)

@@ -458,6 +458,11 @@ Result<int> PrintDryRun(const TrainLaunch& launch) {
                     ? std::string()
                     : "TorchTitan keys checked against " + experiment.torchtitan_keys_source + "\n")
             << "worker command (once per rank):\n  " << ShellJoin(command->argv) << "\n"
+            << (std::find(command->framework_env.begin(), command->framework_env.end(), "jax") !=
+                        command->framework_env.end()
+                    ? "  and JAX's variables per worker: JAX_COORDINATOR_ADDRESS (MASTER_ADDR:MASTER_PORT), "
+                      "JAX_NUM_PROCESSES, JAX_PROCESS_ID (docs/agent.md)\n"
+                    : std::string())
             << agent::DescribeWorkerEnvironment(launch.workers.setup)
             << (launch.run_preflight ? "preflight: the fast checks would run before the launch (--no-preflight skips them)\n"
                                      : "preflight: off\n");
@@ -721,6 +726,11 @@ Status BuildWorkerCommand(TrainLaunch* launch) {
   WriteWorkerEnv(*launch);
 
   spec.argv = launch->command.argv;
+  for (const std::string& framework : launch->command.framework_env) {
+    if (std::find(spec.framework_env.begin(), spec.framework_env.end(), framework) == spec.framework_env.end()) {
+      spec.framework_env.push_back(framework);
+    }
+  }
   launch->metadata.worker_argv = spec.argv;
   launch->metadata.code_files.clear();
   for (size_t i = 0; i < spec.argv.size() && i < 4; ++i) {  // the entry script: the first .py/.sh after the interpreter

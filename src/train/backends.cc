@@ -340,7 +340,15 @@ Result<BackendCommand> BuildBackendCommand(const BackendRequest& inputs) {
   else if (backend == "megatron") command = MegatronCommand(inputs);
   else if (backend == "torchtitan") command = TorchTitanCommand(inputs);
   else if (backend == "primus") command = PrimusCommand(inputs);
-  else if (backend == "command") {
+  else if (backend == "jax") {
+    // A JAX script, with JAX's variables (agent/worker_env.h): jax.distributed.initialize() finds the coordinator.
+    BackendCommand jax;
+    jax.argv = PythonPrefix(*inputs.experiment);
+    jax.argv.push_back(Text(inputs.experiment->resolved, "jax.script"));
+    for (const Value& arg : inputs.experiment->resolved.Find("jax.args")->AsList()) jax.argv.push_back(arg.ScalarText());
+    jax.framework_env = {"jax"};
+    command = jax;
+  } else if (backend == "command") {
     BackendCommand plain;
     for (const Value& arg : inputs.experiment->resolved.Find("command.argv")->AsList()) plain.argv.push_back(arg.ScalarText());
     command = plain;

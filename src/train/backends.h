@@ -41,6 +41,7 @@ struct BackendCommand {
   std::map<std::string, std::string> files;          // path -> content, written before the launch
   std::string metrics_file;                          // rank 0's JSON lines, "" when the backend has none
   std::string checkpoint_dir;
+  std::vector<std::string> framework_env;            // direct.framework_env's frameworks the workers need ("jax")
 };
 
 Result<BackendCommand> BuildBackendCommand(const BackendRequest& inputs);

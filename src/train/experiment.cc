@@ -43,6 +43,8 @@ const Schema& ExperimentSchema() {
       {"python.conda_env", ValueType::kString, "", "a conda environment name: run through 'conda run -n'"},
       {"torch.script", ValueType::kString, "", "the training script (torch backend)"},
       {"torch.args", ValueType::kStringList, "", "extra script arguments"},
+      {"jax.script", ValueType::kString, "", "the training script (jax backend): each worker gets JAX's distributed variables"},
+      {"jax.args", ValueType::kStringList, "", "the script's arguments"},
       {"torch.training_flags", ValueType::kBool, "true", "pass model/training/checkpoint keys as --flags (examples/gpt)"},
       {"megatron.path", ValueType::kString, "", "Megatron-LM checkout (default: $MEGATRON_PATH)"},
       {"megatron.script", ValueType::kString, "pretrain_gpt.py", "entry script inside megatron.path"},
@@ -245,7 +247,7 @@ Status CheckMegatronExperiment(const ExperimentRequest& request, ExperimentConfi
 }
 
 Status CheckBackend(const ExperimentConfig& experiment) {
-  static const std::vector<std::string> backends = {"torch", "megatron", "torchtitan", "command"};
+  static const std::vector<std::string> backends = {"torch", "megatron", "torchtitan", "jax", "command"};
   const Value* backend = experiment.resolved.Find("backend");
   if (experiment.primus_style) return CheckExpName(experiment.resolved);
   if (experiment.backend == "primus") {
@@ -256,16 +258,17 @@ Status CheckBackend(const ExperimentConfig& experiment) {
   if (std::find(backends.begin(), backends.end(), experiment.backend) == backends.end()) {
     return config::ConfigErrorAt(backend->origin(), "unknown backend '" + experiment.backend + "'" +
                                                         DidYouMean(experiment.backend, backends),
-                                 "backends: torch, megatron, torchtitan, command");
+                                 "backends: torch, megatron, torchtitan, jax, command");
   }
-  if (experiment.backend == "torch") {
-    const Value* script = experiment.resolved.Find("torch.script");
+  if (experiment.backend == "torch" || experiment.backend == "jax") {
+    const std::string key = experiment.backend + ".script";
+    const Value* script = experiment.resolved.Find(key);
     if (script->AsString().empty()) {
-      return ConfigError(experiment.file + ": the torch backend needs 'torch.script'",
-                         "add torch: {script: path/to/train.py}");
+      return ConfigError(experiment.file + ": the " + experiment.backend + " backend needs '" + key + "'",
+                         "add " + experiment.backend + ": {script: path/to/train.py}");
     }
     if (!PathExists(script->AsString())) {
-      return config::ConfigErrorAt(script->origin(), "torch.script '" + script->AsString() + "' does not exist",
+      return config::ConfigErrorAt(script->origin(), key + " '" + script->AsString() + "' does not exist",
                                    "paths are relative to the directory primus-cli runs in (" + CurrentDir() + ")");
     }
   }

@@ -81,6 +81,26 @@ TEST_F(CliTest, DryRunOfAnOuterModeChecksTheNodesCommand) {
   EXPECT_EQ(two_gpus.exit_code, 3) << two_gpus.all();
 }
 
+// backend: jax runs its script with JAX's variables in every worker.
+TEST_F(CliTest, JaxBackendGivesEveryWorkerJaxsVariables) {
+  dir_.Write("train_jax.py",
+             "import os\nprint('jax', os.environ['JAX_PROCESS_ID'], 'of', os.environ['JAX_NUM_PROCESSES'], 'via',\n"
+             "      os.environ['JAX_COORDINATOR_ADDRESS'] == os.environ['MASTER_ADDR'] + ':' + os.environ['MASTER_PORT'])\n");
+  dir_.Write("jax.yaml", "backend: jax\njax: {script: train_jax.py, args: [--steps, 3]}\nparallelism: {micro_batch: 1}\n"
+                         "python: {interpreter: /usr/bin/python3}\n");
+  ProcessResult plan = Run("--dry-run direct --nproc-per-node 2 -- train pretrain --config jax.yaml --no-preflight");
+  ASSERT_EQ(plan.exit_code, 0) << plan.all();
+  EXPECT_NE(plan.out.find("train_jax.py --steps 3"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("and JAX's variables per worker"), std::string::npos) << plan.out;
+  ProcessResult run = Run("direct --nproc-per-node 2 -- train pretrain --config jax.yaml --no-preflight");
+  ASSERT_EQ(run.exit_code, 0) << run.all();
+  EXPECT_NE(run.out.find("jax 0 of 2 via True"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("jax 1 of 2 via True"), std::string::npos) << run.out;
+  ProcessResult missing = Run("--dry-run direct -- train pretrain --config jax.yaml jax.script=");
+  EXPECT_EQ(missing.exit_code, 3) << missing.all();
+  EXPECT_NE(missing.err.find("the jax backend needs 'jax.script'"), std::string::npos) << missing.err;
+}
+
 TEST_F(CliTest, EverySeedCommandResolvesUnderDryRun) {
   WriteSeedFiles();
   const std::vector<SeedCase> cases = {

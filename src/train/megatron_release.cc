@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <mutex>
 
 #include "hooks/hook_runner.h"
 #include "io/subprocess.h"
@@ -24,21 +25,47 @@ constexpr const char* kArgumentsPy = "megatron/training/arguments.py";
 constexpr const char* kPackageInfoPy = "megatron/core/package_info.py";
 constexpr size_t kMaxTableBytes = 4 << 20;  // a checkout's table: 800 rows today
 
-const std::vector<std::shared_ptr<const MegatronFlags>>& Compiled() {
-  static const std::vector<std::shared_ptr<const MegatronFlags>> tables = [] {
-    std::vector<std::shared_ptr<const MegatronFlags>> parsed;
+// The compiled tables' releases (from each text's first line, "# Megatron-LM
+// <release> <commit>"), oldest first; a table is parsed when first asked for
+// (all nine are 350 KB of text: a launch parses the one it uses).
+struct CompiledTable {
+  std::string release;
+  std::string_view tsv;
+  std::shared_ptr<const MegatronFlags> parsed;
+};
+
+std::vector<CompiledTable>& CompiledTables() {
+  static std::vector<CompiledTable> tables = [] {
+    std::vector<CompiledTable> found;
     for (std::string_view tsv : BuiltinMegatronFlagsTsvs()) {
-      auto table = MegatronFlags::Parse(tsv);
-      if (!table.ok()) {
-        std::cerr << "primus-cli: " << table.error().message << "\n";
-        std::abort();  // the build embedded a broken table
-      }
-      parsed.push_back(std::make_shared<const MegatronFlags>(std::move(*table)));
+      std::string_view first = tsv.substr(0, tsv.find('\n'));
+      std::vector<std::string> words = Split(std::string(first), ' ');
+      found.push_back({words.size() >= 3 ? words[2] : "", tsv, nullptr});
     }
-    return parsed;
+    return found;
   }();
   return tables;
 }
+
+std::mutex& CompiledMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::shared_ptr<const MegatronFlags> Parsed(CompiledTable& table) {
+  std::lock_guard<std::mutex> lock(CompiledMutex());
+  if (!table.parsed) {
+    auto parsed = MegatronFlags::Parse(table.tsv);
+    if (!parsed.ok()) {
+      std::cerr << "primus-cli: " << parsed.error().message << "\n";
+      std::abort();  // the build embedded a broken table
+    }
+    table.parsed = std::make_shared<const MegatronFlags>(std::move(*parsed));
+  }
+  return table.parsed;
+}
+
+std::shared_ptr<const MegatronFlags> Newest() { return Parsed(CompiledTables().back()); }
 
 // "size:mtime" of a file, "" when it is not there.
 std::string Stamp(const std::string& path) {
@@ -124,20 +151,20 @@ std::string ReleaseList() { return Join(CompiledMegatronReleases(), ", "); }
 
 std::vector<std::string> CompiledMegatronReleases() {
   std::vector<std::string> releases;
-  for (const auto& table : Compiled()) releases.push_back(table->release());
+  for (const CompiledTable& table : CompiledTables()) releases.push_back(table.release);
   return releases;
 }
 
 std::shared_ptr<const MegatronFlags> CompiledMegatronTable(std::string_view release) {
-  std::shared_ptr<const MegatronFlags> found;
-  for (const auto& table : Compiled()) {
-    const std::string& tag = table->release();
+  CompiledTable* found = nullptr;
+  for (CompiledTable& table : CompiledTables()) {
+    const std::string& tag = table.release;
     // "core_v0.13" takes core_v0.13.1, not core_v0.130.0: a prefix ends at a dot.
     if (tag == release || (tag.starts_with(release) && tag.size() > release.size() && tag[release.size()] == '.')) {
-      found = table;  // oldest first: the last match is the newest patch release
+      found = &table;  // oldest first: the last match is the newest patch release
     }
   }
-  return found;
+  return found ? Parsed(*found) : nullptr;
 }
 
 std::string CheckoutMegatronRelease(const std::string& checkout) {
@@ -199,7 +226,7 @@ Result<MegatronTable> ChooseMegatronTable(const MegatronTableRequest& request) {
     if (chosen.flags) {
       chosen.source = chosen.flags->release() + " (compiled in; the checkout says " + version + ")";
     } else {
-      chosen.flags = Compiled().back();
+      chosen.flags = Newest();
       chosen.source = chosen.flags->release() + " (compiled in, the newest; the checkout's release is unknown)";
     }
     chosen.warnings.push_back(read.error().message + "; options are checked against " + chosen.source);
@@ -212,7 +239,7 @@ Result<MegatronTable> ChooseMegatronTable(const MegatronTableRequest& request) {
                                                        : " (" + checkout + " has no " + kArgumentsPy + ")"),
                                  "set megatron.path, or name a compiled release (" + ReleaseList() + ")");
   }
-  chosen.flags = Compiled().back();
+  chosen.flags = Newest();
   chosen.source = chosen.flags->release() + " (compiled in, the newest: no checkout here; megatron.release names "
                                             "another)";
   return chosen;

@@ -90,6 +90,7 @@ std::string FormatFailureBanner(const BannerInput& input) {
     out += fmt::format("Root cause: {} failed with {}\n", Describe(root),
                        DescribeEnding(root.exit_code, root.signal));
   }
+  if (!input.hang_verdict.empty()) out += "  waiting on: " + input.hang_verdict + "\n";
   out += fmt::format("  time:       {}{}\n", FormatTimestamp(root.timestamp),
                      root.error_file.empty() ? " (detected by the agent)" : " (from its error file)");
   if (root.attempt > 0) out += fmt::format("  attempt:    {}\n", root.attempt);

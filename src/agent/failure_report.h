@@ -41,6 +41,9 @@ struct BannerInput {
   std::vector<int> stopped_ranks;  // ended by the agent's teardown
   double hang_timeout_s = 0;
   size_t tail_lines = 20;
+  // A hang: which rank the others wait for, from their stacks
+  // (analyze/hang_culprit.h); "" when no stacks were judged.
+  std::string hang_verdict;
 };
 
 // The multi-line banner (no log prefix; ends with a newline).

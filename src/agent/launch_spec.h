@@ -105,6 +105,11 @@ struct LaunchSpec {
   // One bound for taking the stacks of every live worker after a hang or a
   // stuck exit (the dumps run in parallel); then the workers are stopped.
   double stack_timeout_s = 10;
+  // Python workers load python/primus_stacks/sitecustomize.py (first on
+  // their PYTHONPATH): on kStackSignal faulthandler writes every thread's
+  // stack to the rank's <host>.rank<R>.pystacks.txt, so a hang has stacks
+  // with no tool installed (stack_dump.h).
+  bool stack_dumper = true;
   // Seconds between telemetry samples (docs/monitor.md); 0: no sampling at all.
   double telemetry_interval_s = 5;
   // Which framework's progress lines to read from the workers' output

@@ -105,6 +105,7 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher) 
   spec.log_dir = launcher.GetString("direct.log_dir");
   spec.torchrun_log_files = launcher.GetBool("direct.torchrun_log_files");
   spec.virtual_local_rank = launcher.GetBool("direct.virtual_local_rank");
+  spec.stack_dumper = launcher.GetBool("direct.stack_dumper");
   for (const std::string& raw : Split(launcher.GetString("direct.framework_env"), ',')) {
     std::string name = ToLower(std::string(Trim(raw)));
     if (name.empty()) continue;

@@ -1,13 +1,19 @@
 #include "agent/stack_dump.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 
+#include "agent/worker_env.h"
+#include "agent/process_tree.h"
 #include "io/spawn.h"
+#include "util/strings.h"
 #include "util/files.h"
 
 extern char** environ;
@@ -25,7 +31,7 @@ StackCollection::StackCollection(std::vector<Target> targets, io::EventPoller& p
     : poller_(poller), timeout_s_(timeout_s), deadline_(SteadyClock::now() + Seconds(timeout_s)) {
   std::string tool = FindExecutable("py-spy");
   if (tool.empty()) {
-    no_tool_ = "no stack tool found: py-spy is not on PATH (pip install py-spy) - no stacks collected";
+    SignalDumpers(targets);
     return;
   }
   std::vector<std::string> env;
@@ -103,14 +109,112 @@ void StackCollection::Finish(size_t index, const char* note) {
   --running_;
 }
 
+namespace {
+
+// Whether `pid` catches `signal` (its SigCgt mask in /proc): a process that
+// does not would be killed by a real-time signal, so only those are sent it.
+bool Catches(pid_t pid, int signal) {
+  auto status = ReadFile("/proc/" + std::to_string(pid) + "/status");
+  if (!status.ok()) return false;
+  size_t at = status->find("SigCgt:");
+  if (at == std::string::npos) return false;
+  std::string hex(Trim(status->substr(at + 7, status->find('\n', at) - at - 7)));
+  int bit = signal - 1;
+  int digit_from_right = bit / 4;
+  if (digit_from_right >= static_cast<int>(hex.size())) return false;
+  char c = hex[hex.size() - 1 - static_cast<size_t>(digit_from_right)];
+  int value = std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10;
+  return (value >> (bit % 4)) & 1;
+}
+
+// The worker, or its first descendant, whose stack dumper is loaded (a shell
+// wrapper's python child); 0 when none is.
+pid_t DumperProcess(pid_t worker) {
+  if (Catches(worker, StackSignal())) return worker;
+  for (const ProcessInfo& process : ListDescendants(worker)) {
+    if (Catches(process.pid, StackSignal())) return process.pid;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void StackCollection::SignalDumpers(const std::vector<Target>& targets) {
+  for (const Target& target : targets) {
+    Stacks stacks;
+    stacks.rank = target.rank;
+    off_t size = 0;
+    if (!target.stack_file.empty()) {
+      struct stat status {};
+      if (::stat(target.stack_file.c_str(), &status) == 0) size = status.st_size;
+      pid_t dumper = DumperProcess(target.pid);
+      if (dumper == 0) {
+        stacks.text = "(no stack dumper loaded in it: not a Python worker, or one started without primus-cli's "
+                      "PYTHONPATH)";
+      } else if (::kill(dumper, StackSignal()) == 0) {
+        ++running_;
+      } else {
+        stacks.text = std::string("cannot signal its stack dumper: ") + std::strerror(errno);
+      }
+    }
+    stacks_.push_back(std::move(stacks));
+    dumper_files_.emplace_back(target.stack_file, size);
+    dumps_.emplace_back();
+  }
+  if (running_ == 0) {
+    no_tool_ = "no stack tool found: py-spy is not on PATH and no worker has primus-cli's stack dumper loaded (a "
+               "Python worker has unless direct.stack_dumper is false)";
+    return;
+  }
+  deadline_ = SteadyClock::now() + Seconds(std::min(timeout_s_, kDumperWaitS));
+}
+
+void StackCollection::ReadDumperFiles() {
+  for (size_t i = 0; i < dumper_files_.size(); ++i) {
+    const auto& [path, offset] = dumper_files_[i];
+    if (path.empty()) continue;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    std::string text;
+    if (fd >= 0) {
+      char chunk[64 * 1024];
+      ssize_t got;
+      off_t at = offset;
+      while (text.size() < kMaxDumpBytes && (got = ::pread(fd, chunk, sizeof(chunk), at)) > 0) {
+        text.append(chunk, std::min(kMaxDumpBytes - text.size(), static_cast<size_t>(got)));
+        at += got;
+      }
+      ::close(fd);
+    }
+    Stacks& stacks = stacks_[i];
+    if (text.empty()) {
+      stacks.text = "(its stack dumper wrote nothing within " + std::to_string(kDumperWaitS).substr(0, 3) +
+                    " s: not a Python worker, or stopped)";
+    } else {
+      stacks.text = "(Python stacks of every thread, from the worker's own faulthandler)\n" + text;
+      stacks.complete = true;
+    }
+  }
+  dumper_files_.clear();
+  running_ = 0;
+}
+
 void StackCollection::OnDeadline(SteadyTime now) {
   if (now < deadline_) return;
+  if (!dumper_files_.empty()) {
+    ReadDumperFiles();
+    return;
+  }
   std::string note = "(py-spy did not finish within " + std::to_string(static_cast<int>(timeout_s_)) +
                      " s; stopped, partial output above)";
   for (size_t i = 0; i < dumps_.size(); ++i) Finish(i, note.c_str());
 }
 
 void StackCollection::Abandon() {
+  if (!dumper_files_.empty()) {
+    dumper_files_.clear();
+    running_ = 0;
+    return;
+  }
   for (size_t i = 0; i < dumps_.size(); ++i) Finish(i, "(stack collection abandoned: the agent is stopping)");
 }
 

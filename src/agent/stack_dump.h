@@ -1,6 +1,10 @@
 // Python stacks of hung workers, taken before they are stopped: the one
 // piece of evidence a hang leaves. Uses `py-spy dump --pid` when py-spy is on
-// PATH and says plainly that no stack tool was found otherwise.
+// PATH (native frames too); otherwise the stack dumper every Python worker
+// loads (python/primus_stacks/sitecustomize.py: faulthandler on
+// StackSignal(), writing to the rank's stack file) is signalled and its
+// file read after a short wait; with neither, it says plainly that no stack
+// could be taken.
 //
 // A StackCollection runs inside the agent's event loop, never blocking it:
 // one dump process per worker, all started at once, their output read as it
@@ -35,7 +39,10 @@ class StackCollection {
   struct Target {
     pid_t pid = 0;
     int rank = 0;
+    std::string stack_file;  // the worker's stack dumper's file; "" when it has none
   };
+  // How long the dumpers are given to write, once signalled.
+  static constexpr double kDumperWaitS = 1.0;
   struct Stacks {
     int rank = 0;
     std::string text;  // the tool's output (stdout and stderr), or why there is none
@@ -69,6 +76,9 @@ class StackCollection {
     io::UniqueFd pipe;
   };
   void Finish(size_t index, const char* note);
+  // No py-spy: signal the workers' own dumpers; their files are read at the deadline.
+  void SignalDumpers(const std::vector<Target>& targets);
+  void ReadDumperFiles();
 
   io::EventPoller& poller_;
   double timeout_s_;
@@ -77,6 +87,8 @@ class StackCollection {
   std::vector<Stacks> stacks_;
   size_t running_ = 0;
   std::optional<std::string> no_tool_;
+  // The faulthandler way: each target's file and its size before the signal.
+  std::vector<std::pair<std::string, off_t>> dumper_files_;
 };
 
 }  // namespace primus::agent

@@ -19,6 +19,7 @@
 #include "agent/printed_metrics.h"
 #include "agent/process_tree.h"
 #include "agent/stack_dump.h"
+#include "analyze/hang_culprit.h"
 #include "io/spawn.h"
 #include "util/clock.h"
 #include "util/files.h"
@@ -62,6 +63,7 @@ struct Supervisor::Worker {
   std::string error_file;
   std::string heartbeat_file;
   std::string metrics_file;
+  std::string stack_file;  // its stack dumper's file (worker_env.h), "" when it has none
   std::unique_ptr<RankLog> log;
   // torchrun's <local rank>/stdout.log and stderr.log (spec.torchrun_log_files); null when not written.
   std::unique_ptr<RankLog> torchrun_stdout, torchrun_stderr;
@@ -139,6 +141,7 @@ Status Supervisor::StartWorkers() {
     }
     worker->heartbeat_file = base + ".heartbeat";
     worker->metrics_file = base + ".metrics.jsonl";
+    worker->stack_file = base + ".pystacks.txt";
     // Stale files from an earlier run with this log directory would fake a
     // root cause, stacks or progress.
     ::unlink(worker->error_file.c_str());
@@ -148,6 +151,11 @@ Status Supervisor::StartWorkers() {
       if (Status created = CreateEmptyFile(worker->metrics_file); !created) return created;
     }
     ::unlink((base + ".stacks.txt").c_str());
+    ::unlink(worker->stack_file.c_str());
+    if (environment_.stack_dumper()) {
+      // Ours, created empty: the worker appends to it (never through a planted link).
+      if (Status created = CreateEmptyFile(worker->stack_file); !created) return created;
+    }
     ::unlink(worker->heartbeat_file.c_str());
     if (Status created = CreateEmptyFile(worker->heartbeat_file); !created) return created;
     auto log = RankLog::Open(worker->log_path);
@@ -197,7 +205,8 @@ Status Supervisor::StartWorker(Worker& worker) {
   ::fcntl(out.write.get(), F_SETPIPE_SZ, kPipeSize);
   ::fcntl(err.write.get(), F_SETPIPE_SZ, kPipeSize);
 
-  WorkerSlot slot{worker.local_rank, attempt_, worker.error_file, worker.heartbeat_file, worker.metrics_file};
+  WorkerSlot slot{worker.local_rank, attempt_, worker.error_file, worker.heartbeat_file, worker.metrics_file,
+                  environment_.stack_dumper() ? worker.stack_file : ""};
   io::SpawnRequest request;
   request.executable = plan_.executable;
   request.argv = plan_.spec.argv;
@@ -605,7 +614,9 @@ void Supervisor::CollectStacksThenStop() {
   // Stacks of every live worker: the hung one, and who waits for it.
   std::vector<StackCollection::Target> targets;
   for (auto& worker : workers_) {
-    if (worker->running) targets.push_back({worker->pid, worker->rank});
+    if (worker->running) {
+      targets.push_back({worker->pid, worker->rank, environment_.stack_dumper() ? worker->stack_file : ""});
+    }
   }
   stacks_ = std::make_unique<StackCollection>(std::move(targets), handles_.poller(), plan_.spec.stack_timeout_s,
                                               &handles_.signals().original_mask());
@@ -634,6 +645,18 @@ void Supervisor::FinishStackCollection(bool then_stop) {
       } else {
         log::Info("stacks of rank {} saved in {}", stacks.rank, path);
       }
+    }
+    // Which rank the others wait for, when the stacks say (analyze/hang_culprit.h).
+    std::vector<analyze::RankStacks> ranks;
+    for (const StackCollection::Stacks& stacks : stacks_->stacks()) ranks.push_back({stacks.rank, plan_.host, stacks.text});
+    analyze::HangVerdict verdict = analyze::JudgeHang(ranks);
+    hang_verdict_ = verdict.summary;
+    std::string verdict_path = JoinPath(attempt_dir_, plan_.host + ".hang_verdict.txt");
+    (void)WriteFileAtomic(verdict_path, verdict.summary + "\n");
+    if (!verdict.culprits.empty()) {
+      log::Error("hang: {} (from the stacks of every rank of this node; {})", verdict.summary, verdict_path);
+    } else {
+      log::Warn("hang: {} ({})", verdict.summary, verdict_path);
     }
   }
   stacks_.reset();
@@ -767,6 +790,7 @@ AttemptResult Supervisor::Summarize() {
     banner.other_failures = result.other_failures;
     banner.stopped_ranks = stopped;
     banner.hang_timeout_s = plan_.spec.hang_timeout_s;
+    banner.hang_verdict = hang_verdict_;
     log::Error("workers failed (attempt {}):\n{}", attempt_, FormatFailureBanner(banner));
   } else if (ending_ == AttemptResult::Ending::kAgentSignalled) {
     log::Warn("stopped all {} workers after {}", workers_.size(), io::SignalName(agent_signal_));

@@ -122,6 +122,7 @@ class Supervisor {
   int attempt_;
   JobLink* link_;
   std::string attempt_dir_;
+  std::string hang_verdict_;  // what the stacks said of a hang (analyze/hang_culprit.h); "" when none
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<OutputStream*> streams_;  // index = tag - kFirstStreamTag
   std::unique_ptr<char[]> scratch_;

@@ -1,24 +1,27 @@
 #include "agent/worker_env.h"
 
 #include <algorithm>
+#include <csignal>
 #include <array>
 #include <set>
 
 #include "agent/launch_spec.h"
+#include "hooks/hook_runner.h"
+#include "util/files.h"
 #include "platform/host_info.h"
 #include "util/strings.h"
 
 namespace primus::agent {
 namespace {
 
-constexpr std::array<std::string_view, 20> kAgentOwned = {
+constexpr std::array<std::string_view, 22> kAgentOwned = {
     "RANK",          "LOCAL_RANK",        "WORLD_SIZE",
     "LOCAL_WORLD_SIZE", "GROUP_RANK",     "GROUP_WORLD_SIZE",
     "ROLE_NAME",     "ROLE_RANK",         "ROLE_WORLD_SIZE",
     "MASTER_ADDR",   "MASTER_PORT",       "TORCHELASTIC_RESTART_COUNT",
     "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_USE_AGENT_STORE",
     "TORCHELASTIC_ERROR_FILE", "NODE_RANK", "NNODES",
-    "PRIMUS_HEARTBEAT_FILE", kLaunchTokenVariable,
+    "PRIMUS_HEARTBEAT_FILE", kLaunchTokenVariable, "PRIMUS_STACK_FILE", "PRIMUS_STACK_SIGNAL",
 };
 
 std::string Entry(std::string_view name, std::string_view value) {
@@ -95,6 +98,7 @@ WorkerEnvironment::WorkerEnvironment(const LaunchPlan& plan, const char* const* 
   };
   for (const auto& [name, value] : launch_wide) shared_.push_back(Entry(name, value));
   AddFrameworkVariables();
+  AddStackDumper();
 
   for (auto& [name, value] : owned_before) {
     const std::string& key = name;  // a structured binding cannot be captured (clang 14)
@@ -111,6 +115,28 @@ std::string WorkerEnvironment::SharedValue(std::string_view name) const {
     }
   }
   return "";
+}
+
+int StackSignal() { return SIGRTMIN + 5; }
+
+void WorkerEnvironment::AddStackDumper() {
+  if (!plan_.spec.stack_dumper) return;
+  std::string api = hooks::PythonApiDirectory();
+  std::string dir = api.empty() ? "" : JoinPath(api, "primus_stacks");
+  if (dir.empty() || !PathExists(JoinPath(dir, "sitecustomize.py"))) return;
+  // First on PYTHONPATH; the user's entries follow (and their sitecustomize is chained).
+  std::string path = dir;
+  for (auto it = shared_.begin(); it != shared_.end(); ++it) {
+    if (it->starts_with("PYTHONPATH=")) {
+      std::string rest = it->substr(11);
+      if (!rest.empty()) path += ":" + rest;
+      shared_.erase(it);
+      break;
+    }
+  }
+  shared_.push_back(Entry("PYTHONPATH", path));
+  shared_.push_back(Entry("PRIMUS_STACK_SIGNAL", std::to_string(StackSignal())));
+  stack_dumper_ = true;
 }
 
 bool WorkerEnvironment::WantsFramework(std::string_view name) const {
@@ -202,6 +228,7 @@ std::vector<std::string> WorkerEnvironment::For(const WorkerSlot& slot) const {
   if (!tf_cluster_.empty()) env.push_back(Entry("TF_CONFIG", tf_cluster_ + std::to_string(rank) + "}}"));
   env.push_back(Entry("TORCHELASTIC_ERROR_FILE", slot.error_file));
   env.push_back(Entry("PRIMUS_HEARTBEAT_FILE", slot.heartbeat_file));
+  if (stack_dumper_ && !slot.stack_file.empty()) env.push_back(Entry("PRIMUS_STACK_FILE", slot.stack_file));
   if (!user_metrics_file_ && !slot.metrics_file.empty()) env.push_back(Entry(kMetricsFileVariable, slot.metrics_file));
   if (!omp_default_.empty()) {
     const WorkerPlacement& placement = plan_.spec.placements[static_cast<size_t>(slot.local_rank)];

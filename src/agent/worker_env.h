@@ -45,13 +45,20 @@ struct WorkerSlot {
   std::string error_file;
   std::string heartbeat_file;
   std::string metrics_file{};  // PRIMUS_METRICS_FILE, unless the user set it ("": none)
+  std::string stack_file{};    // PRIMUS_STACK_FILE: where the stack dumper writes ("": none)
 };
+
+// The signal on which a worker's stack dumper writes its stacks: a real-time
+// signal no launcher forwards and no framework uses (SIGRTMIN + 5).
+int StackSignal();
 
 class WorkerEnvironment {
  public:
   // `agent_environ`: the agent's environment as "K=V" strings (environ).
   WorkerEnvironment(const LaunchPlan& plan, const char* const* agent_environ);
 
+  // Whether the workers load the stack dumper (spec.stack_dumper, and python/primus_stacks found).
+  bool stack_dumper() const { return stack_dumper_; }
   // The full "K=V" list for one worker.
   std::vector<std::string> For(const WorkerSlot& slot) const;
 
@@ -73,12 +80,14 @@ class WorkerEnvironment {
   bool WantsFramework(std::string_view name) const;
   // direct.framework_env: JAX's shared variables; TF_CONFIG's cluster part.
   void AddFrameworkVariables();
+  void AddStackDumper();
   const LaunchPlan& plan_;
   std::vector<std::string> shared_;
   std::vector<std::pair<std::string, std::string>> replaced_;
   std::string omp_default_;  // set: OMP_NUM_THREADS is per worker (placements), this when a rank has none
   bool user_metrics_file_ = false;  // PRIMUS_METRICS_FILE came from the user: never replaced
   std::string tf_cluster_;  // TF_CONFIG up to the task index; "" when not asked for
+  bool stack_dumper_ = false;  // python/primus_stacks is first on PYTHONPATH
 };
 
 }  // namespace primus::agent

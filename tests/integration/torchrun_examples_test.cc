@@ -428,9 +428,11 @@ class TorchrunExamplesTest : public ::testing::Test {
     // OMP_NUM_THREADS only where a node runs several workers: the loops
     // below compare it (and whatever else either sets) where it is set.
     const std::set<std::string> only_theirs = {"NCCL_ASYNC_ERROR_HANDLING"};  // torch < 2.2's name
-    std::set<std::string> documented = {"TORCHELASTIC_ERROR_FILE", "TORCHELASTIC_USE_AGENT_STORE"};
+    // PYTHONPATH: the stack dumper's directory first, then the same entries (docs/agent.md).
+    std::set<std::string> documented = {"TORCHELASTIC_ERROR_FILE", "TORCHELASTIC_USE_AGENT_STORE", "PYTHONPATH"};
     std::set<std::string> only_ours = {"NODE_RANK", "NNODES", "PRIMUS_HEARTBEAT_FILE", "PRIMUS_METRICS_FILE", "PRIMUS_LAUNCH_TOKEN",
-                                       "PYTHONUNBUFFERED", "TORCH_NCCL_ASYNC_ERROR_HANDLING"};
+                                       "PYTHONUNBUFFERED", "TORCH_NCCL_ASYNC_ERROR_HANDLING", "PRIMUS_STACK_FILE",
+                                       "PRIMUS_STACK_SIGNAL"};
     // And this host's environment plan, which `info --json` shows.
     ProcessOptions info_options = Options();
     ProcessResult info = RunProcess({PRIMUS_BINARY, "info", "--json"}, info_options);
@@ -460,6 +462,9 @@ class TorchrunExamplesTest : public ::testing::Test {
         } else if (o.at(key) != value) {
           EXPECT_TRUE(documented.count(key) || differing.count(key))
               << key << ": torchrun " << value << ", ours " << o.at(key);
+          if (key == "PYTHONPATH") {
+            EXPECT_TRUE(o.at(key).ends_with("/primus_stacks:" + value)) << "the user's entries follow ours: " << o.at(key);
+          }
         }
       }
       for (const auto& [key, value] : o) {

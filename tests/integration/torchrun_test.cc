@@ -458,7 +458,9 @@ TEST_F(TorchrunTorchTest, SameCommandLineGivesTheSameWorkersAsTorchrun) {
   const std::set<std::string> only_theirs = {"NCCL_ASYNC_ERROR_HANDLING"};  // torch < 2.2's name
   const std::set<std::string> different = {"TORCHELASTIC_ERROR_FILE", "TORCHELASTIC_USE_AGENT_STORE"};
   std::set<std::string> only_ours = {"NODE_RANK", "NNODES", "PRIMUS_HEARTBEAT_FILE", "PRIMUS_METRICS_FILE", "PRIMUS_LAUNCH_TOKEN",
-                                     "PYTHONUNBUFFERED", "TORCH_NCCL_ASYNC_ERROR_HANDLING"};
+                                     "PYTHONUNBUFFERED", "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+                                     // the stack dumper (docs/agent.md): its file, its signal, its directory on PYTHONPATH
+                                     "PRIMUS_STACK_FILE", "PRIMUS_STACK_SIGNAL", "PYTHONPATH"};
   // And this host's environment plan (profiles, network auto-configuration),
   // which `info --json` shows for the same environment.
   ProcessOptions info_options;

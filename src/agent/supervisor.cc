@@ -646,14 +646,17 @@ void Supervisor::FinishStackCollection(bool then_stop) {
         log::Info("stacks of rank {} saved in {}", stacks.rank, path);
       }
     }
-    // Which rank the others wait for, when the stacks say (analyze/hang_culprit.h).
+    // A hang (not a stuck exit): which rank the others wait for, when the stacks say (analyze/hang_culprit.h).
+    bool hang = std::any_of(workers_.begin(), workers_.end(), [](const auto& worker) { return worker->hung; });
     std::vector<analyze::RankStacks> ranks;
     for (const StackCollection::Stacks& stacks : stacks_->stacks()) ranks.push_back({stacks.rank, plan_.host, stacks.text});
-    analyze::HangVerdict verdict = analyze::JudgeHang(ranks);
+    analyze::HangVerdict verdict = hang ? analyze::JudgeHang(ranks) : analyze::HangVerdict{};
     hang_verdict_ = verdict.summary;
     std::string verdict_path = JoinPath(attempt_dir_, plan_.host + ".hang_verdict.txt");
-    (void)WriteFileAtomic(verdict_path, verdict.summary + "\n");
-    if (!verdict.culprits.empty()) {
+    if (hang) (void)WriteFileAtomic(verdict_path, verdict.summary + "\n");
+    if (!hang) {
+      // a stuck exit: the stacks are the evidence, there is no one to wait for
+    } else if (!verdict.culprits.empty()) {
       log::Error("hang: {} (from the stacks of every rank of this node; {})", verdict.summary, verdict_path);
     } else {
       log::Warn("hang: {} ({})", verdict.summary, verdict_path);

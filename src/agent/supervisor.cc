@@ -141,7 +141,7 @@ Status Supervisor::StartWorkers() {
     }
     worker->heartbeat_file = base + ".heartbeat";
     worker->metrics_file = base + ".metrics.jsonl";
-    worker->stack_file = base + ".pystacks.txt";
+
     // Stale files from an earlier run with this log directory would fake a
     // root cause, stacks or progress.
     ::unlink(worker->error_file.c_str());
@@ -151,10 +151,12 @@ Status Supervisor::StartWorkers() {
       if (Status created = CreateEmptyFile(worker->metrics_file); !created) return created;
     }
     ::unlink((base + ".stacks.txt").c_str());
-    ::unlink(worker->stack_file.c_str());
+    std::string stack_file = base + ".pystacks.txt";
+    ::unlink(stack_file.c_str());
     if (environment_.stack_dumper()) {
       // Ours, created empty: the worker appends to it (never through a planted link).
-      if (Status created = CreateEmptyFile(worker->stack_file); !created) return created;
+      if (Status created = CreateEmptyFile(stack_file); !created) return created;
+      worker->stack_file = stack_file;
     }
     ::unlink(worker->heartbeat_file.c_str());
     if (Status created = CreateEmptyFile(worker->heartbeat_file); !created) return created;
@@ -206,7 +208,7 @@ Status Supervisor::StartWorker(Worker& worker) {
   ::fcntl(err.write.get(), F_SETPIPE_SZ, kPipeSize);
 
   WorkerSlot slot{worker.local_rank, attempt_, worker.error_file, worker.heartbeat_file, worker.metrics_file,
-                  environment_.stack_dumper() ? worker.stack_file : ""};
+                  worker.stack_file};
   io::SpawnRequest request;
   request.executable = plan_.executable;
   request.argv = plan_.spec.argv;
@@ -614,9 +616,7 @@ void Supervisor::CollectStacksThenStop() {
   // Stacks of every live worker: the hung one, and who waits for it.
   std::vector<StackCollection::Target> targets;
   for (auto& worker : workers_) {
-    if (worker->running) {
-      targets.push_back({worker->pid, worker->rank, environment_.stack_dumper() ? worker->stack_file : ""});
-    }
+    if (worker->running) targets.push_back({worker->pid, worker->rank, worker->stack_file});
   }
   stacks_ = std::make_unique<StackCollection>(std::move(targets), handles_.poller(), plan_.spec.stack_timeout_s,
                                               &handles_.signals().original_mask());
@@ -646,20 +646,22 @@ void Supervisor::FinishStackCollection(bool then_stop) {
         log::Info("stacks of rank {} saved in {}", stacks.rank, path);
       }
     }
-    // A hang (not a stuck exit): which rank the others wait for, when the stacks say (analyze/hang_culprit.h).
-    bool hang = std::any_of(workers_.begin(), workers_.end(), [](const auto& worker) { return worker->hung; });
-    std::vector<analyze::RankStacks> ranks;
-    for (const StackCollection::Stacks& stacks : stacks_->stacks()) ranks.push_back({stacks.rank, plan_.host, stacks.text});
-    analyze::HangVerdict verdict = hang ? analyze::JudgeHang(ranks) : analyze::HangVerdict{};
-    hang_verdict_ = verdict.summary;
-    std::string verdict_path = JoinPath(attempt_dir_, plan_.host + ".hang_verdict.txt");
-    if (hang) (void)WriteFileAtomic(verdict_path, verdict.summary + "\n");
-    if (!hang) {
-      // a stuck exit: the stacks are the evidence, there is no one to wait for
-    } else if (!verdict.culprits.empty()) {
-      log::Error("hang: {} (from the stacks of every rank of this node; {})", verdict.summary, verdict_path);
-    } else {
-      log::Warn("hang: {} ({})", verdict.summary, verdict_path);
+    // A hang (a stuck exit has no one to wait for): which rank the others
+    // wait for, when the stacks say (analyze/hang_culprit.h).
+    if (std::any_of(workers_.begin(), workers_.end(), [](const auto& worker) { return worker->hung; })) {
+      std::vector<analyze::RankStacks> ranks;
+      for (const StackCollection::Stacks& stacks : stacks_->stacks()) {
+        ranks.push_back({stacks.rank, plan_.host, stacks.text});
+      }
+      analyze::HangVerdict verdict = analyze::JudgeHang(ranks);
+      hang_verdict_ = verdict.summary;
+      std::string verdict_path = JoinPath(attempt_dir_, plan_.host + ".hang_verdict.txt");
+      (void)WriteFileAtomic(verdict_path, verdict.summary + "\n");
+      if (!verdict.culprits.empty()) {
+        log::Error("hang: {} (from the stacks of every rank of this node; {})", verdict.summary, verdict_path);
+      } else {
+        log::Warn("hang: {} ({})", verdict.summary, verdict_path);
+      }
     }
   }
   stacks_.reset();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <csignal>
 #include <array>
+#include <optional>
 #include <set>
 
 #include "agent/launch_spec.h"
@@ -30,6 +31,18 @@ std::string Entry(std::string_view name, std::string_view value) {
   entry.append(name).push_back('=');
   entry.append(value);
   return entry;
+}
+
+// Removes NAME's entry from `env` (its only one: the first definition is
+// kept when the environment is read); its value, or nullopt when absent.
+std::optional<std::string> TakeEntry(std::vector<std::string>& env, std::string_view name) {
+  auto found = std::find_if(env.begin(), env.end(), [&](const std::string& entry) {
+    return entry.size() > name.size() && entry[name.size()] == '=' && entry.starts_with(name);
+  });
+  if (found == env.end()) return std::nullopt;
+  std::string value = found->substr(name.size() + 1);
+  env.erase(found);
+  return value;
 }
 
 }  // namespace
@@ -121,19 +134,11 @@ int StackSignal() { return SIGRTMIN + 5; }
 
 void WorkerEnvironment::AddStackDumper() {
   if (!plan_.spec.stack_dumper) return;
-  std::string api = hooks::PythonApiDirectory();
-  std::string dir = api.empty() ? "" : JoinPath(api, "primus_stacks");
-  if (dir.empty() || !PathExists(JoinPath(dir, "sitecustomize.py"))) return;
+  std::string dumper = hooks::PythonApiFile("primus_stacks/sitecustomize.py");
+  if (dumper.empty()) return;
   // First on PYTHONPATH; the user's entries follow (and their sitecustomize is chained).
-  std::string path = dir;
-  for (auto it = shared_.begin(); it != shared_.end(); ++it) {
-    if (it->starts_with("PYTHONPATH=")) {
-      std::string rest = it->substr(11);
-      if (!rest.empty()) path += ":" + rest;
-      shared_.erase(it);
-      break;
-    }
-  }
+  std::string path = DirName(dumper);
+  if (std::optional<std::string> rest = TakeEntry(shared_, "PYTHONPATH"); rest && !rest->empty()) path += ":" + *rest;
   shared_.push_back(Entry("PYTHONPATH", path));
   shared_.push_back(Entry("PRIMUS_STACK_SIGNAL", std::to_string(StackSignal())));
   stack_dumper_ = true;
@@ -157,24 +162,14 @@ void WorkerEnvironment::AddFrameworkVariables() {
                  {"JAX_NUM_PROCESSES", world},
                  {"JAX_PROCESS_COUNT", world}};
   }
-  for (auto& [name, value] : variables) {
-    std::string prefix = name + "=";
-    for (auto it = shared_.begin(); it != shared_.end();) {
-      if (it->starts_with(prefix)) {
-        replaced_.emplace_back(name, it->substr(prefix.size()));
-        it = shared_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    shared_.push_back(Entry(name, value));
-  }
-  for (const char* name : {"JAX_PROCESS_ID", "JAX_PROCESS_INDEX", "JAX_LOCAL_DEVICE_IDS", "TF_CONFIG"}) {
+  // Per worker (For) or shared (here): the agent's value replaces the environment's.
+  for (const char* name : {"JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "JAX_PROCESS_COUNT", "JAX_PROCESS_ID",
+                           "JAX_PROCESS_INDEX", "JAX_LOCAL_DEVICE_IDS", "TF_CONFIG"}) {
     bool ours = std::string_view(name) == "TF_CONFIG" ? WantsFramework("tensorflow") : WantsFramework("jax");
     if (!ours) continue;
-    std::string prefix = std::string(name) + "=";
-    std::erase_if(shared_, [&](const std::string& entry) { return entry.starts_with(prefix); });
+    if (std::optional<std::string> before = TakeEntry(shared_, name)) replaced_.emplace_back(name, *before);
   }
+  for (const auto& [name, value] : variables) shared_.push_back(Entry(name, value));
   if (WantsFramework("tensorflow")) {
     // MultiWorkerMirroredStrategy's cluster: every worker of every node, each
     // on master port + 2 + its local rank of its node's address.
@@ -208,7 +203,7 @@ std::vector<std::string> WorkerEnvironment::For(const WorkerSlot& slot) const {
   env.push_back(Entry("RANK", std::to_string(rank)));
   if (plan_.spec.virtual_local_rank) {
     // torchrun's virtual mode: each worker's GPU is its device 0.
-    std::erase_if(env, [](const std::string& entry) { return entry.starts_with("CUDA_VISIBLE_DEVICES="); });
+    TakeEntry(env, "CUDA_VISIBLE_DEVICES");
     env.push_back(Entry("CUDA_VISIBLE_DEVICES", VirtualDevice(slot.local_rank)));
     env.push_back(Entry("LOCAL_RANK", "0"));
   } else {

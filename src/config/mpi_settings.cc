@@ -30,12 +30,6 @@ namespace {
 
 constexpr int kMpiDefaultMasterPort = 29500;
 
-std::optional<std::string> MpiVariable(const Environment& env, std::string_view name) {
-  std::optional<std::string> value = Lookup(env, name);
-  if (!value || Trim(*value).empty()) return std::nullopt;
-  return std::string(Trim(*value));
-}
-
 Error MpiError(std::string_view launcher, const std::string& message, std::string hint = "") {
   if (hint.empty()) {
     hint = "start one primus-cli per node: mpirun -np <nodes> --map-by ppr:1:node -x MASTER_ADDR=<node 0> -x "
@@ -72,7 +66,7 @@ std::string FirstTcpHost(std::string_view uri) {
 // MASTER_ADDR, MASTER_PORT (or the defaults) into `found`.
 Status AddMaster(const Environment& env, std::string_view launcher, std::string fallback_host,
                  std::string fallback_variable, SchedulerSettings* found) {
-  if (std::optional<std::string> addr = MpiVariable(env, "MASTER_ADDR")) {
+  if (std::optional<std::string> addr = PresentVariable(env, "MASTER_ADDR")) {
     found->settings.push_back({"direct.master_addr", *addr, "MASTER_ADDR"});
   } else if (!fallback_host.empty()) {
     found->settings.push_back({"direct.master_addr", fallback_host, fallback_variable});
@@ -82,7 +76,7 @@ Status AddMaster(const Environment& env, std::string_view launcher, std::string 
                     "pass it to every rank: mpiexec -genv MASTER_ADDR <node 0's host> ... (Open MPI: -x "
                     "MASTER_ADDR=...)");
   }
-  if (std::optional<std::string> port = MpiVariable(env, "MASTER_PORT")) {
+  if (std::optional<std::string> port = PresentVariable(env, "MASTER_PORT")) {
     Result<int64_t> number = Number(launcher, "MASTER_PORT", *port, 1, 65535);
     if (!number.ok()) return number.error();
     found->settings.push_back({"direct.master_port", std::to_string(*number), "MASTER_PORT"});
@@ -106,31 +100,31 @@ Result<SchedulerSettings> Layout(std::string_view launcher, const std::string& s
 }  // namespace
 
 Result<SchedulerSettings> DetectOpenMpi(const Environment& env) {
-  std::optional<std::string> size = MpiVariable(env, "OMPI_COMM_WORLD_SIZE");
+  std::optional<std::string> size = PresentVariable(env, "OMPI_COMM_WORLD_SIZE");
   if (!size) return SchedulerSettings{};
-  std::optional<std::string> rank = MpiVariable(env, "OMPI_COMM_WORLD_RANK");
+  std::optional<std::string> rank = PresentVariable(env, "OMPI_COMM_WORLD_RANK");
   if (!rank) return MpiError("openmpi", "OMPI_COMM_WORLD_SIZE is set but OMPI_COMM_WORLD_RANK is not");
   SchedulerSettings found;
   found.scheduler = "openmpi";
-  if (std::optional<std::string> job = MpiVariable(env, "OMPI_MCA_ess_base_jobid")) found.job_id = "mpi-" + *job;
+  if (std::optional<std::string> job = PresentVariable(env, "OMPI_MCA_ess_base_jobid")) found.job_id = "mpi-" + *job;
   auto layout = Layout("openmpi", "OMPI_COMM_WORLD_SIZE", *size, "OMPI_COMM_WORLD_RANK", *rank, found);
   if (!layout.ok()) return layout;
-  if (std::optional<std::string> local = MpiVariable(env, "OMPI_COMM_WORLD_LOCAL_SIZE")) {
+  if (std::optional<std::string> local = PresentVariable(env, "OMPI_COMM_WORLD_LOCAL_SIZE")) {
     Result<int64_t> agents = Number("openmpi", "OMPI_COMM_WORLD_LOCAL_SIZE", *local, 1, 1 << 20);
     if (!agents.ok()) return agents.error();
     layout->agents_on_this_host = static_cast<int>(*agents);
   }
-  std::string hnp = FirstTcpHost(MpiVariable(env, "OMPI_MCA_orte_hnp_uri").value_or(""));
+  std::string hnp = FirstTcpHost(PresentVariable(env, "OMPI_MCA_orte_hnp_uri").value_or(""));
   Status master = AddMaster(env, "openmpi", hnp, "OMPI_MCA_orte_hnp_uri", &*layout);
   if (!master.ok()) return master.error();
   return layout;
 }
 
 Result<SchedulerSettings> DetectMpich(const Environment& env) {
-  std::optional<std::string> size = MpiVariable(env, "PMI_SIZE");
-  std::optional<std::string> rank = MpiVariable(env, "PMI_RANK");
+  std::optional<std::string> size = PresentVariable(env, "PMI_SIZE");
+  std::optional<std::string> rank = PresentVariable(env, "PMI_RANK");
   // Hydra's own: a PMI rank from elsewhere (a Cray PMI, srun --mpi=pmi2) is not a Hydra launch.
-  std::optional<std::string> local = MpiVariable(env, "MPI_LOCALNRANKS");
+  std::optional<std::string> local = PresentVariable(env, "MPI_LOCALNRANKS");
   if (!size || !rank || !local) return SchedulerSettings{};
   SchedulerSettings found;
   found.scheduler = "mpich";

@@ -38,13 +38,6 @@ const char* const kConventionHint =
     "--platform auto|pytorchjob|jobset|platform (none ignores the pod's variables; give --nnodes, "
     "--node-rank, --master-addr and --master-port yourself)";
 
-std::optional<std::string> Present(const Environment& env, std::string_view name) {
-  std::optional<std::string> value = Lookup(env, name);
-  if (!value) return std::nullopt;
-  std::string trimmed(Trim(*value));
-  if (trimmed.empty()) return std::nullopt;  // set-but-empty counts as unset, as in the environment layer
-  return trimmed;
-}
 
 std::string Assignment(std::string_view name, std::string_view value) {
   return std::string(name) + "=" + std::string(value);
@@ -86,7 +79,7 @@ std::optional<std::pair<std::string, std::string>> EnvironmentLayerValue(const E
                                                                          std::string_view key) {
   std::vector<std::string> variables = EnvironmentVariablesFor(key);  // lowest precedence first
   for (auto it = variables.rbegin(); it != variables.rend(); ++it) {
-    if (std::optional<std::string> value = Present(env, *it)) return std::pair{*it, *value};
+    if (std::optional<std::string> value = PresentVariable(env, *it)) return std::pair{*it, *value};
   }
   return std::nullopt;
 }
@@ -100,7 +93,7 @@ struct Endpoint {
 };
 
 std::optional<Endpoint> RendezvousEndpoint(const Environment& env) {
-  std::optional<std::string> text = Present(env, "PET_RDZV_ENDPOINT");
+  std::optional<std::string> text = PresentVariable(env, "PET_RDZV_ENDPOINT");
   if (!text) return std::nullopt;
   size_t colon = text->rfind(':');
   if (colon == std::string::npos) return Endpoint{*text, ""};
@@ -110,7 +103,7 @@ std::optional<Endpoint> RendezvousEndpoint(const Environment& env) {
 // An elastic PyTorchJob names no rank; its pods are `<job>-worker-<i>` and
 // the rendezvous host is `<job>-worker-0`, so the host name gives the index.
 std::optional<int64_t> RankFromHostName(const Environment& env, const std::optional<Endpoint>& endpoint) {
-  std::optional<std::string> hostname = Present(env, "HOSTNAME");
+  std::optional<std::string> hostname = PresentVariable(env, "HOSTNAME");
   if (!hostname || !endpoint || !endpoint->host.ends_with("-0")) return std::nullopt;
   std::string prefix = endpoint->host.substr(0, endpoint->host.size() - 1);  // "<job>-worker-"
   if (!hostname->starts_with(prefix)) return std::nullopt;
@@ -142,7 +135,7 @@ Result<NodeCount> ReadNodeCount(const std::string& text) {
 Result<SchedulerSettings> ElasticPyTorchJob(const Environment& env, const NodeCount& count, SchedulerSettings found) {
   std::optional<Endpoint> endpoint = RendezvousEndpoint(env);
   if (!endpoint || endpoint->host.empty() || endpoint->port.empty()) {
-    return PodError("pytorchjob", "PET_NNODES=" + *Present(env, "PET_NNODES") +
+    return PodError("pytorchjob", "PET_NNODES=" + *PresentVariable(env, "PET_NNODES") +
                                       " is an elastic range, but PET_RDZV_ENDPOINT (HOST:PORT) is not set");
   }
   Add(&found, "direct.nnodes", std::to_string(count.maximum), "PET_NNODES");
@@ -150,7 +143,7 @@ Result<SchedulerSettings> ElasticPyTorchJob(const Environment& env, const NodeCo
   Add(&found, "direct.rendezvous", "c10d", "PET_NNODES");
   Add(&found, "direct.master_addr", endpoint->host, "PET_RDZV_ENDPOINT");
   Add(&found, "direct.control_port", endpoint->port, "PET_RDZV_ENDPOINT");
-  if (std::optional<std::string> nproc = Present(env, "PET_NPROC_PER_NODE")) {
+  if (std::optional<std::string> nproc = PresentVariable(env, "PET_NPROC_PER_NODE")) {
     Add(&found, "direct.nproc_per_node", *nproc, "PET_NPROC_PER_NODE");
   }
   return found;
@@ -159,7 +152,7 @@ Result<SchedulerSettings> ElasticPyTorchJob(const Environment& env, const NodeCo
 Result<SchedulerSettings> DetectPyTorchJob(const Environment& env) {
   SchedulerSettings found;
   found.scheduler = "pytorchjob";
-  std::optional<std::string> nnodes_text = Present(env, "PET_NNODES");
+  std::optional<std::string> nnodes_text = PresentVariable(env, "PET_NNODES");
   if (!nnodes_text) {
     return Error{ExitCode::kUnavailable, "direct.platform is pytorchjob, but PET_NNODES is not set",
                  "a training-operator older than v1.7 sets only WORLD_SIZE (= pods), RANK and MASTER_ADDR/PORT: "
@@ -171,12 +164,12 @@ Result<SchedulerSettings> DetectPyTorchJob(const Environment& env) {
   const int64_t* nnodes = &count->maximum;
   Add(&found, "direct.nnodes", std::to_string(*nnodes), "PET_NNODES");
 
-  std::optional<std::string> nproc = Present(env, "PET_NPROC_PER_NODE");
+  std::optional<std::string> nproc = PresentVariable(env, "PET_NPROC_PER_NODE");
   if (nproc) Add(&found, "direct.nproc_per_node", *nproc, "PET_NPROC_PER_NODE");
 
   // The node rank: PET_NODE_RANK, else RANK (the pod's index when the job has
   // a Master), else an elastic worker's host name.
-  std::optional<std::string> pet_rank = Present(env, "PET_NODE_RANK"), rank = Present(env, "RANK");
+  std::optional<std::string> pet_rank = PresentVariable(env, "PET_NODE_RANK"), rank = PresentVariable(env, "RANK");
   std::optional<Endpoint> endpoint = RendezvousEndpoint(env);
   std::optional<int64_t> node_rank;
   std::string rank_variables;
@@ -203,7 +196,7 @@ Result<SchedulerSettings> DetectPyTorchJob(const Environment& env) {
   if (!node_rank) {
     if (std::optional<int64_t> from_host = RankFromHostName(env, endpoint)) {
       if (*from_host >= *nnodes) {
-        return PodError("pytorchjob", "the host name " + *Present(env, "HOSTNAME") + " gives index " +
+        return PodError("pytorchjob", "the host name " + *PresentVariable(env, "HOSTNAME") + " gives index " +
                                           std::to_string(*from_host) + ", not below " +
                                           Assignment("PET_NNODES", *nnodes_text));
       }
@@ -221,7 +214,7 @@ Result<SchedulerSettings> DetectPyTorchJob(const Environment& env) {
 
   // WORLD_SIZE counts processes: pods x nprocPerNode (pods when nprocPerNode
   // is not a number, and for operators before v1.7).
-  if (std::optional<std::string> world = Present(env, "WORLD_SIZE")) {
+  if (std::optional<std::string> world = PresentVariable(env, "WORLD_SIZE")) {
     Result<int64_t> processes = ReadNumber("pytorchjob", "WORLD_SIZE", *world, 1, INT32_MAX, "processes in the job");
     if (!processes.ok()) return processes.error();
     std::optional<int64_t> per_node = nproc ? ParseInt(*nproc) : std::nullopt;
@@ -238,7 +231,7 @@ Result<SchedulerSettings> DetectPyTorchJob(const Environment& env) {
   std::optional<std::string> addr;
   std::string addr_variable;
   for (const char* name : {"PET_MASTER_ADDR", "MASTER_ADDR"}) {
-    if (!addr && (addr = Present(env, name))) addr_variable = name;
+    if (!addr && (addr = PresentVariable(env, name))) addr_variable = name;
   }
   if (!addr && endpoint && !endpoint->host.empty()) {
     addr = endpoint->host;
@@ -247,7 +240,7 @@ Result<SchedulerSettings> DetectPyTorchJob(const Environment& env) {
   std::optional<std::string> port;
   std::string port_variable;
   for (const char* name : {"PET_MASTER_PORT", "MASTER_PORT"}) {
-    if (!port && (port = Present(env, name))) port_variable = name;
+    if (!port && (port = PresentVariable(env, name))) port_variable = name;
   }
   if (!port && endpoint && !endpoint->port.empty()) {
     port = endpoint->port;
@@ -285,7 +278,7 @@ Result<SchedulerSettings> DetectPyTorchJob(const Environment& env) {
 Result<SchedulerSettings> DetectJobSet(const Environment& env) {
   SchedulerSettings found;
   found.scheduler = "jobset";
-  std::optional<std::string> index_text = Present(env, "JOB_COMPLETION_INDEX");
+  std::optional<std::string> index_text = PresentVariable(env, "JOB_COMPLETION_INDEX");
   if (!index_text) {
     return Error{ExitCode::kUnavailable, "direct.platform is jobset, but JOB_COMPLETION_INDEX is not set",
                  "run in an Indexed Job or a JobSet (completionMode: Indexed), or use --platform auto"};
@@ -293,7 +286,7 @@ Result<SchedulerSettings> DetectJobSet(const Environment& env) {
   Result<int64_t> index = ReadNumber("jobset", "JOB_COMPLETION_INDEX", *index_text, 0, 1 << 20,
                                      "this pod's completion index");
   if (!index.ok()) return index.error();
-  if (std::optional<std::string> job_index = Present(env, "JOB_INDEX"); job_index && *job_index != "0") {
+  if (std::optional<std::string> job_index = PresentVariable(env, "JOB_INDEX"); job_index && *job_index != "0") {
     return Error{ExitCode::kUnavailable,
                  "jobset pod: " + Assignment("JOB_INDEX", *job_index) +
                      ": this pod is in a later Job of its replicated job, where JOB_COMPLETION_INDEX starts at 0 "
@@ -311,7 +304,7 @@ Result<SchedulerSettings> DetectJobSet(const Environment& env) {
     if (!value.ok()) return value.error();
     nnodes = *value;
     nnodes_from = Assignment(given->first, given->second);
-  } else if (std::optional<std::string> world = Present(env, "WORLD_SIZE")) {
+  } else if (std::optional<std::string> world = PresentVariable(env, "WORLD_SIZE")) {
     Result<int64_t> value = ReadNumber("jobset", "WORLD_SIZE", *world, 1, 1 << 20, "the number of nodes");
     if (!value.ok()) return value.error();
     nnodes = *value;
@@ -327,7 +320,7 @@ Result<SchedulerSettings> DetectJobSet(const Environment& env) {
     return PodError("jobset", Assignment("JOB_COMPLETION_INDEX", *index_text) + " is not below " + nnodes_from +
                                   " (the number of nodes)");
   }
-  if (std::optional<std::string> rank = Present(env, "RANK"); rank && *rank != std::to_string(*index)) {
+  if (std::optional<std::string> rank = PresentVariable(env, "RANK"); rank && *rank != std::to_string(*index)) {
     return PodError("jobset", Assignment("JOB_COMPLETION_INDEX", *index_text) + " and " + Assignment("RANK", *rank) +
                                   " disagree about this pod's node rank");
   }
@@ -335,11 +328,11 @@ Result<SchedulerSettings> DetectJobSet(const Environment& env) {
 
   // The master: given in the pod spec, else JobSet's stable host name for
   // the first pod of the first Job (the JobSet's subdomain defaults to its name).
-  std::optional<std::string> jobset = Present(env, "JOBSET_NAME");
-  std::optional<std::string> replicated_job = Present(env, "REPLICATED_JOB_NAME");
+  std::optional<std::string> jobset = PresentVariable(env, "JOBSET_NAME");
+  std::optional<std::string> replicated_job = PresentVariable(env, "REPLICATED_JOB_NAME");
   bool have_addr = EnvironmentLayerValue(env, "direct.master_addr").has_value();
   if (!have_addr) {
-    if (std::optional<std::string> addr = Present(env, "MASTER_ADDR")) {
+    if (std::optional<std::string> addr = PresentVariable(env, "MASTER_ADDR")) {
       Add(&found, "direct.master_addr", *addr, "MASTER_ADDR");
       have_addr = true;
     } else if (jobset && replicated_job) {
@@ -355,7 +348,7 @@ Result<SchedulerSettings> DetectJobSet(const Environment& env) {
                                   "REPLICATED_JOB_NAME give it");
   }
   if (!EnvironmentLayerValue(env, "direct.master_port")) {
-    if (std::optional<std::string> port = Present(env, "MASTER_PORT")) {
+    if (std::optional<std::string> port = PresentVariable(env, "MASTER_PORT")) {
       Result<int64_t> value = ReadPort("jobset", "MASTER_PORT", *port);
       if (!value.ok()) return value.error();
       Add(&found, "direct.master_port", std::to_string(*value), "MASTER_PORT");
@@ -365,7 +358,7 @@ Result<SchedulerSettings> DetectJobSet(const Environment& env) {
   }
 
   // The job's name: JOBSET_NAME, or an Indexed Job pod's host name `<job>-<index>`.
-  std::optional<std::string> hostname = Present(env, "HOSTNAME");
+  std::optional<std::string> hostname = PresentVariable(env, "HOSTNAME");
   std::string index_suffix = "-" + std::to_string(*index);
   if (jobset) found.job_id = *jobset;
   else if (hostname && hostname->ends_with(index_suffix) && hostname->size() > index_suffix.size()) {
@@ -381,7 +374,7 @@ Result<SchedulerSettings> DetectPlatform(const Environment& env, bool requested)
   found.scheduler = "platform";
   std::vector<std::string> missing;
   for (const char* name : {"WORLD_SIZE", "RANK", "MASTER_ADDR", "MASTER_PORT"}) {
-    if (!Present(env, name) && (requested || std::string_view(name) != "MASTER_PORT")) missing.push_back(name);
+    if (!PresentVariable(env, name) && (requested || std::string_view(name) != "MASTER_PORT")) missing.push_back(name);
   }
   if (!missing.empty()) {
     return Error{ExitCode::kUnavailable,
@@ -390,7 +383,7 @@ Result<SchedulerSettings> DetectPlatform(const Environment& env, bool requested)
                      "MASTER_ADDR, MASTER_PORT)",
                  kConventionHint};
   }
-  std::string world = *Present(env, "WORLD_SIZE"), rank = *Present(env, "RANK");
+  std::string world = *PresentVariable(env, "WORLD_SIZE"), rank = *PresentVariable(env, "RANK");
   Result<int64_t> nnodes = ReadNumber("platform", "WORLD_SIZE", world, 1, 1 << 20, "the number of nodes");
   if (!nnodes.ok()) return nnodes.error();
   Result<int64_t> node_rank = ReadNumber("platform", "RANK", rank, 0, INT32_MAX, "this node's index");
@@ -401,8 +394,8 @@ Result<SchedulerSettings> DetectPlatform(const Environment& env, bool requested)
   }
   Add(&found, "direct.nnodes", world, "WORLD_SIZE");
   Add(&found, "direct.node_rank", rank, "RANK");
-  Add(&found, "direct.master_addr", *Present(env, "MASTER_ADDR"), "MASTER_ADDR");
-  if (std::optional<std::string> port = Present(env, "MASTER_PORT")) {
+  Add(&found, "direct.master_addr", *PresentVariable(env, "MASTER_ADDR"), "MASTER_ADDR");
+  if (std::optional<std::string> port = PresentVariable(env, "MASTER_PORT")) {
     Result<int64_t> value = ReadPort("platform", "MASTER_PORT", *port);
     if (!value.ok()) return value.error();
     Add(&found, "direct.master_port", std::to_string(*value), "MASTER_PORT");
@@ -414,15 +407,15 @@ Result<SchedulerSettings> DetectPlatform(const Environment& env, bool requested)
 
 // The evidence auto looks for, in order.
 bool LooksLikePyTorchJob(const Environment& env) {
-  return Present(env, "PET_NNODES") &&
-         (Present(env, "PET_MASTER_ADDR") || Present(env, "MASTER_ADDR") || Present(env, "PET_RDZV_ENDPOINT"));
+  return PresentVariable(env, "PET_NNODES") &&
+         (PresentVariable(env, "PET_MASTER_ADDR") || PresentVariable(env, "MASTER_ADDR") || PresentVariable(env, "PET_RDZV_ENDPOINT"));
 }
 bool LooksLikeJobSet(const Environment& env) {
-  return Present(env, "JOB_COMPLETION_INDEX") &&
-         (EnvironmentLayerValue(env, "direct.nnodes") || Present(env, "WORLD_SIZE") || Present(env, "JOBSET_NAME"));
+  return PresentVariable(env, "JOB_COMPLETION_INDEX") &&
+         (EnvironmentLayerValue(env, "direct.nnodes") || PresentVariable(env, "WORLD_SIZE") || PresentVariable(env, "JOBSET_NAME"));
 }
 bool LooksLikePlatform(const Environment& env) {
-  return Present(env, "WORLD_SIZE") && Present(env, "RANK") && Present(env, "MASTER_ADDR");
+  return PresentVariable(env, "WORLD_SIZE") && PresentVariable(env, "RANK") && PresentVariable(env, "MASTER_ADDR");
 }
 
 }  // namespace

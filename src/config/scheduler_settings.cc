@@ -74,6 +74,14 @@ Result<SchedulerSettings> DetectConvention(const Environment& env, std::string_v
 
 }  // namespace
 
+std::optional<std::string> PresentVariable(const Environment& env, std::string_view name) {
+  std::optional<std::string> value = Lookup(env, name);
+  if (!value) return std::nullopt;
+  std::string trimmed(Trim(*value));
+  if (trimmed.empty()) return std::nullopt;  // set-but-empty counts as unset, as in the environment layer
+  return trimmed;
+}
+
 Result<SchedulerSettings> DetectScheduler(const Environment& env, std::string_view platform) {
   return WithCarriedRestarts(DetectConvention(env, platform), env);
 }

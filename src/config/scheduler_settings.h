@@ -15,6 +15,7 @@
 // does not mistake its own rank variables for a scheduler's.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,10 @@ struct SchedulerSettings {
                           // or PRIMUS_SCHEDULER_RESTARTS inside a container)
   int agents_on_this_host = 1;  // an MPI launcher's ranks on this host (more than one: each starts its workers)
 };
+
+// A scheduler's variable, trimmed; nullopt when unset or set but empty (as
+// in the environment layer). The detectors read their variables with it.
+std::optional<std::string> PresentVariable(const Environment& env, std::string_view name);
 
 // The names direct.platform accepts.
 const std::vector<std::string>& PlatformNames();

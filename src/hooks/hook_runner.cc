@@ -89,6 +89,13 @@ std::string BuiltinHooksDirectory() { return BesideTheBinary("share/primus/hooks
 
 std::string PythonApiDirectory() { return BesideTheBinary("share/primus-cli/python", "python", "primus_hooks.py"); }
 
+std::string PythonApiFile(const std::string& relative) {
+  std::string directory = PythonApiDirectory();
+  if (directory.empty()) return "";
+  std::string path = JoinPath(directory, relative);
+  return PathExists(path) ? path : "";
+}
+
 Result<std::vector<Script>> FindHooks(const HookQuery& query) {
   std::vector<Script> scripts;
   std::vector<std::string> groups = {"global", query.task};

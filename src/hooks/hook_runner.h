@@ -42,6 +42,10 @@ std::string BuiltinHooksDirectory();
 // every script's PYTHONPATH, and sets PRIMUS_HOOK_KIND (hook or patch).
 std::string PythonApiDirectory();
 
+// `relative` (a file of that directory: "megatron_option_table.py",
+// "primus_stacks/sitecustomize.py") when it is there; "" otherwise.
+std::string PythonApiFile(const std::string& relative);
+
 struct HookQuery {
   std::vector<std::string> directories;  // searched in this order
   std::string task;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -47,6 +48,41 @@ const std::vector<int>& IntraSizes(const PerfTests& tests) {
 }
 const std::vector<int>& InterSizes(const PerfTests& tests) {
   return tests.inter_sizes_mb.empty() ? tests.sizes_mb : tests.inter_sizes_mb;
+}
+
+// A number of `object` at `key` (0 when absent or of another type: a
+// report is read, never trusted).
+template <typename T>
+T NumberAt(const nlohmann::json& object, const char* key) {
+  auto found = object.find(key);
+  return found != object.end() && found->is_number() ? found->get<T>() : T{};
+}
+
+// The rows of a `benchmark comm --json` report as PASS checks ("<name> <size>
+// MiB", "<bus bw> GB/s bus bandwidth<across>, results checked"); nullopt when
+// the text holds no collective.
+std::optional<std::vector<CheckResult>> CommReportChecks(const std::string& json, const std::string& name,
+                                                         const std::string& across, int decimals) {
+  auto report = nlohmann::json::parse(json, nullptr, false);
+  if (!report.is_object()) return std::nullopt;
+  auto collectives = report.find("collectives");
+  if (collectives == report.end() || !collectives->is_array() || collectives->empty() ||
+      !collectives->front().is_object()) {
+    return std::nullopt;
+  }
+  std::vector<CheckResult> checks;
+  auto rows = collectives->front().find("results");
+  if (rows == collectives->front().end() || !rows->is_array()) return checks;
+  for (const auto& row : *rows) {
+    if (!row.is_object()) continue;
+    int64_t mib = NumberAt<int64_t>(row, "size") >> 20;
+    auto out_of_place = row.find("out_of_place");
+    double busbw = out_of_place != row.end() && out_of_place->is_object() ? NumberAt<double>(*out_of_place, "bus_bw") : 0;
+    checks.push_back(Pass(kPerf, fmt::format("{} {} MiB", name, mib),
+                          fmt::format("{:.{}f} GB/s bus bandwidth{}, results checked", busbw, decimals, across),
+                          "runs, results correct"));
+  }
+  return checks;
 }
 
 // One inter-node test: its check name, the benchmark's --op, its sizes, and
@@ -207,18 +243,13 @@ std::vector<CheckResult> CheckPerf(const platform::HostInfo& host, const std::st
       results.push_back(stopped(c.name));
       return results;
     }
-    auto report = comm.ok() && comm->exit_code == 0 ? nlohmann::json::parse(comm->out, nullptr, false) : nlohmann::json();
-    if (!report.is_object() || !report.contains("collectives") || report["collectives"].empty()) {
+    auto rows = comm.ok() && comm->exit_code == 0 ? CommReportChecks(comm->out, c.name, "", 1) : std::nullopt;
+    if (!rows) {
       results.push_back(Fail(kPerf, c.name, comm.ok() ? std::string(Trim(comm->Tail(2))) : comm.error().message,
                              "runs and checks", "run `primus-cli direct -- " + ShellJoin(args) + "` to see the error"));
       continue;
     }
-    for (const auto& row : report["collectives"][0]["results"]) {
-      int64_t mib = row.value("size", int64_t{0}) >> 20;
-      double busbw = row["out_of_place"].value("bus_bw", 0.0);
-      results.push_back(Pass(kPerf, fmt::format("{} {} MiB", c.name, mib),
-                             fmt::format("{:.1f} GB/s bus bandwidth, results checked", busbw), "runs, results correct"));
-    }
+    results.insert(results.end(), rows->begin(), rows->end());
   }
   if (*stop_signal == 0) CheckInterNode(host, self_binary, timeout_s, tests, placement, stop_signal, &results);
   return results;
@@ -290,19 +321,13 @@ void CheckInterNode(const platform::HostInfo& host, const std::string& self_bina
       results->push_back(Pass(kPerf, test.name, "took part (" + how + "); node 0 reports the bandwidth", "runs"));
       continue;
     }
-    auto report = nlohmann::json::parse(outcome->out, nullptr, false);
-    if (!report.is_object() || !report.contains("collectives") || report["collectives"].empty()) {
+    auto rows = CommReportChecks(outcome->out, test.name, " across " + how, 2);
+    if (!rows) {
       results->push_back(Fail(kPerf, test.name, "no report from rank 0", "runs and checks",
                               "run `primus-cli direct --nnodes N ... -- " + ShellJoin(args) + "` on every node"));
       continue;
     }
-    for (const auto& row : report["collectives"][0]["results"]) {
-      int64_t mib = row.value("size", int64_t{0}) >> 20;
-      double busbw = row["out_of_place"].value("bus_bw", 0.0);
-      results->push_back(Pass(kPerf, fmt::format("{} {} MiB", test.name, mib),
-                              fmt::format("{:.2f} GB/s bus bandwidth across {}, results checked", busbw, how),
-                              "runs, results correct"));
-    }
+    results->insert(results->end(), rows->begin(), rows->end());
   }
 }
 

@@ -119,11 +119,7 @@ Result<std::shared_ptr<const MegatronFlags>> ReadCheckoutTable(const std::string
     auto table = MegatronFlags::Parse(*text);
     if (table.ok()) return std::make_shared<const MegatronFlags>(std::move(*table));
   }
-  std::string script = request.reader;
-  if (script.empty()) {
-    std::string directory = hooks::PythonApiDirectory();
-    if (!directory.empty()) script = JoinPath(directory, "megatron_option_table.py");
-  }
+  std::string script = request.reader.empty() ? hooks::PythonApiFile("megatron_option_table.py") : request.reader;
   if (script.empty() || !PathExists(script)) {
     return UnavailableError("python/megatron_option_table.py is not beside primus-cli",
                             "reinstall primus-cli (share/primus-cli/python/)");

@@ -339,11 +339,7 @@ Result<TorchTitanTable> ChooseTorchTitanKeys(const TorchTitanTableRequest& reque
   }
   if (auto env = Lookup(request.environment, "TORCHTITAN_PATH"); env && !env->empty()) roots.push_back(*env);
   roots.push_back(CurrentDir());
-  std::string reader = request.reader;
-  if (reader.empty()) {
-    std::string directory = hooks::PythonApiDirectory();
-    if (!directory.empty()) reader = JoinPath(directory, "torchtitan_config_keys.py");
-  }
+  std::string reader = request.reader.empty() ? hooks::PythonApiFile("torchtitan_config_keys.py") : request.reader;
   std::string why;
   if (!reader.empty() && PathExists(reader)) {
     std::vector<std::string> argv = {request.interpreter, reader, "--module", name};

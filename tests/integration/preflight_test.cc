@@ -238,13 +238,19 @@ class PreflightHostsTest : public ::testing::Test {
     ASSERT_TRUE(hosts.ok()) << hosts.error().Format();
     hosts_ = std::move(*hosts);
   }
-  // Node `host - 1` of 3, node 0 on host1; returns the started process.
-  HostProcess Start(int host, const std::map<std::string, std::string>& env, int port) {
+  // A host's process options: the shared directory as home and working
+  // directory, gloo on the namespace's eth0, and `env` on top.
+  ProcessOptions HostOptions(const std::map<std::string, std::string>& env = {}) const {
     ProcessOptions options;
     options.cwd = hosts_->dir();
     options.env["HOME"] = hosts_->dir();
     options.env["GLOO_SOCKET_IFNAME"] = "eth0";
     for (const auto& [key, value] : env) options.env[key] = value;
+    return options;
+  }
+  // Node `host - 1` of 3, node 0 on host1; returns the started process.
+  HostProcess Start(int host, const std::map<std::string, std::string>& env, int port) {
+    ProcessOptions options = HostOptions(env);
     return hosts_->Start(host, {PRIMUS_BINARY, "direct", "--nnodes", "3", "--node-rank", std::to_string(host - 1),
                                 "--master-addr", hosts_->Address(1), "--master-port", std::to_string(port), "--",
                                 "preflight", "--host", "--network", "--report", hosts_->dir() + "/report", "--timeout",
@@ -274,11 +280,7 @@ TEST_F(PreflightHostsTest, ABadInterfaceNameOnOneHostLandsInFailingNodes) {
 TEST_F(PreflightHostsTest, InterNodeCollectivesRunBetweenTheHosts) {
   std::vector<HostProcess> nodes;
   for (int host = 1; host <= 3; ++host) {
-    ProcessOptions options;
-    options.cwd = hosts_->dir();
-    options.env["HOME"] = hosts_->dir();
-    options.env["GLOO_SOCKET_IFNAME"] = "eth0";
-    options.env["PRIMUS_JOB_TOKEN"] = "0123456789abcdef0123456789abcdef";
+    ProcessOptions options = HostOptions({{"PRIMUS_JOB_TOKEN", "0123456789abcdef0123456789abcdef"}});
     nodes.push_back(hosts_->Start(
         host, {PRIMUS_BINARY, "direct", "--nnodes", "3", "--node-rank", std::to_string(host - 1), "--master-addr",
                hosts_->Address(1), "--master-port", "29600", "--", "preflight", "--tests",
@@ -302,14 +304,10 @@ TEST_F(PreflightHostsTest, InterNodeCollectivesRunBetweenTheHosts) {
 TEST_F(PreflightHostsTest, PlatformPodsFindEachOtherFromTheirEnvironment) {
   std::vector<HostProcess> nodes;
   for (int host = 1; host <= 3; ++host) {
-    ProcessOptions options;
-    options.cwd = hosts_->dir();
-    options.env["HOME"] = hosts_->dir();
-    options.env["GLOO_SOCKET_IFNAME"] = "eth0";
-    options.env["WORLD_SIZE"] = "3";
-    options.env["RANK"] = std::to_string(host - 1);
-    options.env["MASTER_ADDR"] = hosts_->Address(1);
-    options.env["MASTER_PORT"] = "29700";
+    ProcessOptions options = HostOptions({{"WORLD_SIZE", "3"},
+                                          {"RANK", std::to_string(host - 1)},
+                                          {"MASTER_ADDR", hosts_->Address(1)},
+                                          {"MASTER_PORT", "29700"}});
     nodes.push_back(hosts_->Start(host, {PRIMUS_BINARY, "direct", "--", "preflight", "--network", "--report",
                                          hosts_->dir() + "/pods"},
                                   options));

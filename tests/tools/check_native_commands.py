@@ -80,9 +80,12 @@ def world_sizes(config):
     return sorted(sizes)
 
 
-def worker_command(primus, config, world_size, subtask, env, overrides=()):
+def worker_command(primus, config, world_size, subtask, env, overrides=(), plan=None):
+    """The worker argv of the --dry-run plan, or (None, the error); `plan` (a list) gets the plan's text."""
     result = run([primus, "--dry-run", "direct", "--nproc-per-node", str(world_size), "--", "train", subtask,
                   "--config", config, "--no-preflight"] + list(overrides), env=env, cwd=ROOT)
+    if plan is not None:
+        plan.append(result.stdout)
     if result.returncode != 0:
         return None, result.stderr.strip()
     lines = result.stdout.split("\n")
@@ -92,12 +95,7 @@ def worker_command(primus, config, world_size, subtask, env, overrides=()):
     return None, "no worker command in the plan"
 
 
-def plan_text(primus, config, world_size, subtask, env, release):
-    return run([primus, "--dry-run", "direct", "--nproc-per-node", str(world_size), "--", "train", subtask, "--config",
-                config, "--no-preflight", f"megatron.release={release}"], env=env, cwd=ROOT).stdout
-
-
-def megatron_examples(primus, release, checks, temp, env, extra=()):
+def megatron_examples(primus, release, checks, temp, env):
     """(name, path of a JSON command file) for every example at every size and subtask."""
     files = []
     configs = sorted(glob.glob(os.path.join(ROOT, "examples", "megatron", "*.yaml")))
@@ -106,16 +104,16 @@ def megatron_examples(primus, release, checks, temp, env, extra=()):
         for world_size in world_sizes(config):
             for subtask in ("pretrain", "posttrain"):
                 name = f"{os.path.relpath(config, ROOT)} {subtask} x{world_size}"
+                plan = []
                 argv, error = worker_command(primus, config, world_size, subtask, env,
-                                             [f"megatron.release={release}"] + list(extra))
+                                             [f"megatron.release={release}"], plan)
                 if argv is None:
                     # An example written for a newer release may be refused at load, naming the key;
                     # never handed to Megatron to be refused on every rank.
                     refused = re.search(r"\[ERROR\] .*(takes|is not a Megatron-LM|needs Megatron-LM)", error)
                     checks.expect(bool(refused), f"{name}: {release}: refused at load: {error[-220:]}")
                     continue
-                checks.expect("CUDA_DEVICE_MAX_CONNECTIONS=1" in plan_text(primus, config, world_size, subtask, env,
-                                                                           release),
+                checks.expect("CUDA_DEVICE_MAX_CONNECTIONS=1" in plan[0],
                               f"{name}: the workers get CUDA_DEVICE_MAX_CONNECTIONS=1")
                 checks.expect((subtask == "posttrain") == ("--sft" in argv), f"{name}: --sft only for posttrain")
                 path = os.path.join(temp, f"{release}-{len(files)}.json")

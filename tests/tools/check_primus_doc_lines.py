@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 
-from upstream import SKIP, unpack
+from upstream import on_tree
 
 SOURCES = ("docs", "runner", "examples", "README.md")
 START = re.compile(r"^\s*(?:\$\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:bash\s+)?(?:\./)?(?:runner/)?primus-cli(?:\s+(.*))?$")
@@ -98,13 +98,7 @@ def main():
     parser.add_argument("--min-accepted", type=int, default=0)
     parser.add_argument("--json")
     options = parser.parse_args()
-    if options.tree:
-        return check(options, options.tree)
-    if not options.archive or not os.path.isfile(options.archive):
-        print("skipped: the pinned Primus archive %s is absent" % options.archive)
-        return SKIP
-    with tempfile.TemporaryDirectory() as unpacked:
-        return check(options, unpack(options.archive, unpacked))
+    return on_tree(options.tree, options.archive, lambda tree: check(options, tree))
 
 
 def check(options, tree):

@@ -30,7 +30,7 @@ import tempfile
 
 import yaml
 
-from upstream import SKIP, unpack
+from upstream import on_tree
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE_MAIN = os.path.join(HERE, "..", "fixtures", "primus", "main.py")
@@ -94,27 +94,20 @@ def main():
     parser.add_argument("--run", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    if args.release:
-        return check(args)
-    if not args.archive or not os.path.isfile(args.archive):
-        print("skipped: the pinned Primus archive %s is absent" % args.archive)
-        return SKIP
-    with tempfile.TemporaryDirectory(prefix="primus-release-") as unpacked:
-        args.release = unpack(args.archive, unpacked)
-        return check(args)
+    return on_tree(args.release, args.archive, lambda release: check(args, release))
 
 
-def check(args):
+def check(args, release):
     binary = os.path.abspath(args.binary)
     examples = sorted(
         os.path.join(dirpath, name)
-        for dirpath, _, names in os.walk(os.path.join(args.release, "examples"))
+        for dirpath, _, names in os.walk(os.path.join(release, "examples"))
         for name in names if name.endswith((".yaml", ".yml")))
     failures = []
     outcomes = {}
     with tempfile.TemporaryDirectory(prefix="primus-examples-") as tmp:
         install = os.path.join(tmp, "Primus")
-        make_install(install, args.release)
+        make_install(install, release)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PRIMUS_", "SLURM_", "PET_"))}
         env.update({"PRIMUS_PATH": install, "PRIMUS_WORKSPACE": os.path.join(tmp, "ws"), "NO_COLOR": "1",
                     "PRIMUS_FIXTURE_RECORD": os.path.join(tmp, "records")})
@@ -130,7 +123,7 @@ def check(args):
 
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             for example, (result, nnodes) in pool.map(dry, examples):
-                name = os.path.relpath(example, args.release)
+                name = os.path.relpath(example, release)
                 text = result.stdout + result.stderr
                 if result.returncode == 0:
                     if "through Primus fixture-" not in text or "primus/cli/main.py train " not in text:
@@ -156,7 +149,7 @@ def check(args):
         chosen += [name for name in runnable if name not in chosen]
         ran = 0
         for name in chosen[:args.run]:
-            example = os.path.abspath(os.path.join(args.release, name))
+            example = os.path.abspath(os.path.join(release, name))
             records = env["PRIMUS_FIXTURE_RECORD"]
             shutil.rmtree(records, ignore_errors=True)
             suite = suite_of(example)

@@ -7,6 +7,7 @@ unpacked for a test: the one place tests/tools read them from.
 """
 import os
 import tarfile
+import tempfile
 
 SKIP = 77  # ctest's SKIP_RETURN_CODE: the archive is absent
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -27,3 +28,15 @@ def unpack(archive, into):
             tar.extractall(into)
         top = tar.getnames()[0].split("/")[0]
     return os.path.join(into, top)
+
+
+def on_tree(tree, archive, check):
+    """check(TREE) on `tree` when given, else on `archive` unpacked into a
+    temporary directory; SKIP (saying so) when neither is there."""
+    if tree:
+        return check(tree)
+    if not archive or not os.path.isfile(archive):
+        print("skipped: the pinned archive %s is absent" % archive)
+        return SKIP
+    with tempfile.TemporaryDirectory(prefix="upstream-") as unpacked:
+        return check(unpack(archive, unpacked))

@@ -91,6 +91,7 @@ std::string FormatFailureBanner(const BannerInput& input) {
                        DescribeEnding(root.exit_code, root.signal));
   }
   if (!input.hang_verdict.empty()) out += "  waiting on: " + input.hang_verdict + "\n";
+  for (const std::string& line : input.hang_details) out += "    " + line + "\n";
   out += fmt::format("  time:       {}{}\n", FormatTimestamp(root.timestamp),
                      root.error_file.empty() ? " (detected by the agent)" : " (from its error file)");
   if (root.attempt > 0) out += fmt::format("  attempt:    {}\n", root.attempt);

@@ -44,6 +44,7 @@ struct BannerInput {
   // A hang: which rank the others wait for, from their stacks
   // (analyze/hang_culprit.h); "" when no stacks were judged.
   std::string hang_verdict;
+  std::vector<std::string> hang_details;  // one line per culprit: host, local rank, last step, frame
 };
 
 // The multi-line banner (no log prefix; ends with a newline).

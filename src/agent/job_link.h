@@ -25,6 +25,7 @@
 
 #include "agent/deadline_timer.h"
 #include "agent/launch_spec.h"
+#include "analyze/hang_culprit.h"
 #include "util/error.h"
 
 namespace primus::agent {
@@ -51,6 +52,10 @@ struct NodeOutcome {
   std::vector<int> stuck_at_exit;  // ranks stopped after the exit grace, their work done
   std::optional<WorkerFailure> root_cause;
   std::vector<WorkerFailure> other_failures;
+  // After a hang anywhere in the job: where each of this node's ranks was
+  // (its stacks and flight records, analyze/hang_culprit.h), for node 0 to
+  // judge the whole job.
+  std::vector<analyze::RankPlace> hang_places;
 };
 
 // Node 0's verdict on a generation, the same for every node.
@@ -63,6 +68,9 @@ struct JobDecision {
   std::string reason;       // why the job ends or restarts, for the log
   std::optional<WorkerFailure> root_cause;
   std::vector<WorkerFailure> other_failures;
+  // Node 0 only (not sent): its judgement of a hang from every node's
+  // places, as FormatVerdict writes it; "" when there was no hang.
+  std::string hang_verdict;
 };
 
 class JobLink {
@@ -84,6 +92,9 @@ class JobLink {
   virtual void OnDeadline(SteadyTime now) = 0;
   // Set when the job wants this node's workers stopped; says why.
   virtual std::optional<std::string> stop_reason() const = 0;
+  // The stop is for a hang: take the workers' stacks first (they are the
+  // evidence of who the job waits for).
+  virtual bool stop_takes_stacks() const { return false; }
   // The supervisor's first local failure (a worker failed or hung), or the
   // agent's own terminating signal: the other nodes stop at once.
   virtual void ReportLocalFailure(const WorkerFailure& failure) = 0;

@@ -7,6 +7,7 @@
 
 #include "agent/metrics_server.h"
 #include "agent/process_tree.h"
+#include "agent/worker_env.h"
 #include "util/console_writer.h"
 #include "util/log.h"
 
@@ -25,7 +26,8 @@ Result<std::unique_ptr<LaunchHandles>> LaunchHandles::Start(std::string_view tok
   std::unique_ptr<LaunchHandles> handles(new LaunchHandles(std::move(*poller), std::move(*timer)));
   handles->agent_pid_ = getpid();
 
-  auto signals = io::SignalChannel::Open();
+  // StackSignal() to the agent: take every worker's stacks now (on demand).
+  auto signals = io::SignalChannel::Open({StackSignal()});
   if (!signals) return signals.error();
   handles->signals_ = std::move(*signals);
   if (Status status = handles->poller_.Add(handles->signals_->fd(), kSignalTag); !status) return status.error();

@@ -110,6 +110,11 @@ struct LaunchSpec {
   // stack to the rank's <host>.rank<R>.pystacks.txt, so a hang has stacks
   // with no tool installed (stack_dump.h).
   bool stack_dumper = true;
+  // PyTorch's NCCL flight recorder (torch >= 2.2; older releases ignore the
+  // variables): TORCH_NCCL_TRACE_BUFFER_SIZE=2000, TORCH_NCCL_DUMP_ON_TIMEOUT=1
+  // and the dump file and debug pipe in the attempt directory, each only
+  // where the user set none; on a hang the agent has every rank dump.
+  bool flight_recorder = true;
   // Seconds between telemetry samples (docs/monitor.md); 0: no sampling at all.
   double telemetry_interval_s = 5;
   // Which framework's progress lines to read from the workers' output

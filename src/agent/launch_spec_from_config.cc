@@ -106,6 +106,7 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher) 
   spec.torchrun_log_files = launcher.GetBool("direct.torchrun_log_files");
   spec.virtual_local_rank = launcher.GetBool("direct.virtual_local_rank");
   spec.stack_dumper = launcher.GetBool("direct.stack_dumper");
+  spec.flight_recorder = launcher.GetBool("direct.flight_recorder");
   for (const std::string& raw : Split(launcher.GetString("direct.framework_env"), ',')) {
     std::string name = ToLower(std::string(Trim(raw)));
     if (name.empty()) continue;

@@ -39,6 +39,8 @@ class PrintedMetrics {
   // Lines turned into records so far; whether the worker writes the file itself.
   long records() const { return records_; }
   bool worker_writes_file() const { return worker_writes_; }
+  // The step of the newest progress line read; nullopt before the first.
+  std::optional<int64_t> last_step() const { return last_step_; }
 
  private:
   // Appends one record to the metrics file (step time from the interval where needed).

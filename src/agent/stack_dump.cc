@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "agent/worker_env.h"
+#include "analyze/flight_record.h"
 #include "agent/process_tree.h"
 #include "io/spawn.h"
 #include "util/strings.h"
@@ -32,6 +33,7 @@ StackCollection::StackCollection(std::vector<Target> targets, io::EventPoller& p
   std::string tool = FindExecutable("py-spy");
   if (tool.empty()) {
     SignalDumpers(targets);
+    AskFlightRecorders(targets);
     return;
   }
   std::vector<std::string> env;
@@ -73,9 +75,54 @@ StackCollection::StackCollection(std::vector<Target> targets, io::EventPoller& p
     dumps_.push_back(std::move(dump));
   }
   if (null_fd >= 0) ::close(null_fd);
+  AskFlightRecorders(targets);
 }
 
 StackCollection::~StackCollection() { Abandon(); }
+
+SteadyTime StackCollection::deadline() const {
+  if (running_ == 0 && flight_deadline_) return *flight_deadline_;
+  return flight_deadline_ ? std::min(deadline_, *flight_deadline_) : deadline_;
+}
+
+namespace {
+
+// Writes one byte to a flight recorder's debug pipe: only a FIFO of ours
+// (never a file or link planted in its place), never blocking (no reader:
+// the worker has no NCCL process group, and nothing is written).
+bool WriteDumpPipe(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat status {};
+  bool ours = ::fstat(fd, &status) == 0 && S_ISFIFO(status.st_mode) && status.st_uid == ::geteuid();
+  bool written = ours && ::write(fd, "1", 1) == 1;
+  ::close(fd);
+  return written;
+}
+
+}  // namespace
+
+void StackCollection::AskFlightRecorders(const std::vector<Target>& targets) {
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const Target& target = targets[i];
+    if (target.flight_pipe.empty() || target.flight_dump.empty()) continue;
+    // A dump from before (NCCL's own timeout) must not pass for this one;
+    // it is kept (the file may be the user's), and told apart by its time.
+    int64_t before = ModificationTimeNs(target.flight_dump);
+    if (WriteDumpPipe(target.flight_pipe)) flight_files_.push_back({i, target.flight_dump, before});
+  }
+  if (!flight_files_.empty()) flight_deadline_ = SteadyClock::now() + Seconds(std::min(timeout_s_, kFlightDumpWaitS));
+}
+
+void StackCollection::ReadFlightDumps() {
+  for (const FlightFile& file : flight_files_) {
+    int64_t now = ModificationTimeNs(file.path);
+    if (now < 0 || now == file.mtime_ns_before) continue;  // not written since the ask
+    auto bytes = ReadRegularFile(file.path, analyze::kMaxFlightRecordBytes);
+    if (bytes.ok() && file.index < stacks_.size()) stacks_[file.index].flight_dump = std::move(*bytes);
+  }
+  flight_deadline_.reset();
+}
 
 void StackCollection::OnEvent(uint64_t tag) {
   size_t index = static_cast<size_t>(tag - kFirstStackTag);
@@ -199,7 +246,8 @@ void StackCollection::ReadDumperFiles() {
 }
 
 void StackCollection::OnDeadline(SteadyTime now) {
-  if (now < deadline_) return;
+  if (flight_deadline_ && now >= *flight_deadline_) ReadFlightDumps();
+  if (running_ == 0 || now < deadline_) return;
   if (!dumper_files_.empty()) {
     ReadDumperFiles();
     return;
@@ -210,6 +258,7 @@ void StackCollection::OnDeadline(SteadyTime now) {
 }
 
 void StackCollection::Abandon() {
+  flight_deadline_.reset();
   if (!dumper_files_.empty()) {
     dumper_files_.clear();
     running_ = 0;

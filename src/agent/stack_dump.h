@@ -6,6 +6,11 @@
 // file read after a short wait; with neither, it says plainly that no stack
 // could be taken.
 //
+// On NCCL workers the collection also asks PyTorch's flight recorder for its
+// dump: the agent writes to each rank's debug pipe (TORCH_NCCL_DEBUG_INFO_PIPE_FILE,
+// which PyTorch >= 2.3 creates when the recorder is on; worker_env.h turns
+// it on) and reads the rank's dump file once written (kFlightDumpWaitS).
+//
 // A StackCollection runs inside the agent's event loop, never blocking it:
 // one dump process per worker, all started at once, their output read as it
 // arrives, one deadline for the whole collection (a dump still running then
@@ -40,13 +45,18 @@ class StackCollection {
     pid_t pid = 0;
     int rank = 0;
     std::string stack_file;  // the worker's stack dumper's file; "" when it has none
+    std::string flight_pipe{};  // its flight recorder's debug pipe; "" when it has none
+    std::string flight_dump{};  // the file the recorder dumps to when the pipe is written
   };
+  // How long the flight recorders are given to dump, once their pipes are written.
+  static constexpr double kFlightDumpWaitS = 3.0;
   // How long the dumpers are given to write, once signalled.
   static constexpr double kDumperWaitS = 1.0;
   struct Stacks {
     int rank = 0;
     std::string text;  // the tool's output (stdout and stderr), or why there is none
     bool complete = false;  // the tool exited on its own before the deadline
+    std::string flight_dump;  // the flight recorder's dump (raw bytes); "" when none came
   };
 
   // Starts one dump per target. With no stack tool on PATH (or none could
@@ -59,12 +69,14 @@ class StackCollection {
 
   // Readable pipe of dump `tag - kFirstStackTag`.
   void OnEvent(uint64_t tag);
-  SteadyTime deadline() const { return deadline_; }
+  SteadyTime deadline() const;
   // Past the deadline: kills the dumps still running; the collection is done.
   void OnDeadline(SteadyTime now);
   // Stops every dump now (a terminating signal must not wait behind them).
   void Abandon();
-  bool done() const { return running_ == 0; }
+  bool done() const { return running_ == 0 && !flight_deadline_; }
+  // Ranks whose flight recorder was asked for a dump.
+  size_t flight_dumps_asked() const { return flight_files_.size(); }
 
   const std::optional<std::string>& no_tool() const { return no_tool_; }
   const std::vector<Stacks>& stacks() const { return stacks_; }
@@ -79,6 +91,9 @@ class StackCollection {
   // No py-spy: signal the workers' own dumpers; their files are read at the deadline.
   void SignalDumpers(const std::vector<Target>& targets);
   void ReadDumperFiles();
+  // Writes the targets' flight recorder pipes; the dumps are read at flight_deadline_.
+  void AskFlightRecorders(const std::vector<Target>& targets);
+  void ReadFlightDumps();
 
   io::EventPoller& poller_;
   double timeout_s_;
@@ -89,6 +104,15 @@ class StackCollection {
   std::optional<std::string> no_tool_;
   // The faulthandler way: each target's file and its size before the signal.
   std::vector<std::pair<std::string, off_t>> dumper_files_;
+  // The flight recorder way: each asked target's dump file, and its
+  // modification time before the ask (a dump from before is not this one).
+  struct FlightFile {
+    size_t index = 0;
+    std::string path;
+    int64_t mtime_ns_before = -1;  // -1: there was none
+  };
+  std::vector<FlightFile> flight_files_;
+  std::optional<SteadyTime> flight_deadline_;
 };
 
 }  // namespace primus::agent

@@ -64,6 +64,8 @@ struct Supervisor::Worker {
   std::string heartbeat_file;
   std::string metrics_file;
   std::string stack_file;  // its stack dumper's file (worker_env.h), "" when it has none
+  std::string flight_dump;  // its NCCL flight recorder's dump file and debug pipe; "" when off
+  std::string flight_pipe;
   std::unique_ptr<RankLog> log;
   // torchrun's <local rank>/stdout.log and stderr.log (spec.torchrun_log_files); null when not written.
   std::unique_ptr<RankLog> torchrun_stdout, torchrun_stderr;
@@ -158,6 +160,10 @@ Status Supervisor::StartWorkers() {
       if (Status created = CreateEmptyFile(stack_file); !created) return created;
       worker->stack_file = stack_file;
     }
+    std::string flight_prefix = JoinPath(attempt_dir_, kFlightRecordPrefix);
+    worker->flight_dump = environment_.FlightDumpFile(flight_prefix, worker->rank);
+    worker->flight_pipe = environment_.FlightPipeFile(flight_prefix, worker->rank);
+    if (worker->flight_dump.starts_with(flight_prefix)) ::unlink(worker->flight_dump.c_str());  // ours only
     ::unlink(worker->heartbeat_file.c_str());
     if (Status created = CreateEmptyFile(worker->heartbeat_file); !created) return created;
     auto log = RankLog::Open(worker->log_path);
@@ -208,7 +214,7 @@ Status Supervisor::StartWorker(Worker& worker) {
   ::fcntl(err.write.get(), F_SETPIPE_SZ, kPipeSize);
 
   WorkerSlot slot{worker.local_rank, attempt_, worker.error_file, worker.heartbeat_file, worker.metrics_file,
-                  worker.stack_file};
+                  worker.stack_file, JoinPath(attempt_dir_, kFlightRecordPrefix)};
   io::SpawnRequest request;
   request.executable = plan_.executable;
   request.argv = plan_.spec.argv;
@@ -283,6 +289,7 @@ void Supervisor::Loop() {
       } else if (tag >= kFirstStackTag) {
         if (stacks_) stacks_->OnEvent(tag);
         if (phase_ == Phase::kCollectingStacks && stacks_ && stacks_->done()) FinishStackCollection();
+        if (phase_ == Phase::kRunning && stacks_ && stacks_->done()) FinishStackCollection(/*then_stop=*/false);
       } else if (tag >= kFirstPidTag) {
         HandleWorkerPidfd(static_cast<size_t>(tag - kFirstPidTag));
       } else if (tag >= kFirstStreamTag) {
@@ -301,6 +308,13 @@ void Supervisor::CheckJobStop() {
   if (!reason) return;
   ending_ = AttemptResult::Ending::kStoppedByJob;
   job_stop_reason_ = *reason;
+  if (link_->stop_takes_stacks()) {
+    // The evidence of who the job waits for is in every node's stacks.
+    log::Warn("stopping this node's workers: {}; taking their stacks first", *reason);
+    stacks_for_remote_hang_ = true;
+    CollectStacksThenStop();
+    return;
+  }
   log::Warn("stopping this node's workers: {}", *reason);
   BeginStop(SIGTERM);
 }
@@ -319,7 +333,9 @@ void Supervisor::HandleSignals() {
       case SIGHUP: OnAgentSignal(signal); break;
       case SIGUSR1:
       case SIGUSR2: ForwardSignal(signal); break;
-      default: break;
+      default:
+        if (signal == StackSignal()) TakeStacksOnDemand();
+        break;
     }
   }
 }
@@ -375,6 +391,10 @@ void Supervisor::HandleDeadline() {
     if (!stacks_ || stacks_->done()) FinishStackCollection();
     return;
   }
+  if (phase_ == Phase::kRunning && stacks_) {  // taken on demand; the workers go on
+    stacks_->OnDeadline(now);
+    if (stacks_->done()) FinishStackCollection(/*then_stop=*/false);
+  }
   if (phase_ == Phase::kStopping) {
     if (!killed_ && kill_deadline_ && now >= *kill_deadline_) {
       std::vector<int> ranks;
@@ -418,6 +438,7 @@ std::optional<SteadyTime> Supervisor::NextDeadline() const {
   if (phase_ == Phase::kCollectingStacks && stacks_) next = stacks_->deadline();
   if (phase_ == Phase::kRunning) {
     next = hang_watch_.NextDeadline();
+    if (stacks_ && (!next || stacks_->deadline() < *next)) next = stacks_->deadline();
     if (first_finished_rank_ >= 0) {
       std::optional<SteadyTime> exit_due = exit_watch_.NextDeadline();
       if (exit_due && (!next || *exit_due < *next)) next = exit_due;
@@ -612,11 +633,31 @@ void Supervisor::ReportStuckAtExit(const std::vector<size_t>& stuck) {
   CollectStacksThenStop();
 }
 
+void Supervisor::TakeStacksOnDemand() {
+  if (phase_ != Phase::kRunning || stacks_) {
+    log::Info("asked for stacks while {}: ignored", stacks_ ? "taking them already" : "stopping");
+    return;
+  }
+  std::vector<StackCollection::Target> targets;
+  for (auto& worker : workers_) {
+    if (worker->running) {
+      targets.push_back({worker->pid, worker->rank, worker->stack_file, worker->flight_pipe, worker->flight_dump});
+    }
+  }
+  log::Info("taking the stacks of {} worker{} (asked for by {}); they go on running", targets.size(),
+            targets.size() == 1 ? "" : "s", io::SignalName(StackSignal()));
+  stacks_ = std::make_unique<StackCollection>(std::move(targets), handles_.poller(), plan_.spec.stack_timeout_s,
+                                              &handles_.signals().original_mask());
+  if (stacks_->done()) FinishStackCollection(/*then_stop=*/false);
+}
+
 void Supervisor::CollectStacksThenStop() {
   // Stacks of every live worker: the hung one, and who waits for it.
   std::vector<StackCollection::Target> targets;
   for (auto& worker : workers_) {
-    if (worker->running) targets.push_back({worker->pid, worker->rank, worker->stack_file});
+    if (worker->running) {
+      targets.push_back({worker->pid, worker->rank, worker->stack_file, worker->flight_pipe, worker->flight_dump});
+    }
   }
   stacks_ = std::make_unique<StackCollection>(std::move(targets), handles_.poller(), plan_.spec.stack_timeout_s,
                                               &handles_.signals().original_mask());
@@ -625,6 +666,15 @@ void Supervisor::CollectStacksThenStop() {
     return;
   }
   phase_ = Phase::kCollectingStacks;
+}
+
+// "# rank 2, local rank 2, pid 4242, last step 41, host node1": what
+// `analyze hang` knows of the rank from its stacks file alone.
+std::string Supervisor::StacksFileHeader(const Worker* worker) const {
+  if (worker == nullptr) return "";
+  std::string header = fmt::format("# rank {}, local rank {}, pid {}", worker->rank, worker->local_rank, worker->pid);
+  if (worker->printed && worker->printed->last_step()) header += fmt::format(", last step {}", *worker->printed->last_step());
+  return header + ", host " + plan_.host + "\n";
 }
 
 void Supervisor::FinishStackCollection(bool then_stop) {
@@ -637,7 +687,7 @@ void Supervisor::FinishStackCollection(bool then_stop) {
         if (candidate->rank == stacks.rank) worker = candidate.get();
       }
       std::string path = JoinPath(attempt_dir_, plan_.host + ".rank" + std::to_string(stacks.rank) + ".stacks.txt");
-      if (!WriteFileAtomic(path, stacks.text).ok()) path = "(not saved)";
+      if (!WriteFileAtomic(path, StacksFileHeader(worker) + stacks.text).ok()) path = "(not saved)";
       if (worker != nullptr && worker->hung) {
         log::Error("stacks of hung rank {} (saved in {}):\n{}", stacks.rank, path, stacks.text);
       } else if (worker != nullptr && worker->stuck_at_exit) {
@@ -646,27 +696,53 @@ void Supervisor::FinishStackCollection(bool then_stop) {
         log::Info("stacks of rank {} saved in {}", stacks.rank, path);
       }
     }
-    // A hang (a stuck exit has no one to wait for): which rank the others
-    // wait for, when the stacks say (analyze/hang_culprit.h).
-    if (std::any_of(workers_.begin(), workers_.end(), [](const auto& worker) { return worker->hung; })) {
-      std::vector<analyze::RankStacks> ranks;
-      for (const StackCollection::Stacks& stacks : stacks_->stacks()) {
-        ranks.push_back({stacks.rank, plan_.host, stacks.text});
-      }
-      analyze::HangVerdict verdict = analyze::JudgeHang(ranks);
-      hang_verdict_ = verdict.summary;
-      std::string verdict_path = JoinPath(attempt_dir_, plan_.host + ".hang_verdict.txt");
-      (void)WriteFileAtomic(verdict_path, verdict.summary + "\n");
-      if (!verdict.culprits.empty()) {
-        log::Error("hang: {} (from the stacks of every rank of this node; {})", verdict.summary, verdict_path);
-      } else {
-        log::Warn("hang: {} ({})", verdict.summary, verdict_path);
-      }
-    }
   }
+  // A hang (a stuck exit has no one to wait for): which rank the others
+  // wait for, when the stacks or flight records say (analyze/hang_culprit.h).
+  bool local_hang = std::any_of(workers_.begin(), workers_.end(), [](const auto& worker) { return worker->hung; });
+  if (stacks_ && (local_hang || stacks_for_remote_hang_)) JudgeHangHere(local_hang);
   stacks_.reset();
   if (phase_ == Phase::kCollectingStacks) phase_ = Phase::kRunning;
   if (then_stop) BeginStop(SIGTERM);
+}
+
+void Supervisor::JudgeHangHere(bool local_hang) {
+  std::vector<analyze::RankStacks> ranks;
+  bool any_record = false;
+  for (const StackCollection::Stacks& stacks : stacks_->stacks()) {
+    analyze::RankStacks rank;
+    rank.rank = stacks.rank;
+    rank.host = plan_.host;
+    rank.text = stacks_->no_tool() ? "" : stacks.text;
+    for (const auto& worker : workers_) {
+      if (worker->rank != stacks.rank) continue;
+      rank.local_rank = worker->local_rank;
+      if (worker->printed) rank.last_step = worker->printed->last_step();
+    }
+    if (!stacks.flight_dump.empty()) {
+      auto record = analyze::ReadFlightRecord(stacks.flight_dump,
+                                              "rank " + std::to_string(stacks.rank) + "'s flight recorder dump");
+      if (record.ok()) rank.flight = std::move(*record);
+      else log::Warn("{}", record.error().message);
+      any_record = any_record || record.ok();
+    }
+    ranks.push_back(std::move(rank));
+  }
+  if (stacks_->no_tool() && !any_record) return;  // no evidence at all: said already
+  analyze::HangVerdict verdict = analyze::JudgeHang(ranks);
+  hang_places_ = verdict.places;
+  if (!local_hang) return;  // node 0 judges the whole job from every node's places
+  hang_verdict_ = verdict.summary;
+  hang_details_ = verdict.details;
+  std::string verdict_path = JoinPath(attempt_dir_, plan_.host + ".hang_verdict.txt");
+  (void)WriteFileAtomic(verdict_path, analyze::FormatVerdict(verdict));
+  std::string details = verdict.details.empty() ? "" : "\n  " + Join(verdict.details, "\n  ");
+  if (!verdict.culprits.empty()) {
+    log::Error("hang: {} (from the {} of every rank of this node; {}){}", verdict.summary, verdict.evidence,
+               verdict_path, details);
+  } else {
+    log::Warn("hang: {} ({})", verdict.summary, verdict_path);
+  }
 }
 
 void Supervisor::FinishAttempt() {
@@ -727,6 +803,7 @@ void Supervisor::DrainStreams() {
 
 AttemptResult Supervisor::Summarize() {
   AttemptResult result;
+  result.hang_places = hang_places_;
   result.ending = ending_;
   result.agent_signal = agent_signal_;
   std::vector<WorkerFailure> failures;
@@ -796,6 +873,7 @@ AttemptResult Supervisor::Summarize() {
     banner.stopped_ranks = stopped;
     banner.hang_timeout_s = plan_.spec.hang_timeout_s;
     banner.hang_verdict = hang_verdict_;
+    banner.hang_details = hang_details_;
     log::Error("workers failed (attempt {}):\n{}", attempt_, FormatFailureBanner(banner));
   } else if (ending_ == AttemptResult::Ending::kAgentSignalled) {
     log::Warn("stopped all {} workers after {}", workers_.size(), io::SignalName(agent_signal_));

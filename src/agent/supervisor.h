@@ -41,6 +41,7 @@
 #include "agent/output_stream.h"
 #include "agent/stack_dump.h"
 #include "agent/worker_env.h"
+#include "analyze/hang_culprit.h"
 #include "telemetry/telemetry_hub.h"
 
 namespace primus::agent {
@@ -56,6 +57,7 @@ struct AttemptResult {
   std::optional<WorkerFailure> root_cause;
   std::vector<WorkerFailure> other_failures;
   std::vector<int> stuck_at_exit;  // ranks stopped after the exit grace (kStuckAtExit)
+  std::vector<analyze::RankPlace> hang_places;  // after a hang here or elsewhere: where each rank was
 };
 
 class Supervisor {
@@ -105,8 +107,15 @@ class Supervisor {
   void ReportStuckAtExit(const std::vector<size_t>& stuck);
   void StartExitGrace(const Worker& finished);
   void CollectStacksThenStop();
+  // StackSignal() to the agent: every worker's stacks (and flight records)
+  // saved in the attempt directory, the workers left running.
+  void TakeStacksOnDemand();
+  std::string StacksFileHeader(const Worker* worker) const;
   // Writes the stacks files and logs them; then (then_stop) stops the workers.
   void FinishStackCollection(bool then_stop = true);
+  // From the stacks and flight records just collected: this node's ranks'
+  // places (sent to node 0), and after a hang here, the node's verdict.
+  void JudgeHangHere(bool local_hang);
   void FinishAttempt();
   void DrainStreams();
   std::optional<SteadyTime> NextDeadline() const;
@@ -123,6 +132,9 @@ class Supervisor {
   JobLink* link_;
   std::string attempt_dir_;
   std::string hang_verdict_;  // what the stacks said of a hang (analyze/hang_culprit.h); "" when none
+  std::vector<std::string> hang_details_;
+  std::vector<analyze::RankPlace> hang_places_;  // each rank's place in that hang, for node 0's judgement
+  bool stacks_for_remote_hang_ = false;  // node 0 stopped the job for a hang elsewhere: stacks first
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<OutputStream*> streams_;  // index = tag - kFirstStreamTag
   std::unique_ptr<char[]> scratch_;

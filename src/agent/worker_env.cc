@@ -112,6 +112,18 @@ WorkerEnvironment::WorkerEnvironment(const LaunchPlan& plan, const char* const* 
   for (const auto& [name, value] : launch_wide) shared_.push_back(Entry(name, value));
   AddFrameworkVariables();
   AddStackDumper();
+  if (spec.flight_recorder) {
+    // The user's own values stay, under either name (newer releases read
+    // TORCH_FR_* first); where the dumps go is read from them then.
+    std::string user_size = SharedValue("TORCH_FR_BUFFER_SIZE");
+    if (user_size.empty()) add_if_unset("TORCH_NCCL_TRACE_BUFFER_SIZE", "2000");
+    if (user_size.empty()) user_size = SharedValue("TORCH_NCCL_TRACE_BUFFER_SIZE");
+    add_if_unset("TORCH_NCCL_DUMP_ON_TIMEOUT", "1");
+    flight_recorder_ = user_size != "0";
+    user_flight_dump_prefix_ = SharedValue("TORCH_FR_DUMP_TEMP_FILE");
+    if (user_flight_dump_prefix_.empty()) user_flight_dump_prefix_ = SharedValue("TORCH_NCCL_DEBUG_INFO_TEMP_FILE");
+    user_flight_pipe_prefix_ = SharedValue("TORCH_NCCL_DEBUG_INFO_PIPE_FILE");
+  }
 
   for (auto& [name, value] : owned_before) {
     const std::string& key = name;  // a structured binding cannot be captured (clang 14)
@@ -119,6 +131,16 @@ WorkerEnvironment::WorkerEnvironment(const LaunchPlan& plan, const char* const* 
                              [&key](const auto& item) { return item.first == key; });
     if (same == launch_wide.end() || same->second != value) replaced_.emplace_back(name, value);
   }
+}
+
+std::string WorkerEnvironment::FlightDumpFile(const std::string& prefix, int rank) const {
+  if (!flight_recorder_) return "";
+  return (user_flight_dump_prefix_.empty() ? prefix : user_flight_dump_prefix_) + std::to_string(rank);
+}
+
+std::string WorkerEnvironment::FlightPipeFile(const std::string& prefix, int rank) const {
+  if (!flight_recorder_) return "";
+  return (user_flight_pipe_prefix_.empty() ? prefix : user_flight_pipe_prefix_) + std::to_string(rank) + ".pipe";
 }
 
 std::string WorkerEnvironment::SharedValue(std::string_view name) const {
@@ -224,6 +246,10 @@ std::vector<std::string> WorkerEnvironment::For(const WorkerSlot& slot) const {
   env.push_back(Entry("TORCHELASTIC_ERROR_FILE", slot.error_file));
   env.push_back(Entry("PRIMUS_HEARTBEAT_FILE", slot.heartbeat_file));
   if (stack_dumper_ && !slot.stack_file.empty()) env.push_back(Entry("PRIMUS_STACK_FILE", slot.stack_file));
+  if (flight_recorder_ && !slot.flight_prefix.empty()) {
+    if (user_flight_dump_prefix_.empty()) env.push_back(Entry("TORCH_NCCL_DEBUG_INFO_TEMP_FILE", slot.flight_prefix));
+    if (user_flight_pipe_prefix_.empty()) env.push_back(Entry("TORCH_NCCL_DEBUG_INFO_PIPE_FILE", slot.flight_prefix));
+  }
   if (!user_metrics_file_ && !slot.metrics_file.empty()) env.push_back(Entry(kMetricsFileVariable, slot.metrics_file));
   if (!omp_default_.empty()) {
     const WorkerPlacement& placement = plan_.spec.placements[static_cast<size_t>(slot.local_rank)];

@@ -46,7 +46,14 @@ struct WorkerSlot {
   std::string heartbeat_file;
   std::string metrics_file{};  // PRIMUS_METRICS_FILE, unless the user set it ("": none)
   std::string stack_file{};    // PRIMUS_STACK_FILE: where the stack dumper writes ("": none)
+  // The flight recorder's file prefix in the attempt directory: the dump is
+  // <prefix><rank>, the debug pipe <prefix><rank>.pipe ("": none).
+  std::string flight_prefix{};
 };
+
+// The flight recorder's files in the attempt directory: <prefix><rank> (the
+// dump) and <prefix><rank>.pipe (its debug pipe), PyTorch's own default names.
+inline constexpr const char* kFlightRecordPrefix = "nccl_trace_rank_";
 
 // The signal on which a worker's stack dumper writes its stacks: a real-time
 // signal no launcher forwards and no framework uses (SIGRTMIN + 5).
@@ -59,6 +66,12 @@ class WorkerEnvironment {
 
   // Whether the workers load the stack dumper (spec.stack_dumper, and python/primus_stacks found).
   bool stack_dumper() const { return stack_dumper_; }
+  // Where rank `rank`'s flight recorder dumps and its debug pipe are, given
+  // the slot's prefix: the user's TORCH_NCCL_DEBUG_INFO_TEMP_FILE / _PIPE_FILE
+  // where set, else ours; "" when the recorder is off (direct.flight_recorder,
+  // or the user's TORCH_NCCL_TRACE_BUFFER_SIZE=0).
+  std::string FlightDumpFile(const std::string& prefix, int rank) const;
+  std::string FlightPipeFile(const std::string& prefix, int rank) const;
   // The full "K=V" list for one worker.
   std::vector<std::string> For(const WorkerSlot& slot) const;
 
@@ -88,6 +101,8 @@ class WorkerEnvironment {
   bool user_metrics_file_ = false;  // PRIMUS_METRICS_FILE came from the user: never replaced
   std::string tf_cluster_;  // TF_CONFIG up to the task index; "" when not asked for
   bool stack_dumper_ = false;  // python/primus_stacks is first on PYTHONPATH
+  bool flight_recorder_ = false;
+  std::string user_flight_dump_prefix_, user_flight_pipe_prefix_;  // the user's own; "" when not set
 };
 
 }  // namespace primus::agent

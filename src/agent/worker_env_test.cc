@@ -49,6 +49,7 @@ TEST(WorkerEnvTest, SetsTheTorchrunContractForStaticMultiNode) {
       {"TORCHELASTIC_ERROR_FILE", "/logs/err.json"}, {"NODE_RANK", "1"}, {"NNODES", "2"},
       {"PRIMUS_HEARTBEAT_FILE", "/logs/hb"}, {"PRIMUS_LAUNCH_TOKEN", "abc123"},
       {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"}, {"PYTHONUNBUFFERED", "1"}, {"OMP_NUM_THREADS", "4"},
+      {"TORCH_NCCL_TRACE_BUFFER_SIZE", "2000"}, {"TORCH_NCCL_DUMP_ON_TIMEOUT", "1"},
       {"PATH", "/usr/bin"}, {"FROM_SPEC", "spec"}, {"ALREADY_SET", "spec"},
   };
   EXPECT_EQ(env, expected);
@@ -233,6 +234,41 @@ TEST(WorkerEnvTest, EachWorkerGetsItsMetricsFileUnlessTheUserSetOne) {
   WorkerEnvironment flagged(plan, base);
   EXPECT_TRUE(flagged.user_metrics_file());
   EXPECT_EQ(AsMap(flagged.For({0, 0, "e", "h", "/x"}))["PRIMUS_METRICS_FILE"], "/from/env/flag.jsonl");
+}
+
+// PyTorch's flight recorder: on with its dump and debug pipe in the attempt
+// directory, and every variable the user set kept (then read from theirs).
+TEST(WorkerEnvTest, FlightRecorderIsOnUnlessTheUserSaidOtherwise) {
+  LaunchPlan plan = Plan();
+  const char* base[] = {"PATH=/usr/bin", nullptr};
+  WorkerEnvironment ours(plan, base);
+  WorkerSlot slot{1, 0, "e", "h"};
+  slot.flight_prefix = "/logs/attempt_0/nccl_trace_rank_";
+  auto env = AsMap(ours.For(slot));
+  EXPECT_EQ(env["TORCH_NCCL_TRACE_BUFFER_SIZE"], "2000");
+  EXPECT_EQ(env["TORCH_NCCL_DUMP_ON_TIMEOUT"], "1");
+  EXPECT_EQ(env["TORCH_NCCL_DEBUG_INFO_TEMP_FILE"], "/logs/attempt_0/nccl_trace_rank_");
+  EXPECT_EQ(env["TORCH_NCCL_DEBUG_INFO_PIPE_FILE"], "/logs/attempt_0/nccl_trace_rank_");
+  EXPECT_EQ(ours.FlightDumpFile(slot.flight_prefix, 5), "/logs/attempt_0/nccl_trace_rank_5");
+  EXPECT_EQ(ours.FlightPipeFile(slot.flight_prefix, 5), "/logs/attempt_0/nccl_trace_rank_5.pipe");
+
+  const char* user[] = {"TORCH_NCCL_DUMP_ON_TIMEOUT=0", "TORCH_FR_DUMP_TEMP_FILE=/mine/fr_", nullptr};
+  WorkerEnvironment theirs(plan, user);
+  env = AsMap(theirs.For(slot));
+  EXPECT_EQ(env["TORCH_NCCL_DUMP_ON_TIMEOUT"], "0");
+  EXPECT_EQ(env["TORCH_FR_DUMP_TEMP_FILE"], "/mine/fr_");
+  EXPECT_EQ(env.count("TORCH_NCCL_DEBUG_INFO_TEMP_FILE"), 0u);
+  EXPECT_EQ(theirs.FlightDumpFile(slot.flight_prefix, 5), "/mine/fr_5");
+
+  const char* off[] = {"TORCH_NCCL_TRACE_BUFFER_SIZE=0", nullptr};
+  WorkerEnvironment disabled(plan, off);
+  EXPECT_EQ(AsMap(disabled.For(slot))["TORCH_NCCL_TRACE_BUFFER_SIZE"], "0");
+  EXPECT_EQ(disabled.FlightDumpFile(slot.flight_prefix, 5), "");
+
+  plan.spec.flight_recorder = false;  // direct.flight_recorder=false
+  env = AsMap(WorkerEnvironment(plan, base).For(slot));
+  EXPECT_EQ(env.count("TORCH_NCCL_TRACE_BUFFER_SIZE"), 0u);
+  EXPECT_EQ(env.count("TORCH_NCCL_DEBUG_INFO_PIPE_FILE"), 0u);
 }
 
 }  // namespace

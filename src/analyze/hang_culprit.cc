@@ -3,16 +3,13 @@
 #include <algorithm>
 #include <map>
 
+#include "analyze/python_frame.h"
 #include "util/strings.h"
 
 namespace primus::analyze {
 namespace {
 
-struct Frame {
-  std::string file;
-  std::string line;
-  std::string function;
-};
+using Frame = PythonFrame;
 
 // The frames of the main thread, innermost first. faulthandler: the
 // "Current thread" block (the thread that took the signal: the main one),
@@ -61,62 +58,37 @@ std::vector<Frame> MainThreadFrames(const std::string& text) {
   return blocks.empty() ? std::vector<Frame>{} : blocks.front();
 }
 
-bool LibraryFile(const std::string& file) {
-  return file.starts_with("<frozen") || file.find("/site-packages/") != std::string::npos ||
-         file.find("/dist-packages/") != std::string::npos || file.find("/lib/python3") != std::string::npos;
-}
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string RankList(const std::vector<int>& ranks) {
+std::string RankList(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
   std::vector<std::string> words;
   for (int rank : ranks) words.push_back(std::to_string(rank));
   return (ranks.size() == 1 ? "rank " : "ranks ") + Join(words, ", ");
 }
 
-}  // namespace
-
-RankPlace PlaceOf(const RankStacks& stacks) {
-  RankPlace place;
-  place.rank = stacks.rank;
-  place.host = stacks.host;
-  std::vector<Frame> frames = MainThreadFrames(stacks.text);
-  place.readable = !frames.empty();
-  for (const Frame& frame : frames) {  // innermost first
-    bool c10d = frame.file.find("torch/distributed/") != std::string::npos &&
-                (frame.file.ends_with("distributed_c10d.py") || frame.file.ends_with("c10d_logger.py"));
-    if (c10d && place.collective.empty() && frame.function != "wrapper" && !frame.function.starts_with("_")) {
-      place.collective = frame.function;
-    }
-    if (place.frame.empty() && !LibraryFile(frame.file)) {
-      place.frame = BaseName(frame.file) + ":" + frame.line + " in " + frame.function;
-    }
+const RankPlace* FindPlace(const std::vector<RankPlace>& places, int rank) {
+  for (const RankPlace& place : places) {
+    if (place.rank == rank) return &place;
   }
-  return place;
+  return nullptr;
 }
 
-HangVerdict JudgeHang(const std::vector<RankStacks>& ranks) {
+// "at train.py:20 in wait_for_peer on node1"
+std::string Where(const std::vector<RankPlace>& places, int rank) {
+  const RankPlace* place = FindPlace(places, rank);
+  if (place == nullptr) return "";
+  std::string text = place->frame.empty() ? "in library code" : "at " + place->frame;
+  return place->host.empty() ? text : text + " on " + place->host;
+}
+
+// The verdict of the stacks alone.
+HangVerdict JudgeStacks(const std::vector<RankPlace>& places) {
   HangVerdict verdict;
   std::map<std::string, std::vector<int>> by_collective;  // "" = in none
   std::vector<int> unreadable;
-  for (const RankStacks& stacks : ranks) {
-    RankPlace place = PlaceOf(stacks);
+  for (const RankPlace& place : places) {
     if (place.readable) by_collective[place.collective].push_back(place.rank);
     else unreadable.push_back(place.rank);
-    verdict.places.push_back(std::move(place));
   }
-  auto where = [&](int rank) {
-    for (const RankPlace& place : verdict.places) {
-      if (place.rank == rank) {
-        std::string text = place.frame.empty() ? "in library code" : "at " + place.frame;
-        return place.host.empty() ? text : text + " on " + place.host;
-      }
-    }
-    return std::string();
-  };
   std::vector<std::string> collectives;
   for (const auto& [name, members] : by_collective) {
     if (!name.empty()) collectives.push_back(name);
@@ -134,10 +106,9 @@ HangVerdict JudgeHang(const std::vector<RankStacks>& ranks) {
     for (const auto& [name, members] : by_collective) {
       if (!name.empty()) waiting.insert(waiting.end(), members.begin(), members.end());
     }
-    std::sort(waiting.begin(), waiting.end());
     verdict.culprits = outside;
     std::vector<std::string> parts;
-    for (int rank : outside) parts.push_back("rank " + std::to_string(rank) + " is " + where(rank));
+    for (int rank : outside) parts.push_back("rank " + std::to_string(rank) + " is " + Where(places, rank));
     verdict.summary = RankList(outside) + (outside.size() == 1 ? " is" : " are") + " not in the " +
                       Join(collectives, "/") + " that " + RankList(waiting) + " wait" + (waiting.size() == 1 ? "s" : "") +
                       " in: " + Join(parts, "; ") + tail;
@@ -160,6 +131,158 @@ HangVerdict JudgeHang(const std::vector<RankStacks>& ranks) {
   verdict.summary = "every rank is inside " + collectives.front() +
                     ": the stacks do not single one out (one may be behind in the sequence of collectives)" + tail;
   return verdict;
+}
+
+// "all_reduce #42 [[3, 4]]"
+std::string PendingText(const GroupProgress& group) {
+  std::string text = (group.pending_op.empty() ? "a collective" : group.pending_op) + " #" +
+                     std::to_string(group.pending_seq);
+  if (!group.pending_sizes.empty() && group.pending_sizes != "[]") text += " " + group.pending_sizes;
+  return text;
+}
+
+// The verdict of the flight records, group by group: the first group that
+// singles a rank out decides; else the first group's observation is kept.
+HangVerdict JudgeFlightRecords(const std::vector<RankPlace>& places) {
+  HangVerdict verdict;
+  std::map<std::string, std::vector<std::pair<int, const GroupProgress*>>> by_group;
+  for (const RankPlace& place : places) {
+    for (const GroupProgress& group : place.groups) by_group[group.group].emplace_back(place.rank, &group);
+  }
+  std::string observation;
+  for (const auto& [name, members] : by_group) {
+    if (members.size() < 2) continue;
+    int64_t newest = -1;
+    for (const auto& [rank, group] : members) newest = std::max(newest, group->last_enqueued);
+    std::vector<int> behind, ahead;
+    std::vector<std::string> behind_parts;
+    const GroupProgress* waiting_in = nullptr;
+    for (const auto& [rank, group] : members) {
+      if (group->last_enqueued < newest) {
+        behind.push_back(rank);
+        behind_parts.push_back("rank " + std::to_string(rank) + " issued up to #" +
+                               std::to_string(group->last_enqueued));
+      } else {
+        ahead.push_back(rank);
+        if (waiting_in == nullptr && group->pending_seq >= 0) waiting_in = group;
+      }
+    }
+    if (!behind.empty()) {
+      verdict.culprits = behind;
+      std::string waited = waiting_in ? PendingText(*waiting_in) : "collective #" + std::to_string(newest);
+      if (waiting_in && !waiting_in->pending_frame.empty()) waited += " (issued at " + waiting_in->pending_frame + ")";
+      verdict.summary = RankList(behind) + (behind.size() == 1 ? " is" : " are") + " behind in process group " + name +
+                        ": " + Join(behind_parts, ", ") + ", while " + RankList(ahead) + " wait" +
+                        (ahead.size() == 1 ? "s" : "") + " in " + waited;
+      return verdict;
+    }
+    // Everyone issued as many: what is each one waiting in?
+    std::map<std::string, std::vector<int>> by_pending;
+    for (const auto& [rank, group] : members) {
+      if (group->pending_seq >= 0) by_pending[PendingText(*group)].push_back(rank);
+    }
+    if (by_pending.size() > 1) {
+      std::string fewest;
+      std::vector<std::string> parts;
+      for (const auto& [pending, ranks] : by_pending) {
+        if (fewest.empty() || ranks.size() < by_pending[fewest].size()) fewest = pending;
+        parts.push_back(pending + " (" + RankList(ranks) + ")");
+      }
+      verdict.culprits = by_pending[fewest];
+      verdict.summary = "the ranks of process group " + name + " wait in different collectives: " + Join(parts, ", ") +
+                        "; " + RankList(verdict.culprits) + " in " + fewest + " " +
+                        (verdict.culprits.size() == 1 ? "is" : "are") + " the odd one out";
+      return verdict;
+    }
+    if (!observation.empty()) continue;
+    observation = by_pending.size() == 1
+                      ? "every rank of process group " + name + " waits in " + by_pending.begin()->first +
+                            ": none is behind, so the collective itself does not complete (network, GPU or NCCL)"
+                      : "every rank of process group " + name + " completed collective #" + std::to_string(newest) +
+                            " and none is pending";
+  }
+  verdict.summary = observation;
+  return verdict;
+}
+
+}  // namespace
+
+RankPlace PlaceOf(const RankStacks& stacks) {
+  RankPlace place;
+  place.rank = stacks.rank;
+  place.host = stacks.host;
+  place.local_rank = stacks.local_rank;
+  place.last_step = stacks.last_step;
+  std::vector<Frame> frames = MainThreadFrames(stacks.text);
+  place.readable = !frames.empty();
+  for (const Frame& frame : frames) {  // innermost first
+    bool c10d = frame.file.find("torch/distributed/") != std::string::npos &&
+                (frame.file.ends_with("distributed_c10d.py") || frame.file.ends_with("c10d_logger.py"));
+    if (c10d && place.collective.empty() && frame.function != "wrapper" && !frame.function.starts_with("_")) {
+      place.collective = frame.function;
+    }
+    if (place.frame.empty() && !IsLibraryFile(frame.file)) place.frame = FrameText(frame);
+  }
+  if (stacks.flight) {
+    place.has_flight_record = true;
+    place.groups = stacks.flight->groups;
+  }
+  return place;
+}
+
+HangVerdict JudgePlaces(std::vector<RankPlace> places) {
+  std::sort(places.begin(), places.end(), [](const RankPlace& a, const RankPlace& b) { return a.rank < b.rank; });
+  bool any_stack = std::any_of(places.begin(), places.end(), [](const RankPlace& p) { return p.readable; });
+  bool any_record = std::any_of(places.begin(), places.end(), [](const RankPlace& p) { return p.has_flight_record; });
+  HangVerdict verdict = JudgeStacks(places);
+  if (verdict.culprits.empty() && any_record) {
+    HangVerdict flight = JudgeFlightRecords(places);
+    if (!flight.culprits.empty()) {
+      verdict.culprits = flight.culprits;
+      verdict.summary = flight.summary;
+    } else if (!flight.summary.empty()) {
+      verdict.summary = flight.summary + (any_stack ? "; the stacks: " + verdict.summary : "");
+    }
+  }
+  verdict.evidence = any_stack && any_record ? "stacks and flight records" : any_record ? "flight records" : "stacks";
+  for (int rank : verdict.culprits) {
+    const RankPlace* place = FindPlace(places, rank);
+    if (place == nullptr) continue;
+    std::vector<std::string> facts;
+    if (!place->host.empty()) facts.push_back("host " + place->host);
+    if (place->local_rank >= 0) facts.push_back("local rank " + std::to_string(place->local_rank));
+    if (place->last_step) facts.push_back("last step " + std::to_string(*place->last_step));
+    if (place->readable) facts.push_back(place->frame.empty() ? "in library code" : "at " + place->frame);
+    verdict.details.push_back("rank " + std::to_string(rank) + ": " + Join(facts, ", "));
+  }
+  verdict.places = std::move(places);
+  return verdict;
+}
+
+HangVerdict JudgeHang(const std::vector<RankStacks>& ranks) {
+  std::vector<RankPlace> places;
+  for (const RankStacks& stacks : ranks) places.push_back(PlaceOf(stacks));
+  return JudgePlaces(std::move(places));
+}
+
+std::string FormatVerdict(const HangVerdict& verdict) {
+  std::string out = verdict.summary + "\n";
+  for (const std::string& line : verdict.details) out += "  " + line + "\n";
+  out += "evidence: " + verdict.evidence + "\n";
+  for (const RankPlace& place : verdict.places) {
+    std::string where = !place.readable              ? "no stack"
+                        : place.collective.empty() ? "not in a collective"
+                                                   : "in " + place.collective;
+    if (!place.frame.empty()) where += ", at " + place.frame;
+    out += "  rank " + std::to_string(place.rank) + (place.host.empty() ? "" : " (" + place.host + ")") + ": " + where;
+    for (const GroupProgress& group : place.groups) {
+      out += "; group " + group.group + ": completed #" + std::to_string(group.last_completed) + " of #" +
+             std::to_string(group.last_enqueued);
+      if (group.pending_seq >= 0) out += ", waits in " + PendingText(group);
+    }
+    out += "\n";
+  }
+  return out;
 }
 
 }  // namespace primus::analyze

@@ -5,6 +5,14 @@
 namespace primus::analyze {
 namespace {
 
+RankStacks Stacks(int rank, std::string host, std::string text) {
+  RankStacks stacks;
+  stacks.rank = rank;
+  stacks.host = std::move(host);
+  stacks.text = std::move(text);
+  return stacks;
+}
+
 // faulthandler's text (Python 3.11), as primus-cli's stack dumper writes it.
 std::string InAllReduce() {
   return "Thread 0x00007f00aaaa (most recent call first):\n"
@@ -23,8 +31,8 @@ std::string Sleeping() {
 }
 
 TEST(HangCulpritTest, TheRankOutsideTheCollectiveIsNamed) {
-  HangVerdict verdict = JudgeHang({{0, "node0", InAllReduce()}, {1, "node0", InAllReduce()},
-                                   {2, "node1", Sleeping()}, {3, "node1", InAllReduce()}});
+  HangVerdict verdict = JudgeHang({Stacks(0, "node0", InAllReduce()), Stacks(1, "node0", InAllReduce()),
+                                   Stacks(2, "node1", Sleeping()), Stacks(3, "node1", InAllReduce())});
   EXPECT_EQ(verdict.culprits, std::vector<int>{2});
   EXPECT_EQ(verdict.summary,
             "rank 2 is not in the all_reduce that ranks 0, 1, 3 wait in: rank 2 is at train.py:20 in wait_for_peer on "
@@ -35,17 +43,17 @@ TEST(HangCulpritTest, TheRankOutsideTheCollectiveIsNamed) {
 TEST(HangCulpritTest, DifferentCollectivesNameTheOddOneOut) {
   std::string barrier = InAllReduce();
   barrier.replace(barrier.find("in all_reduce"), 13, "in barrier");
-  HangVerdict verdict = JudgeHang({{0, "", InAllReduce()}, {1, "", barrier}, {2, "", InAllReduce()}});
+  HangVerdict verdict = JudgeHang({Stacks(0, "", InAllReduce()), Stacks(1, "", barrier), Stacks(2, "", InAllReduce())});
   EXPECT_EQ(verdict.culprits, std::vector<int>{1});
   EXPECT_NE(verdict.summary.find("different collectives: all_reduce (ranks 0, 2), barrier (rank 1)"), std::string::npos)
       << verdict.summary;
 }
 
 TEST(HangCulpritTest, NothingSinglesOneOutAndSaysSo) {
-  HangVerdict same = JudgeHang({{0, "", InAllReduce()}, {1, "", InAllReduce()}});
+  HangVerdict same = JudgeHang({Stacks(0, "", InAllReduce()), Stacks(1, "", InAllReduce())});
   EXPECT_TRUE(same.culprits.empty());
   EXPECT_NE(same.summary.find("every rank is inside all_reduce"), std::string::npos);
-  HangVerdict none = JudgeHang({{0, "", Sleeping()}, {1, "", "no stack tool found"}});
+  HangVerdict none = JudgeHang({Stacks(0, "", Sleeping()), Stacks(1, "", "no stack tool found")});
   EXPECT_TRUE(none.culprits.empty());
   EXPECT_EQ(none.summary, "no rank is inside a collective: the stacks do not name one the others wait for; no stack "
                           "from rank 1");
@@ -56,7 +64,7 @@ TEST(HangCulpritTest, PySpyStacksAreReadToo) {
   std::string spy = "Process 123: python3 train.py\nThread 123 (idle): \"MainThread\"\n"
                     "    all_reduce (torch/distributed/distributed_c10d.py:1436)\n    main (train.py:31)\n";
   std::string stuck = "Thread 124 (idle): \"MainThread\"\n    load_batch (data.py:88)\n    main (train.py:29)\n";
-  HangVerdict verdict = JudgeHang({{0, "", spy}, {1, "", stuck}});
+  HangVerdict verdict = JudgeHang({Stacks(0, "", spy), Stacks(1, "", stuck)});
   EXPECT_EQ(verdict.culprits, std::vector<int>{1});
   EXPECT_NE(verdict.summary.find("rank 1 is at data.py:88 in load_batch"), std::string::npos) << verdict.summary;
 }

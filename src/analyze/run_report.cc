@@ -12,6 +12,7 @@
 #include "config/yaml_parser.h"
 #include "telemetry/node_sample.h"
 #include "util/json_fields.h"
+#include "analyze/run_files.h"
 #include "util/files.h"
 #include "util/strings.h"
 
@@ -19,31 +20,6 @@ namespace primus::analyze {
 namespace {
 
 namespace fs = std::filesystem;
-
-// attempt_<n> directories under logs/, in attempt order.
-std::vector<std::pair<int, fs::path>> AttemptDirs(const std::string& logs) {
-  static const RE2 attempt_name(R"(attempt_(\d+))");
-  std::vector<std::pair<int, fs::path>> dirs;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(logs, error)) {
-    int attempt = 0;
-    if (entry.is_directory() && RE2::FullMatch(entry.path().filename().string(), attempt_name, &attempt)) {
-      dirs.emplace_back(attempt, entry.path());
-    }
-  }
-  std::sort(dirs.begin(), dirs.end());
-  return dirs;
-}
-
-std::vector<fs::path> FilesIn(const fs::path& dir) {
-  std::vector<fs::path> files;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(dir, error)) {
-    if (entry.is_regular_file()) files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 // Each rank's step_time_s and time parts over all attempts (docs/monitor.md's
 // worker lines). A record that repeats the step of the one before it (the

@@ -55,6 +55,7 @@ std::vector<SchemaKey> LauncherKeys() {
       {"direct.exit_grace", kDouble, "60.0", "once a worker exited 0, seconds the others may stay silent before they are called stuck at exit and stopped; 0 waits forever"},
       {"direct.log_dir", kString, "", "directory for per-rank logs"},
       {"direct.torchrun_log_files", kBool, "false", "also write torchrun's layout in each attempt directory: <local rank>/stdout.log and stderr.log for the streams --redirects or --tee name, and error.json"},
+      {"direct.flight_recorder", kBool, "true", "turn on PyTorch's NCCL flight recorder (TORCH_NCCL_TRACE_BUFFER_SIZE, dump on timeout and on a hang, in the attempt directory) where the user set none of its variables"},
       {"direct.stack_dumper", kBool, "true", "Python workers load primus-cli's stack dumper (faulthandler on a signal), so a hang has stacks without py-spy"},
       {"direct.framework_env", kString, "", "other frameworks' distributed variables for every worker: jax, tensorflow (comma-separated)"},
       {"direct.virtual_local_rank", kBool, "false", "torchrun's --virtual-local-rank: every worker gets LOCAL_RANK=0 and CUDA_VISIBLE_DEVICES naming only its own GPU"},

@@ -319,6 +319,70 @@ std::optional<WorkerFailure> OptionalFailure(const Json& json, const char* key) 
   return FailureFromJson(failure);
 }
 
+// A rank's place in a hang as a peer sends it: every text one line of at
+// most kMaxPlaceText characters, at most kMaxPlaceGroups process groups.
+constexpr size_t kMaxPlaceText = 512;
+constexpr size_t kMaxPlaceGroups = 64;
+constexpr size_t kMaxPlaces = 4096;
+
+std::string PlaceText(const Json& json, const char* key) {
+  std::string text = OneLine(json, key);
+  if (text.size() > kMaxPlaceText) text.resize(kMaxPlaceText);
+  return text;
+}
+
+Json PlacesToJson(const std::vector<analyze::RankPlace>& places) {
+  Json list = Json::array();
+  for (const analyze::RankPlace& place : places) {
+    Json groups = Json::array();
+    for (const analyze::GroupProgress& group : place.groups) {
+      groups.push_back({{"group", group.group}, {"last_enqueued", group.last_enqueued},
+                        {"last_completed", group.last_completed}, {"pending_seq", group.pending_seq},
+                        {"pending_op", group.pending_op}, {"pending_sizes", group.pending_sizes},
+                        {"pending_state", group.pending_state}, {"pending_frame", group.pending_frame}});
+    }
+    Json item{{"rank", place.rank}, {"host", place.host}, {"collective", place.collective}, {"frame", place.frame},
+              {"readable", place.readable}, {"local_rank", place.local_rank},
+              {"has_flight_record", place.has_flight_record}, {"groups", groups}};
+    if (place.last_step) item["last_step"] = *place.last_step;
+    list.push_back(std::move(item));
+  }
+  return list;
+}
+
+std::vector<analyze::RankPlace> PlacesFrom(const Json& json) {
+  std::vector<analyze::RankPlace> places;
+  for (const Json& item : json_fields::Array(json, "hang_places")) {
+    if (!item.is_object() || places.size() >= kMaxPlaces) continue;
+    std::optional<int> rank = IntegerIn(item, "rank", 0, INT_MAX);
+    if (!rank) continue;
+    analyze::RankPlace place;
+    place.rank = *rank;
+    place.host = PlaceText(item, "host");
+    place.collective = PlaceText(item, "collective");
+    place.frame = PlaceText(item, "frame");
+    place.readable = Bool(item, "readable").value_or(false);
+    place.local_rank = IntegerIn(item, "local_rank", -1, INT_MAX).value_or(-1);
+    place.last_step = json_fields::Integer(item, "last_step");
+    place.has_flight_record = Bool(item, "has_flight_record").value_or(false);
+    for (const Json& entry : json_fields::Array(item, "groups")) {
+      if (!entry.is_object() || place.groups.size() >= kMaxPlaceGroups) continue;
+      analyze::GroupProgress group;
+      group.group = PlaceText(entry, "group");
+      group.last_enqueued = json_fields::Integer(entry, "last_enqueued").value_or(-1);
+      group.last_completed = json_fields::Integer(entry, "last_completed").value_or(-1);
+      group.pending_seq = json_fields::Integer(entry, "pending_seq").value_or(-1);
+      group.pending_op = PlaceText(entry, "pending_op");
+      group.pending_sizes = PlaceText(entry, "pending_sizes");
+      group.pending_state = PlaceText(entry, "pending_state");
+      group.pending_frame = PlaceText(entry, "pending_frame");
+      if (!group.group.empty()) place.groups.push_back(std::move(group));
+    }
+    places.push_back(std::move(place));
+  }
+  return places;
+}
+
 }  // namespace
 
 Json OutcomeToJson(const NodeOutcome& outcome) {
@@ -328,6 +392,7 @@ Json OutcomeToJson(const NodeOutcome& outcome) {
             {"stuck_at_exit", outcome.stuck_at_exit},
             {"other_failures", FailureList(outcome.other_failures)}};
   if (outcome.root_cause) json["root_cause"] = FailureToJson(*outcome.root_cause);
+  if (!outcome.hang_places.empty()) json["hang_places"] = PlacesToJson(outcome.hang_places);
   return json;
 }
 
@@ -341,6 +406,7 @@ NodeOutcome OutcomeFromJson(const Json& json) {
   }
   outcome.root_cause = OptionalFailure(json, "root_cause");
   outcome.other_failures = FailuresFrom(json, "other_failures");
+  outcome.hang_places = PlacesFrom(json);
   return outcome;
 }
 

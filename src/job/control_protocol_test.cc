@@ -197,6 +197,41 @@ TEST(ControlProtocolTest, DecisionAndOutcomeRoundTrip) {
   EXPECT_EQ(outcome_back.other_failures.size(), 2u);
 }
 
+// A hang's places cross the wire whole; a peer's odd ones are bounded and escaped.
+TEST(ControlProtocolTest, HangPlacesTravelInTheOutcome) {
+  NodeOutcome outcome;
+  analyze::RankPlace place;
+  place.rank = 5;
+  place.host = "node1";
+  place.frame = "train.py:20 in wait_for_peer";
+  place.readable = true;
+  place.local_rank = 1;
+  place.last_step = 41;
+  place.has_flight_record = true;
+  analyze::GroupProgress group;
+  group.group = "0 (default_pg)";
+  group.last_enqueued = 41;
+  group.last_completed = 41;
+  place.groups.push_back(group);
+  outcome.hang_places.push_back(place);
+  NodeOutcome back = OutcomeFromJson(Json::parse(OutcomeToJson(outcome).dump()));
+  ASSERT_EQ(back.hang_places.size(), 1u);
+  EXPECT_EQ(back.hang_places[0].frame, "train.py:20 in wait_for_peer");
+  EXPECT_EQ(back.hang_places[0].last_step, 41);
+  ASSERT_EQ(back.hang_places[0].groups.size(), 1u);
+  EXPECT_EQ(back.hang_places[0].groups[0].last_enqueued, 41);
+
+  Json odd = Json::parse(R"({"hang_places": [7, {"rank": -1}, {"rank": 2, "host": "a\u001b[31mb", "groups": "x",
+                              "last_step": "many"}]})");
+  odd["hang_places"][2]["frame"] = std::string(10000, 'f');
+  NodeOutcome read = OutcomeFromJson(odd);
+  ASSERT_EQ(read.hang_places.size(), 1u);
+  EXPECT_EQ(read.hang_places[0].rank, 2);
+  EXPECT_EQ(read.hang_places[0].host.find('\x1b'), std::string::npos);
+  EXPECT_LE(read.hang_places[0].frame.size(), 512u);
+  EXPECT_FALSE(read.hang_places[0].last_step);
+}
+
 TEST(ControlProtocolTest, MessagesWithoutTypeOrGenerationAreRecognised) {
   EXPECT_EQ(MessageType(Json::array()), "");
   EXPECT_EQ(MessageType(Json{{"type", 3}}), "");

@@ -243,7 +243,8 @@ void JobCoordinator::OnPeerMessage(Peer& peer, const Json& message) {
     WorkerFailure failure = FailureFromJson(json_fields::Object(message, "failure"));
     reported_failures_.push_back(failure);
     StopEveryone(fmt::format("rank {} on {} failed with {}", failure.rank, peer.node.Describe(),
-                             failure.hung ? "a hang" : DescribeEnding(failure.exit_code, failure.signal)));
+                             failure.hung ? "a hang" : DescribeEnding(failure.exit_code, failure.signal)),
+                 failure.hung);
   } else if (type == "done") {
     peer.outcome = OutcomeFromJson(json_fields::Object(message, "outcome"));
     if (peer.outcome->agent_signal != 0 && agent_signal_ == 0) agent_signal_ = peer.outcome->agent_signal;
@@ -279,11 +280,13 @@ void JobCoordinator::LosePeer(Peer& peer, std::string why) {
   StopEveryone("lost " + peer.node.Describe() + ": " + why);
 }
 
-void JobCoordinator::StopEveryone(const std::string& reason) {
+void JobCoordinator::StopEveryone(const std::string& reason, bool take_stacks) {
   if (stop_reason_) return;
   stop_reason_ = reason;
-  log::Warn("stopping every node's workers: {}", reason);
+  stop_takes_stacks_ = take_stacks;
+  log::Warn("stopping every node's workers: {}{}", reason, take_stacks ? " (each node takes their stacks first)" : "");
   Json stop{{"type", "stop"}, {"generation", generation_}, {"reason", reason}};
+  if (take_stacks) stop["stacks"] = true;
   for (size_t slot = 1; slot < peers_.size(); ++slot) {
     // Before the start every joined node is told; after it, the running ones (not standbys).
     if (!started_ || peers_[slot].active) Send(peers_[slot], stop);
@@ -293,7 +296,8 @@ void JobCoordinator::StopEveryone(const std::string& reason) {
 void JobCoordinator::ReportLocalFailure(const WorkerFailure& failure) {
   reported_failures_.push_back(failure);
   StopEveryone(fmt::format("rank {} on {} failed with {}", failure.rank, settings_.self.Describe(),
-                           failure.hung ? "a hang" : DescribeEnding(failure.exit_code, failure.signal)));
+                           failure.hung ? "a hang" : DescribeEnding(failure.exit_code, failure.signal)),
+               failure.hung);
 }
 
 void JobCoordinator::ReportLocalSignal(int signal) {

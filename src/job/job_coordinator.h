@@ -35,6 +35,7 @@ class JobCoordinator : public agent::JobLink {
   std::optional<agent::SteadyTime> NextDeadline() const override;
   void OnDeadline(agent::SteadyTime now) override;
   std::optional<std::string> stop_reason() const override { return stop_reason_; }
+  bool stop_takes_stacks() const override { return stop_takes_stacks_; }
   void ReportLocalFailure(const agent::WorkerFailure& failure) override;
   void ReportLocalSignal(int signal) override;
   bool coordinates() const override { return true; }
@@ -93,13 +94,15 @@ class JobCoordinator : public agent::JobLink {
   void HandlePeer(int slot);
   void OnPeerMessage(Peer& peer, const Json& message);
   void LosePeer(Peer& peer, std::string why);
-  void StopEveryone(const std::string& reason);
+  // take_stacks: the stop is for a hang; every node takes its workers' stacks first.
+  void StopEveryone(const std::string& reason, bool take_stacks = false);
   void Send(Peer& peer, const Json& message);
   void Broadcast(const Json& message);
   void RefuseEveryone(const std::string& reason);
   std::vector<int> MissingRanks() const;
   agent::JobDecision Decide(const std::vector<int>& never_reported);
-  void PrintBanner(const agent::JobDecision& decision) const;
+  // Also judges a hang from every node's places (decision.hang_verdict).
+  void PrintBanner(agent::JobDecision& decision) const;
   bool SleepForBackoff(double seconds);
   // The restart `decided` on does not happen: every node ends with `exit_code`.
   agent::JobDecision CallOffRestart(agent::JobDecision decided, int exit_code, const std::string& why, int generation);
@@ -122,6 +125,7 @@ class JobCoordinator : public agent::JobLink {
   bool started_ = false;
   std::optional<std::string> refusal_;        // an inconsistent job: why
   std::optional<std::string> stop_reason_;    // set once per generation
+  bool stop_takes_stacks_ = false;
   std::vector<agent::WorkerFailure> reported_failures_;  // failure messages of this generation
   int agent_signal_ = 0;                      // a node's agent was signalled: no restart
   bool fatal_ = false;                        // a node could not start its workers: no restart

@@ -92,6 +92,7 @@ JobDecision JobCoordinator::EndGeneration(const NodeOutcome& outcome) {
   }
   ++generation_;
   stop_reason_.reset();
+  stop_takes_stacks_ = false;
   reported_failures_.clear();
   scale_up_.clear();
   for (Peer& peer : peers_) peer.outcome.reset();
@@ -130,6 +131,7 @@ bool JobCoordinator::SleepForBackoff(double seconds) {
   // a signal does: the next generation starts with the nodes there are).
   std::string failure_reason = stop_reason_.value_or("");
   stop_reason_.reset();
+  stop_takes_stacks_ = false;
   SteadyTime until = SteadyClock::now() + Seconds(seconds);
   while (SteadyClock::now() < until) {
     int signal = PumpLinkEvents(handles_, *this, until);
@@ -264,10 +266,25 @@ JobDecision JobCoordinator::Decide(const std::vector<int>& never_reported) {
   return decision;
 }
 
-void JobCoordinator::PrintBanner(const JobDecision& decision) const {
+void JobCoordinator::PrintBanner(JobDecision& decision) const {
   BannerInput banner;
   banner.root_cause = *decision.root_cause;
   banner.other_failures = decision.other_failures;
+  // A hang: every node's ranks' places, judged together.
+  std::vector<analyze::RankPlace> places;
+  for (const Peer& peer : peers_) {
+    if (peer.outcome) places.insert(places.end(), peer.outcome->hang_places.begin(), peer.outcome->hang_places.end());
+  }
+  if (!places.empty()) {
+    analyze::HangVerdict verdict = analyze::JudgePlaces(std::move(places));
+    banner.hang_verdict = verdict.summary;
+    banner.hang_details = verdict.details;
+    decision.hang_verdict = analyze::FormatVerdict(verdict);
+    if (!verdict.culprits.empty()) {
+      log::Error("hang: {} (from the {} of every rank of the job's {} nodes)", verdict.summary, verdict.evidence,
+                 layout_.nnodes);
+    }
+  }
   log::Error("job failed (generation {} of {} nodes): root cause rank {} on host {}\n{}", generation_,
              layout_.nnodes, decision.root_cause->rank, decision.root_cause->host,
              FormatFailureBanner(banner));

@@ -202,6 +202,7 @@ void JobMember::OnMessage(const Json& message) {
     // Only for a generation this node runs (not one that ran while it waited as a standby).
     if (start_generation_ && MessageGeneration(message) == *start_generation_ && !stop_reason_) {
       stop_reason_ = MessageText(message, "reason", "node 0 stopped the job");
+      stop_takes_stacks_ = json_fields::Bool(message, "stacks").value_or(false);
     }
   } else if (type == "decision") {
     if (MessageGeneration(message) != generation_) return;
@@ -312,6 +313,7 @@ JobDecision JobMember::EndGeneration(const NodeOutcome& outcome) {
   layout_ = next_layout_;
   decision_.reset();
   stop_reason_.reset();
+  stop_takes_stacks_ = false;
   return decision;
 }
 

@@ -26,6 +26,7 @@ class JobMember : public agent::JobLink {
   std::optional<agent::SteadyTime> NextDeadline() const override;
   void OnDeadline(agent::SteadyTime now) override;
   std::optional<std::string> stop_reason() const override { return stop_reason_; }
+  bool stop_takes_stacks() const override { return stop_takes_stacks_; }
   void ReportLocalFailure(const agent::WorkerFailure& failure) override;
   void ReportLocalSignal(int signal) override;
   bool coordinates() const override { return false; }
@@ -61,6 +62,7 @@ class JobMember : public agent::JobLink {
   std::optional<std::string> refused_;    // node 0 refused this node or the job
   std::optional<std::string> lost_;       // node 0 is gone: why
   std::optional<std::string> stop_reason_;
+  bool stop_takes_stacks_ = false;  // node 0's stop is for a hang
   std::optional<agent::JobDecision> decision_;   // of the current generation
   int agent_signal_ = 0;
 };

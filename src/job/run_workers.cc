@@ -364,9 +364,16 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, LaunchHandles& handles, tel
       outcome.stuck_at_exit = attempt->stuck_at_exit;
       outcome.root_cause = attempt->root_cause;
       outcome.other_failures = attempt->other_failures;
+      outcome.hang_places = attempt->hang_places;
       result.agent_signal = attempt->agent_signal;
     }
     JobDecision decision = (*link)->EndGeneration(outcome);
+    if (!decision.hang_verdict.empty()) {  // node 0: the job's hang, judged from every node
+      std::string verdict_path = JoinPath(Supervisor::AttemptDir(generation_plan, generation), "hang_verdict.txt");
+      if (Status written = WriteFileAtomic(verdict_path, decision.hang_verdict); !written) {
+        log::Warn("{}", written.error().message);
+      }
+    }
     result.exit_code = decision.exit_code;
     result.root_cause = decision.root_cause;
     result.other_failures = decision.other_failures;

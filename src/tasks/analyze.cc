@@ -1,16 +1,19 @@
 // The `analyze` task: after a job, what went wrong and how it ran; before
-// one, how the host is wired. Three subtasks over the analyze layer:
+// one, how the host is wired. Four subtasks over the analyze layer:
 //   logs <experiment-dir|log-dir|files...> [--json] [--signatures FILE]
 //   run <experiment-dir> [--json] [--plot FILE.svg] [--html FILE.html]
+//   hang <experiment-dir|log-dir|attempt-dir> [--json] [--attempt N]
 //   topology [--visualize] [--output FILE.svg|.png|.dot]
 // Exit codes: 0 whenever the analysis ran (failures found in the logs are
 // its result, not its failure), 2 bad arguments, 3 a bad signature file,
-// 4 a path that cannot be read, or Graphviz missing for --visualize.
+// 4 a path that cannot be read (or holds no stacks, for hang), or Graphviz
+// missing for --visualize.
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <iostream>
 
+#include "analyze/hang_report.h"
 #include "analyze/log_report.h"
 #include "analyze/log_scan.h"
 #include "analyze/run_report.h"
@@ -34,7 +37,8 @@ using K = OptionSpec::Kind;
 
 const std::vector<OptionSpec>& AnalyzeOptions() {
   static const std::vector<OptionSpec> table = {
-      {{"--json"}, K::kFlag, "", "", "JSON on standard output instead of text (logs, run)"},
+      {{"--json"}, K::kFlag, "", "", "JSON on standard output instead of text (logs, run, hang)"},
+      {{"--attempt"}, K::kValue, "N", "", "hang: judge attempt N (default: the latest with stacks or dumps)"},
       {{"--signatures"}, K::kValue, "FILE", "", "logs: a signature file replacing the built-in data/signatures.yaml"},
       {{"--plot"}, K::kValue, "FILE.svg", "", "run: draw loss and tokens/s over time (default <dir>/run.svg)"},
       {{"--html"}, K::kValue, "FILE.html", "", "run: also write the run report, one self-contained HTML page"},
@@ -53,19 +57,20 @@ struct AnalyzeArgs {
   std::string html;
   bool visualize = false;
   std::string output;
+  std::optional<int> attempt;
 };
 
 // Flags may come before, between or after the paths.
 Result<AnalyzeArgs> ParseAnalyzeArgs(const std::vector<std::string>& args) {
   AnalyzeArgs parsed;
   if (args.empty()) {
-    return UsageError("analyze needs a subtask: logs, run or topology", "see primus-cli analyze --help");
+    return UsageError("analyze needs a subtask: logs, run, hang or topology", "see primus-cli analyze --help");
   }
   parsed.subtask = args[0];
-  if (parsed.subtask != "logs" && parsed.subtask != "run" && parsed.subtask != "topology") {
+  if (parsed.subtask != "logs" && parsed.subtask != "run" && parsed.subtask != "hang" && parsed.subtask != "topology") {
     return UsageError("unknown analyze subtask '" + parsed.subtask + "'" +
-                          DidYouMean(parsed.subtask, {"logs", "run", "topology"}),
-                      "choose logs, run or topology");
+                          DidYouMean(parsed.subtask, {"logs", "run", "hang", "topology"}),
+                      "choose logs, run, hang or topology");
   }
   size_t at = 1;
   while (at < args.size()) {
@@ -79,6 +84,14 @@ Result<AnalyzeArgs> ParseAnalyzeArgs(const std::vector<std::string>& args) {
       else if (name == "--html") parsed.html = option.value;
       else if (name == "--visualize") parsed.visualize = true;
       else if (name == "--output") parsed.output = option.value;
+      else if (name == "--attempt") {
+        auto number = ParseInt(option.value);
+        if (!number || *number < 0) {
+          return UsageError("--attempt takes an attempt number (0, 1, ...), not '" + option.value + "'",
+                            "the attempts are the attempt_<n> directories of the run's logs");
+        }
+        parsed.attempt = static_cast<int>(*number);
+      }
     }
     at = options->next;
     if (at < args.size()) parsed.paths.push_back(args[at++]);
@@ -93,11 +106,12 @@ Result<AnalyzeArgs> ParseAnalyzeArgs(const std::vector<std::string>& args) {
   for (Status status : {only_for(!parsed.signatures.empty(), "--signatures", "logs"),
                         only_for(!parsed.plot.empty(), "--plot", "run"), only_for(!parsed.html.empty(), "--html", "run"),
                         only_for(parsed.visualize, "--visualize", "topology"),
-                        only_for(!parsed.output.empty(), "--output", "topology")}) {
+                        only_for(!parsed.output.empty(), "--output", "topology"),
+                        only_for(parsed.attempt.has_value(), "--attempt", "hang")}) {
     if (!status) return status.error();
   }
   if (parsed.json && parsed.subtask == "topology") {
-    return UsageError("--json is for analyze logs and analyze run", "analyze topology prints a matrix");
+    return UsageError("--json is for analyze logs, run and hang", "analyze topology prints a matrix");
   }
   if (parsed.subtask == "logs" && parsed.paths.empty()) {
     return UsageError("analyze logs needs an experiment directory, a log directory or log files",
@@ -105,6 +119,9 @@ Result<AnalyzeArgs> ParseAnalyzeArgs(const std::vector<std::string>& args) {
   }
   if (parsed.subtask == "run" && parsed.paths.size() != 1) {
     return UsageError("analyze run takes one experiment directory", "e.g. primus-cli analyze run output/exp_20261124_091927");
+  }
+  if (parsed.subtask == "hang" && parsed.paths.size() != 1) {
+    return UsageError("analyze hang takes one run directory", "e.g. primus-cli analyze hang output/exp_20261124_091927");
   }
   if (parsed.subtask == "topology" && !parsed.paths.empty()) {
     return UsageError("analyze topology takes no path, not '" + parsed.paths.front() + "'",
@@ -168,6 +185,13 @@ Result<int> AnalyzeRun(const AnalyzeArgs& args) {
   return 0;
 }
 
+Result<int> AnalyzeHang(const AnalyzeArgs& args) {
+  auto report = analyze::LoadHangReport(args.paths.front(), args.attempt);
+  if (!report.ok()) return report.error();
+  std::cout << (args.json ? analyze::HangReportJson(*report) : analyze::FormatHangReport(*report)) << std::flush;
+  return 0;
+}
+
 Result<int> AnalyzeTopology(const AnalyzeArgs& args) {
   platform::Roots roots = platform::Roots::FromEnvironment();
   analyze::Topology topology = analyze::BuildTopology(platform::DetectHost(roots), roots);
@@ -197,12 +221,13 @@ Result<int> AnalyzeTopology(const AnalyzeArgs& args) {
 class AnalyzeTask : public Task {
  public:
   std::string name() const override { return "analyze"; }
-  std::string summary() const override { return "diagnose logs and runs, show topology: logs | run | topology"; }
-  std::vector<std::string> subtasks() const override { return {"logs", "run", "topology"}; }
+  std::string summary() const override { return "diagnose logs, runs and hangs, show topology: logs | run | hang | topology"; }
+  std::vector<std::string> subtasks() const override { return {"logs", "run", "hang", "topology"}; }
   std::vector<const std::vector<OptionSpec>*> options(const std::string&) const override { return {&AnalyzeOptions()}; }
   std::string help() const override {
     return "usage: primus-cli [direct --] analyze logs <experiment-dir | log-dir | files...> [--json] [--signatures FILE]\n"
            "       primus-cli [direct --] analyze run <experiment-dir> [--json] [--plot FILE.svg] [--html FILE.html]\n"
+           "       primus-cli [direct --] analyze hang <experiment-dir | log-dir | attempt-dir> [--json] [--attempt N]\n"
            "       primus-cli [direct --] analyze topology [--visualize] [--output FILE.svg|.png|.dot]\n"
            "\n"
            "logs      every known failure in the logs (data/signatures.yaml: pattern, meaning, fix), its first\n"
@@ -212,12 +237,16 @@ class AnalyzeTask : public Task {
            "          of loss and tokens/s over time (SVG, <dir>/run.svg unless --plot); --html writes the run\n"
            "          report: curves, step time per rank, GPU/CPU per node, restarts and failures on a timeline,\n"
            "          configuration and environment with their origins, in one page that needs no network\n"
+           "hang      which rank a hung run's ranks wait for, from the stacks the agent took and the NCCL\n"
+           "          flight recorder's dumps of every host in the attempt's directory: the rank outside the\n"
+           "          collective the others are in, behind in a group's sequence, or in another collective\n"
            "topology  GPUs, NICs, NUMA and PCIe links as a matrix (nvidia-smi topo -m notation); --visualize\n"
            "          draws it with Graphviz\n"
            "\n" +
            FormatOptionHelp(AnalyzeOptions()) +
            "\nExit codes: 0 the analysis ran (whatever it found), 2 bad arguments, 3 a bad signature file,\n"
-           "4 a path that cannot be read or Graphviz missing. docs/analyze.md has the details.\n";
+           "4 a path that cannot be read, a run with no stacks (hang) or Graphviz missing. docs/analyze.md has\n"
+           "the details.\n";
   }
   bool in_process() const override { return true; }
   Result<int> Run(const TaskContext& context) override {
@@ -230,6 +259,7 @@ class AnalyzeTask : public Task {
     }
     if (args->subtask == "logs") return AnalyzeLogs(*args);
     if (args->subtask == "run") return AnalyzeRun(*args);
+    if (args->subtask == "hang") return AnalyzeHang(*args);
     return AnalyzeTopology(*args);
   }
 };

@@ -151,6 +151,12 @@ Status MakeDirs(const std::string& path, int mode) {
   return Status::Ok();
 }
 
+int64_t ModificationTimeNs(const std::string& path) {
+  struct stat status {};
+  if (::lstat(path.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) return -1;
+  return int64_t{status.st_mtim.tv_sec} * 1'000'000'000 + status.st_mtim.tv_nsec;
+}
+
 bool PathExists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ Status WriteFileAtomic(const std::string& path, std::string_view content, int mo
 // Creates `path` and its missing parents with `mode` (what exists is left as it is).
 Status MakeDirs(const std::string& path, int mode = 0755);
 bool PathExists(const std::string& path);
+// A regular file's modification time in nanoseconds since the epoch; -1 when
+// `path` is not a regular file (missing, or a link: never followed).
+int64_t ModificationTimeNs(const std::string& path);
 bool IsDirectory(const std::string& path);
 bool IsExecutableFile(const std::string& path);
 

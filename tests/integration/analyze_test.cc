@@ -48,7 +48,7 @@ class AnalyzeTest : public ::testing::Test {
 TEST_F(AnalyzeTest, UsageErrorsNameTheSubtasksAndFlags) {
   ProcessResult none = Analyze({});
   EXPECT_EQ(none.exit_code, 2) << none.all();
-  EXPECT_NE(none.err.find("logs, run or topology"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("logs, run, hang or topology"), std::string::npos) << none.err;
   ProcessResult typo = Analyze({"log", "x"});
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_NE(typo.err.find("did you mean 'logs'"), std::string::npos) << typo.err;

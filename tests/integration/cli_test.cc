@@ -248,7 +248,7 @@ TEST_F(CliTest, ErrorLinesHaveTimeHostLevel) {
 TEST_F(CliTest, AnalyzeWithoutSubtaskIsAUsageErrorNamingThem) {
   ProcessResult result = Run("direct -- analyze");
   EXPECT_EQ(result.exit_code, 2) << result.all();
-  EXPECT_NE(result.err.find("logs, run or topology"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("logs, run, hang or topology"), std::string::npos) << result.err;
 }
 
 // Hostile configuration and environment (issue 16): each is a clear error

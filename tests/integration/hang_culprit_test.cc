@@ -4,13 +4,20 @@
 // and the banner names the rank outside the collective the others are in.
 // StackDumperTest (no torch, fast): the dumper loads in a plain Python
 // worker and chains the user's own sitecustomize. HangCulpritTorchTest
-// (real torch, gloo, 4 workers, slow): rank 2 sleeps outside the all_reduce.
+// (real torch, gloo, 4 workers, slow): rank 2 sleeps outside the all_reduce;
+// the banner and `analyze hang` name it, on one node and judged by node 0
+// across two; `primus-cli stacks` takes a running job's stacks on demand.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <string>
 
+#include "free_port.h"
 #include "run_process.h"
+#include "start_process.h"
 #include "util/files.h"
+#include "util/log.h"
+#include "wait_for.h"
 
 namespace primus {
 namespace {
@@ -79,8 +86,9 @@ class HangCulpritTorchTest : public StackDumperTest {
 
 TEST_F(HangCulpritTorchTest, TheBannerNamesTheRankOutsideTheCollective) {
   ProcessResult result =
-      RunPrimus({"direct", "--nproc-per-node", "4", "--hang-timeout", "25", "--term-timeout", "2", "--", "run",
-                 kPython, std::string(PRIMUS_SOURCE_DIR) + "/tests/workers/hang_outside_collective.py", "2"},
+      RunPrimus({"direct", "--nproc-per-node", "4", "--hang-timeout", "25", "--term-timeout", "2", "--log-dir",
+                 dir_.path() + "/logs", "--", "run", kPython,
+                 std::string(PRIMUS_SOURCE_DIR) + "/tests/workers/hang_outside_collective.py", "2"},
                 Options());
   EXPECT_NE(result.exit_code, 0) << result.all();
   EXPECT_NE(result.out.find("rank 2: stalling at step 3"), std::string::npos) << result.out;
@@ -89,6 +97,79 @@ TEST_F(HangCulpritTorchTest, TheBannerNamesTheRankOutsideTheCollective) {
   EXPECT_NE(result.err.find("waiting on: " + culprit), std::string::npos) << "the banner:\n" << result.err;
   EXPECT_NE(result.err.find("in wait_for_peer"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("from the worker's own faulthandler"), std::string::npos) << result.err;
+
+  // After the fact, from the files the run left.
+  ProcessResult analyzed = RunPrimus({"analyze", "hang", dir_.path() + "/logs"}, Options());
+  ASSERT_EQ(analyzed.exit_code, 0) << analyzed.all();
+  EXPECT_NE(analyzed.out.find(culprit), std::string::npos) << analyzed.out;
+  EXPECT_NE(analyzed.out.find("rank 2: host " + log::HostName() + ", local rank 2"), std::string::npos)
+      << analyzed.out;
+  EXPECT_NE(analyzed.out.find("(4 stack files, 0 flight recorder dumps)"), std::string::npos) << analyzed.out;
+}
+
+// Two agents on this host, two workers each: rank 2 (node 1) sleeps, rank 3
+// (node 1) and ranks 0, 1 (node 0) wait in the all_reduce. Node 0 judges
+// from every node's places: the banner names rank 2 on its node.
+TEST_F(HangCulpritTorchTest, NodeZeroJudgesTheHangAcrossNodes) {
+  int port = testing::FreePortPair();
+  ASSERT_GT(port, 0);
+  std::vector<pid_t> agents;
+  for (int node = 0; node < 2; ++node) {
+    std::string node_dir = dir_.path() + "/node" + std::to_string(node);
+    ASSERT_TRUE(MakeDirs(node_dir).ok());
+    std::vector<std::string> argv = {PRIMUS_BINARY, "direct", "--nproc-per-node", "2", "--nnodes", "2",
+                                     "--node-rank", std::to_string(node), "--master-addr", "127.0.0.1",
+                                     "--master-port", std::to_string(port), "--hang-timeout", "25",
+                                     "--term-timeout", "2", "--log-dir", node_dir + "/logs", "--", "run", kPython,
+                                     std::string(PRIMUS_SOURCE_DIR) + "/tests/workers/hang_outside_collective.py",
+                                     "2"};
+    ProcessOptions options = Options();
+    options.env["PRIMUS_JOB_TOKEN"] = "hang-across-nodes";
+    agents.push_back(testing::StartProcess(argv, node_dir + "/out", node_dir + "/err", options));
+    ASSERT_GT(agents.back(), 0);
+  }
+  for (int node = 0; node < 2; ++node) {
+    EXPECT_NE(testing::WaitForExit(agents[node], 240), 0) << "the hung job fails";
+  }
+  std::string err0 = testing::Slurp(dir_.path() + "/node0/err");
+  EXPECT_NE(err0.find("waiting on: rank 2 is not in the all_reduce that ranks 0, 1, 3 wait in: rank 2 is at "
+                      "hang_outside_collective.py:"),
+            std::string::npos)
+      << "node 0's banner:\n" << err0 << "\nnode 1:\n" << testing::Slurp(dir_.path() + "/node1/err");
+  auto verdict = ReadFile(dir_.path() + "/node0/logs/attempt_0/hang_verdict.txt");
+  ASSERT_TRUE(verdict.ok()) << "the job's verdict is kept beside node 0's logs";
+  EXPECT_NE(verdict->find("rank 2: host " + log::HostName() + ", local rank 0"), std::string::npos) << *verdict;
+}
+
+// On demand: a running job's stacks, and it goes on running.
+TEST_F(StackDumperTest, StacksOfARunningJobOnDemand) {
+  std::string logs = dir_.path() + "/logs";
+  pid_t agent = testing::StartProcess(
+      {PRIMUS_BINARY, "direct", "--nproc-per-node", "2", "--log-dir", logs, "--", "run", kPython, "-c",
+       "import time\ndef idle_in_user_code():\n    while True:\n        time.sleep(0.2)\nprint('up', flush=True)\n"
+       "idle_in_user_code()\n"},
+      dir_.path() + "/out", dir_.path() + "/err", Options());
+  ASSERT_GT(agent, 0);
+  // The job view lists the workers once the first sample is written.
+  bool listed = testing::WaitFor([&] {
+    auto view = ReadFile(logs + "/telemetry/job.json");
+    std::string out = testing::Slurp(dir_.path() + "/out");
+    bool both_up = out.find("up") != out.rfind("up");  // their dumpers are loaded by then
+    return both_up && view.ok() && view->find("\"local_rank\"") != std::string::npos;
+  }, 60);
+  ASSERT_TRUE(listed) << testing::Slurp(dir_.path() + "/err");
+  ProcessResult stacks = RunPrimus({"stacks", logs}, Options());
+  EXPECT_EQ(stacks.exit_code, 0) << stacks.all() << "\nthe agent:\n" << testing::Slurp(dir_.path() + "/err");
+  EXPECT_NE(stacks.out.find("== rank 0 on " + log::HostName()), std::string::npos) << stacks.out;
+  EXPECT_NE(stacks.out.find("== rank 1 on " + log::HostName()), std::string::npos) << stacks.out;
+  EXPECT_NE(stacks.out.find("in idle_in_user_code"), std::string::npos) << stacks.out;
+  EXPECT_TRUE(PathExists(logs + "/attempt_0/" + log::HostName() + ".rank1.stacks.txt"));
+  EXPECT_EQ(::kill(agent, 0), 0) << "the job goes on running";
+  ::kill(agent, SIGTERM);
+  EXPECT_EQ(testing::WaitForExit(agent, 60), 128 + SIGTERM);
+  // Not a job of this host's: said, nothing signalled.
+  ProcessResult none = RunPrimus({"stacks", dir_.path() + "/nowhere"}, Options());
+  EXPECT_EQ(none.exit_code, 4) << none.all();
 }
 
 }  // namespace

@@ -39,4 +39,11 @@ Status WriteEndingsLog(const std::string& path, const std::vector<WorkerEnding>&
   return WriteFileAtomic(path, FormatEndings(endings));
 }
 
+Status AppendNodeExclusion(const std::string& path, const std::string& host, const std::string& why, double when) {
+  auto before = ReadRegularFile(path, 64 << 20);
+  std::string text = before.ok() ? *before : "";
+  text += fmt::format("{} E node {}: excluded from the job: {}\n", FormatTimestamp(when), host, why);
+  return WriteFileAtomic(path, text);
+}
+
 }  // namespace primus::agent

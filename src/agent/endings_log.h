@@ -33,4 +33,8 @@ std::string FormatEndings(const std::vector<WorkerEnding>& endings);
 
 Status WriteEndingsLog(const std::string& path, const std::vector<WorkerEnding>& endings);
 
+// Adds "<stamp> E node <host>: excluded from the job: <why>" to the log
+// (direct.exclude_bad_nodes), after the workers' lines.
+Status AppendNodeExclusion(const std::string& path, const std::string& host, const std::string& why, double when);
+
 }  // namespace primus::agent

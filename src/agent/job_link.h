@@ -71,6 +71,10 @@ struct JobDecision {
   // Node 0 only (not sent): its judgement of a hang from every node's
   // places, as FormatVerdict writes it; "" when there was no hang.
   std::string hang_verdict;
+  // direct.exclude_bad_nodes: the host found bad, which leaves the job (its
+  // agent exits 5), and why; empty when none was.
+  std::vector<std::string> excluded_hosts;
+  std::string exclusion_reason;
 };
 
 class JobLink {

@@ -115,6 +115,13 @@ struct LaunchSpec {
   // and the dump file and debug pipe in the attempt directory, each only
   // where the user set none; on a hang the agent has every rank dump.
   bool flight_recorder = true;
+  // A node found bad (the hang's culprit, a failure again on the same node)
+  // leaves the job, which goes on without it where it can: an elastic job
+  // at the smaller size, a job whose launcher has a spare node (spare_nodes,
+  // direct.spare_nodes, set by slurm srun and ssh) relaunched there by it
+  // (the excluded node's agent exits 5).
+  bool exclude_bad_nodes = false;
+  int spare_nodes = 0;
   // Seconds between telemetry samples (docs/monitor.md); 0: no sampling at all.
   double telemetry_interval_s = 5;
   // Which framework's progress lines to read from the workers' output
@@ -183,6 +190,10 @@ struct RunResult {
   int agent_signal = 0;  // the signal that stopped the agent, 0 when none
   std::optional<WorkerFailure> root_cause;  // of the last attempt
   std::vector<WorkerFailure> other_failures;
+  // direct.exclude_bad_nodes: the host left out of the job, and why; this
+  // node's own when exit_code is ExitCode::kNodeExcluded.
+  std::vector<std::string> excluded_hosts;
+  std::string exclusion_reason;
 };
 
 }  // namespace primus::agent

@@ -107,6 +107,8 @@ Result<LaunchSpec> LaunchSpecFromConfig(const config::LauncherConfig& launcher) 
   spec.virtual_local_rank = launcher.GetBool("direct.virtual_local_rank");
   spec.stack_dumper = launcher.GetBool("direct.stack_dumper");
   spec.flight_recorder = launcher.GetBool("direct.flight_recorder");
+  spec.exclude_bad_nodes = launcher.GetBool("direct.exclude_bad_nodes");
+  spec.spare_nodes = static_cast<int>(std::clamp<int64_t>(launcher.GetInt("direct.spare_nodes"), 0, 1'000'000));
   for (const std::string& raw : Split(launcher.GetString("direct.framework_env"), ',')) {
     std::string name = ToLower(std::string(Trim(raw)));
     if (name.empty()) continue;

@@ -55,6 +55,8 @@ std::vector<SchemaKey> LauncherKeys() {
       {"direct.exit_grace", kDouble, "60.0", "once a worker exited 0, seconds the others may stay silent before they are called stuck at exit and stopped; 0 waits forever"},
       {"direct.log_dir", kString, "", "directory for per-rank logs"},
       {"direct.torchrun_log_files", kBool, "false", "also write torchrun's layout in each attempt directory: <local rank>/stdout.log and stderr.log for the streams --redirects or --tee name, and error.json"},
+      {"direct.exclude_bad_nodes", kBool, "false", "a node found bad (the hang's culprit, a failure again on the same node) is left out and the job goes on: elastic jobs at the smaller size, slurm srun and ssh on a spare node"},
+      {"direct.spare_nodes", kInt, "0", "set by slurm srun and ssh under direct.exclude_bad_nodes: the nodes they can start the job on instead of a bad one (0: node 0 keeps a bad node and restarts in place)"},
       {"direct.flight_recorder", kBool, "true", "turn on PyTorch's NCCL flight recorder (TORCH_NCCL_TRACE_BUFFER_SIZE, dump on timeout and on a hang, in the attempt directory) where the user set none of its variables"},
       {"direct.stack_dumper", kBool, "true", "Python workers load primus-cli's stack dumper (faulthandler on a signal), so a hang has stacks without py-spy"},
       {"direct.framework_env", kString, "", "other frameworks' distributed variables for every worker: jax, tensorflow (comma-separated)"},

@@ -421,6 +421,10 @@ Json DecisionToJson(const JobDecision& decision, int generation) {
             {"reason", decision.reason},
             {"other_failures", FailureList(decision.other_failures)}};
   if (decision.root_cause) json["root_cause"] = FailureToJson(*decision.root_cause);
+  if (!decision.excluded_hosts.empty()) {
+    json["excluded_hosts"] = decision.excluded_hosts;
+    json["exclusion_reason"] = decision.exclusion_reason;
+  }
   return json;
 }
 
@@ -434,6 +438,12 @@ JobDecision DecisionFromJson(const Json& json) {
   decision.reason = OneLine(json, "reason");
   decision.root_cause = OptionalFailure(json, "root_cause");
   decision.other_failures = FailuresFrom(json, "other_failures");
+  for (const Json& host : json_fields::Array(json, "excluded_hosts")) {
+    if (host.is_string() && IsHostAddress(host.get<std::string>()) && decision.excluded_hosts.size() < 64) {
+      decision.excluded_hosts.push_back(host.get<std::string>());
+    }
+  }
+  decision.exclusion_reason = OneLine(json, "exclusion_reason");
   return decision;
 }
 

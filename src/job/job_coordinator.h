@@ -101,6 +101,11 @@ class JobCoordinator : public agent::JobLink {
   void RefuseEveryone(const std::string& reason);
   std::vector<int> MissingRanks() const;
   agent::JobDecision Decide(const std::vector<int>& never_reported);
+  // direct.exclude_bad_nodes: the node found bad (the hang's culprit, or the
+  // root cause's node failing again) leaves the job: an elastic job goes on
+  // without it at once; with spare nodes the job ends for the launcher
+  // above to start it again without that host (decision.excluded_hosts).
+  void ExcludeBadNode(agent::JobDecision& decision);
   // Also judges a hang from every node's places (decision.hang_verdict).
   void PrintBanner(agent::JobDecision& decision) const;
   bool SleepForBackoff(double seconds);
@@ -126,6 +131,8 @@ class JobCoordinator : public agent::JobLink {
   std::optional<std::string> refusal_;        // an inconsistent job: why
   std::optional<std::string> stop_reason_;    // set once per generation
   bool stop_takes_stacks_ = false;
+  std::string last_failed_host_;                     // the previous generation's root cause's host
+  std::map<std::string, std::string> excluded_hosts_;  // host -> why: refused if it joins again
   std::vector<agent::WorkerFailure> reported_failures_;  // failure messages of this generation
   int agent_signal_ = 0;                      // a node's agent was signalled: no restart
   bool fatal_ = false;                        // a node could not start its workers: no restart

@@ -120,6 +120,12 @@ void JobCoordinator::Admit(Pending pending, const std::vector<Json>& after_auth)
     refuse("the job already started without this node");
     return;
   }
+  if (auto excluded = excluded_hosts_.find(node.host); excluded != excluded_hosts_.end()) {
+    log::Warn("control channel: refused {} from {}: its host was excluded from the job ({})", node.Describe(),
+              connection.peer(), excluded->second);
+    refuse("this host was excluded from the job: " + excluded->second);
+    return;
+  }
   if (auto problem = Inconsistency(settings_.self, node)) {
     log::Error("control channel: {} from {} does not fit this job: {}", node.Describe(), connection.peer(), *problem);
     refuse("inconsistent job: " + *problem);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "agent/failure_report.h"
 #include "io/signal_channel.h"
@@ -68,6 +69,7 @@ JobDecision JobCoordinator::EndGeneration(const NodeOutcome& outcome) {
   }
   JobDecision decision = Decide(never_reported);
   if (decision.root_cause && !decision.membership_changed) PrintBanner(decision);
+  if (settings_.exclude_bad_nodes && decision.root_cause && !decision.membership_changed) ExcludeBadNode(decision);
   Broadcast(DecisionToJson(decision, generation_));
   if (!decision.restart) {
     ReleaseStandbys(decision.reason);
@@ -264,6 +266,70 @@ JobDecision JobCoordinator::Decide(const std::vector<int>& never_reported) {
     log::Error("the job ends: lost {}", primus::Join(lost, ", "));
   }
   return decision;
+}
+
+void JobCoordinator::ExcludeBadNode(JobDecision& decision) {
+  if (agent_signal_ != 0) return;  // stopped by a person, not by a node
+  // The guilty host: the hang's culprits, all on one host; else the root
+  // cause's host when the previous generation failed there too.
+  std::string host, why;
+  std::vector<analyze::RankPlace> places;
+  for (const Peer& peer : peers_) {
+    if (peer.outcome) places.insert(places.end(), peer.outcome->hang_places.begin(), peer.outcome->hang_places.end());
+  }
+  if (!places.empty()) {
+    analyze::HangVerdict verdict = analyze::JudgePlaces(places);
+    std::set<std::string> hosts;
+    for (int rank : verdict.culprits) {
+      for (const analyze::RankPlace& place : verdict.places) {
+        if (place.rank == rank) hosts.insert(place.host);
+      }
+    }
+    if (hosts.size() == 1 && !hosts.begin()->empty()) {
+      host = *hosts.begin();
+      why = "the hang's culprit: " + verdict.summary;
+    }
+  }
+  const WorkerFailure& cause = *decision.root_cause;
+  if (host.empty() && !cause.host.empty() && cause.host == last_failed_host_) {
+    host = cause.host;
+    why = fmt::format("it failed again (generation {}: rank {} with {})", generation_, cause.rank,
+                      cause.hung ? "a hang" : DescribeEnding(cause.exit_code, cause.signal));
+  }
+  last_failed_host_ = cause.host;
+  if (host.empty()) return;
+  std::vector<size_t> on_host;
+  for (size_t slot = 0; slot < peers_.size(); ++slot) {
+    if (peers_[slot].active && peers_[slot].node.host == host) on_host.push_back(slot);
+  }
+  if (on_host.size() != 1) {
+    log::Warn("{} is found bad ({}), but {} nodes of the job run there: none is left out", host, why, on_host.size());
+    return;
+  }
+  Peer& peer = peers_[on_host.front()];
+  bool shrink = AssignsRanks() && on_host.front() != 0 && decision.restart && LiveNodes() - 1 >= minimum();
+  if (!shrink && settings_.spare_nodes <= 0) {
+    log::Warn("{} is found bad ({}); it stays: the job cannot go on smaller and its launcher has no spare node",
+              peer.node.Describe(), why);
+    return;
+  }
+  decision.excluded_hosts = {host};
+  decision.exclusion_reason = why;
+  excluded_hosts_[host] = why;
+  if (shrink) {
+    peer.lost = "excluded: " + why;
+    decision.membership_changed = true;
+    decision.next_nnodes = std::min(LiveNodes(), maximum());
+    decision.reason = "excluded " + peer.node.Describe() + ": " + why;
+    ++membership_changes_;
+    log::Error("excluding {} from the job ({}); going on with {} node{}", peer.node.Describe(), why,
+               decision.next_nnodes, decision.next_nnodes == 1 ? "" : "s");
+  } else {
+    decision.restart = false;
+    decision.reason = "excluded " + peer.node.Describe() + ": " + why;
+    log::Error("excluding {} from the job ({}); the job ends here for its launcher to start it again on a spare node "
+               "({} spare)", peer.node.Describe(), why, settings_.spare_nodes);
+  }
 }
 
 void JobCoordinator::PrintBanner(JobDecision& decision) const {

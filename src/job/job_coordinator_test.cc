@@ -142,6 +142,15 @@ class FakeNode {
   bool closed_ = false;
 };
 
+WorkerFailure Failure(const std::string& host, int rank, int exit_code) {
+  WorkerFailure failure;
+  failure.host = host;
+  failure.rank = rank;
+  failure.exit_code = exit_code;
+  failure.timestamp = failure.detected_at = 1000;
+  return failure;
+}
+
 class JobCoordinatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -172,6 +181,19 @@ class JobCoordinatorTest : public ::testing::Test {
   void Pump(double seconds) {
     Pump(seconds, [] { return false; });
   }
+  // Node 1's rank 1 fails with 7 in `generation`; node 0's decision.
+  JobDecision FailOnNodeOne(FakeNode& node, int generation) {
+    NodeOutcome failed;
+    failed.exit_code = 7;
+    failed.root_cause = Failure("fakehost1", 1, 7);
+    NodeOutcome stopped;
+    stopped.exit_code = 143;
+    stopped.stopped_by_job = true;
+    node.Send(Json{{"type", "failure"}, {"generation", generation}, {"failure", FailureToJson(*failed.root_cause)}});
+    node.Send(Json{{"type", "done"}, {"generation", generation}, {"outcome", OutcomeToJson(failed)}});
+    Pump(2, [&] { return coordinator_->stop_reason().has_value(); });
+    return coordinator_->EndGeneration(stopped);
+  }
   // Node 0 with one fake node 1 joined and generation 0 started.
   std::unique_ptr<FakeNode> StartedJob() {
     Open();
@@ -189,14 +211,6 @@ class JobCoordinatorTest : public ::testing::Test {
   std::unique_ptr<JobCoordinator> coordinator_;
 };
 
-WorkerFailure Failure(const std::string& host, int rank, int exit_code) {
-  WorkerFailure failure;
-  failure.host = host;
-  failure.rank = rank;
-  failure.exit_code = exit_code;
-  failure.timestamp = failure.detected_at = 1000;
-  return failure;
-}
 
 TEST_F(JobCoordinatorTest, ANodeWithTheTokenJoinsAndEveryoneIsStarted) {
   auto node = StartedJob();
@@ -309,6 +323,38 @@ TEST_F(JobCoordinatorTest, AFailureReportStopsEveryNodeAndTheRestartIsDecidedFor
   JobDecision last = coordinator_->EndGeneration(stopped);
   EXPECT_FALSE(last.restart);
   EXPECT_EQ(last.exit_code, 7);
+}
+
+// direct.exclude_bad_nodes: a node whose worker fails in two generations in
+// a row is left out; with a spare at the launcher, the job ends for it to
+// start the job there (the decision names the host; its agent exits 5).
+TEST_F(JobCoordinatorTest, ANodeFailingAgainIsExcludedWhenTheLauncherHasASpare) {
+  settings_.max_restarts = 3;
+  settings_.exclude_bad_nodes = true;
+  settings_.spare_nodes = 1;
+  auto node = StartedJob();
+  JobDecision first = FailOnNodeOne(*node, 0);
+  EXPECT_TRUE(first.restart) << "one failure is not enough to leave a node out";
+  EXPECT_TRUE(first.excluded_hosts.empty());
+  JobDecision second = FailOnNodeOne(*node, 1);
+  EXPECT_FALSE(second.restart) << "the launcher starts the job again on its spare";
+  EXPECT_EQ(second.excluded_hosts, std::vector<std::string>{"fakehost1"});
+  EXPECT_NE(second.exclusion_reason.find("it failed again"), std::string::npos) << second.exclusion_reason;
+  node->Read(500);
+  const Json* told = node->Last("decision");
+  ASSERT_NE(told, nullptr);
+  EXPECT_EQ(DecisionFromJson(*told).excluded_hosts, std::vector<std::string>{"fakehost1"});
+}
+
+TEST_F(JobCoordinatorTest, WithoutASpareABadNodeStaysAndTheJobRestartsInPlace) {
+  settings_.max_restarts = 3;
+  settings_.exclude_bad_nodes = true;  // no spare_nodes
+  auto node = StartedJob();
+  for (int generation = 0; generation < 2; ++generation) {
+    JobDecision decision = FailOnNodeOne(*node, generation);
+    EXPECT_TRUE(decision.restart);
+    EXPECT_TRUE(decision.excluded_hosts.empty());
+  }
 }
 
 TEST_F(JobCoordinatorTest, ASilentNodeIsLostAfterTheHeartbeatTimeoutAndTheJobEnds) {

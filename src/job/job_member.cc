@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "agent/failure_report.h"
@@ -287,6 +288,11 @@ JobDecision JobMember::EndGeneration(const NodeOutcome& outcome) {
     return alone;
   }
   JobDecision decision = *decision_;
+  const std::vector<std::string>& excluded = decision.excluded_hosts;
+  if (std::find(excluded.begin(), excluded.end(), settings_.self.host) != excluded.end()) {
+    decision.restart = false;  // the others go on without this node (run_workers ends it with exit code 5)
+    return decision;
+  }
   if (!decision.restart) {
     if (decision.exit_code != 0) log::Error("the job ends with exit code {}: {}", decision.exit_code, decision.reason);
     return decision;

@@ -39,6 +39,8 @@ struct JobLinkSettings {
   double heartbeat_timeout_s = 10;
   double term_timeout_s = 30;  // how long a stopping node may take, on top of the exit barrier
   int max_restarts = 0;
+  bool exclude_bad_nodes = false;  // LaunchSpec::exclude_bad_nodes
+  int spare_nodes = 0;             // nodes the launcher above can start this job on instead of a bad one
   int restarts_before = 0;     // restarts a scheduler already made (SLURM_RESTART_COUNT)
   double restart_backoff_s = 1;
   double max_restart_backoff_s = 30;

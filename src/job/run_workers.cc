@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "agent/endings_log.h"
 #include "agent/launch_handles.h"
 #include "io/message_socket.h"
 #include "job/etcd_rendezvous.h"
@@ -22,6 +23,7 @@
 #include "platform/host_detect.h"
 #include "telemetry/node_sampler.h"
 #include "telemetry/prometheus_text.h"
+#include "util/clock.h"
 #include "util/files.h"
 #include "util/log.h"
 #include "util/strings.h"
@@ -55,6 +57,8 @@ using agent::kLaunchTokenVariable;
 using agent::kStaticRendezvous;
 
 namespace {
+
+
 
 double BackoffSeconds(const LaunchSpec& spec, int restart_index) {
   double backoff = spec.restart_backoff_s * std::pow(2.0, std::min(restart_index, 30));
@@ -188,6 +192,8 @@ JobLinkSettings LinkSettings(const LaunchPlan& plan) {
   settings.heartbeat_timeout_s = spec.heartbeat_timeout_s;
   settings.term_timeout_s = spec.term_timeout_s;
   settings.max_restarts = spec.max_restarts;
+  settings.exclude_bad_nodes = spec.exclude_bad_nodes;
+  settings.spare_nodes = spec.spare_nodes;
   settings.restarts_before = spec.restarts_before;
   settings.restart_backoff_s = spec.restart_backoff_s;
   settings.max_restart_backoff_s = spec.max_restart_backoff_s;
@@ -280,6 +286,47 @@ class EtcdRendezvous {
 };
 
 // One node of a multi-node job: the generations are the job's, decided by node 0.
+// direct.exclude_bad_nodes, after node 0's decision: a host left out is
+// recorded (node 0: failing_nodes.txt in the log directory; the excluded
+// node: its endings log) and, on that host, ends this agent with exit code 5.
+// A worker's own exit code 5 is reported as 1 under the policy, so that 5
+// always means an excluded node to the launcher above. True when this node
+// was the one excluded.
+bool RecordExclusion(const LaunchPlan& plan, const LaunchPlan& generation_plan, int generation,
+                     const JobDecision& decision, bool coordinates, RunResult* result) {
+  const std::vector<std::string>& excluded = decision.excluded_hosts;
+  if (!excluded.empty()) {
+    result->excluded_hosts = excluded;
+    result->exclusion_reason = decision.exclusion_reason;
+  }
+  if (coordinates && !excluded.empty()) {
+    std::string path = JoinPath(plan.spec.log_dir, "failing_nodes.txt");
+    auto before = ReadRegularFile(path, 1 << 20);
+    std::string text = before.ok() ? *before : "";
+    std::vector<std::string> listed = Split(text, '\n');
+    for (const std::string& host : excluded) {
+      if (std::find(listed.begin(), listed.end(), host) == listed.end()) text += host + "\n";
+    }
+    if (Status written = WriteFileAtomic(path, text); !written) log::Warn("{}", written.error().message);
+  }
+  bool self = std::find(excluded.begin(), excluded.end(), plan.host) != excluded.end();
+  if (self) {
+    log::Error("this node ({}) is excluded from the job: {}; exit code {}", plan.host, decision.exclusion_reason,
+               static_cast<int>(ExitCode::kNodeExcluded));
+    std::string endings = JoinPath(Supervisor::AttemptDir(generation_plan, generation), plan.host + ".endings.log");
+    if (Status noted = agent::AppendNodeExclusion(endings, plan.host, decision.exclusion_reason, WallSeconds()); !noted) {
+      log::Warn("{}", noted.error().message);
+    }
+    result->exit_code = static_cast<int>(ExitCode::kNodeExcluded);
+  } else if (plan.spec.exclude_bad_nodes && !decision.restart &&
+             result->exit_code == static_cast<int>(ExitCode::kNodeExcluded)) {
+    log::Warn("the root cause's exit code 5 is reported as 1: with direct.exclude_bad_nodes, exit code 5 means a "
+              "node excluded from the job");
+    result->exit_code = 1;
+  }
+  return self;
+}
+
 Result<RunResult> RunJobNode(const LaunchPlan& plan, LaunchHandles& handles, telemetry::TelemetryHub* telemetry,
                              RunResult result, LiveLaunch& live) {
   JobLinkSettings settings = LinkSettings(plan);
@@ -379,6 +426,13 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, LaunchHandles& handles, tel
     result.other_failures = decision.other_failures;
     result.restarts = decision.restarts - plan.spec.restarts_before;
     result.master_port = layout.master_port;
+    if (RecordExclusion(plan, generation_plan, generation, decision, (*link)->coordinates(), &result)) {
+      if (telemetry != nullptr) {
+        telemetry->SetState(telemetry::JobState::kFailed);
+        telemetry->Publish();
+      }
+      return result;
+    }
     if (telemetry != nullptr) {
       telemetry->SetState(decision.restart            ? telemetry::JobState::kRestarting
                           : decision.exit_code == 0 ? telemetry::JobState::kSucceeded

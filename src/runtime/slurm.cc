@@ -14,6 +14,8 @@
 #include "util/environment.h"
 #include "config/launcher_config.h"
 #include "platform/launcher_plan_request.h"
+#include "job/control_protocol.h"
+#include "runtime/bad_node_relaunch.h"
 #include "runtime/batch_script.h"
 #include "runtime/node_dry_run.h"
 #include "runtime/container_mounts.h"
@@ -26,6 +28,7 @@
 #include "snapshot/metadata.h"
 #include "snapshot/redaction.h"
 #include "util/files.h"
+#include "util/hostlist.h"
 #include "util/log.h"
 #include "util/private_files.h"
 #include "util/strings.h"
@@ -97,6 +100,30 @@ int NodesOf(const std::vector<std::string>& user_flags, const std::vector<std::s
   if (!nodes) return 1;
   std::optional<int64_t> count = ParseInt(Trim(Split(*nodes, '-').front()));
   return count && *count >= 1 && *count <= 100000 ? static_cast<int>(*count) : 1;
+}
+
+// The pass-through flags without srun's --exclude/-x, whose hosts go to
+// `excluded` (direct.exclude_bad_nodes adds its own to them: one flag).
+std::vector<std::string> WithoutExcludeFlag(const std::vector<std::string>& flags, std::vector<std::string>* excluded) {
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < flags.size(); ++i) {
+    const std::string& flag = flags[i];
+    std::string value;
+    if (flag.starts_with("--exclude=")) {
+      value = flag.substr(10);
+    } else if ((flag == "--exclude" || flag == "-x") && i + 1 < flags.size()) {
+      value = flags[++i];
+    } else if (flag.starts_with("-x") && flag.size() > 2) {
+      value = flag.substr(2);
+    } else {
+      kept.push_back(flag);
+      continue;
+    }
+    for (const std::string& host : Split(value, ',')) {
+      if (!host.empty()) excluded->push_back(host);
+    }
+  }
+  return kept;
 }
 
 class SlurmRuntime : public Runtime {
@@ -180,8 +207,48 @@ class SlurmRuntime : public Runtime {
     if (FindExecutable("srun").empty()) return MissingCommand("srun");
     Result<std::map<std::string, std::string>> token = JobTokenEnvironment(environment);
     if (!token.ok()) return token.error();
-    log::Debug("running: {}", ShellJoin(argv));
-    return RunSrunStep(argv, *token);
+    if (!context.launcher->GetBool("direct.exclude_bad_nodes")) {
+      log::Debug("running: {}", ShellJoin(argv));
+      return RunSrunStep(argv, *token);
+    }
+    // direct.exclude_bad_nodes: again without a node found bad, on the
+    // allocation's spare nodes (outside one, srun finds new nodes).
+    RelaunchPlan relaunch;
+    relaunch.nodes = NodesOf(mode.passthrough, *flags, environment);
+    if (inside_allocation && environment.count("SLURM_JOB_NODELIST")) {
+      auto pool = ExpandHostlist(environment["SLURM_JOB_NODELIST"]);
+      if (!pool.ok()) return pool.error();
+      relaunch.pool = *pool;
+    }
+    relaunch.max_relaunches = static_cast<int>(context.launcher->GetInt("direct.max_restarts"));
+    relaunch.restarts_before = context.launcher->scheduler().restart_count;
+    std::vector<std::string> user_excluded;
+    std::vector<std::string> passthrough = WithoutExcludeFlag(mode.passthrough, &user_excluded);
+    return RunExcludingBadNodes(relaunch, [&](const std::vector<std::string>& excluded, int spare,
+                                              int attempt) -> Result<StepEnd> {
+      std::vector<std::string> step_flags = *flags;
+      std::vector<std::string> all_excluded = user_excluded;
+      all_excluded.insert(all_excluded.end(), excluded.begin(), excluded.end());
+      if (!all_excluded.empty()) step_flags.push_back("--exclude=" + Join(all_excluded, ","));
+      std::vector<std::string> step_command = node_command;
+      std::vector<std::string> spare_option = SpareNodesOption(spare);
+      step_command.insert(step_command.begin() + 1, spare_option.begin(), spare_option.end());
+      std::vector<std::string> step = SrunCommand(step_flags, passthrough, step_command);
+      std::map<std::string, std::string> step_env = *token;
+      if (attempt > 0) step_env["PRIMUS_SCHEDULER_RESTARTS"] = std::to_string(relaunch.restarts_before + attempt);
+      log::Debug("running: {}", ShellJoin(step));
+      std::vector<SrunTaskEnd> ends;
+      auto code = RunSrunStep(step, step_env, &ends);
+      if (!code.ok()) return code.error();
+      StepEnd end;
+      end.exit_code = *code;
+      for (const SrunTaskEnd& task : ends) {
+        if (task.exit_code == static_cast<int>(ExitCode::kNodeExcluded) && job::IsHostAddress(task.node)) {
+          end.excluded_hosts.push_back(task.node);
+        }
+      }
+      return end;
+    });
   }
 
   Result<int> Sbatch(const RuntimeContext& context, const std::string& binary, const std::vector<std::string>& globals) {

@@ -104,7 +104,8 @@ std::vector<SrunTaskEnd> WatchSrun(io::EventPoller& poller, io::SignalChannel& c
 
 }  // namespace
 
-Result<int> RunSrunStep(const std::vector<std::string>& argv, const std::map<std::string, std::string>& extra_env) {
+Result<int> RunSrunStep(const std::vector<std::string>& argv, const std::map<std::string, std::string>& extra_env,
+                        std::vector<SrunTaskEnd>* ends_out) {
   if (argv.empty()) return UsageError("no srun command to run");
   std::string executable = FindExecutable(argv[0]);
   if (executable.empty()) {
@@ -152,6 +153,7 @@ Result<int> RunSrunStep(const std::vector<std::string>& argv, const std::map<std
     log::Info("first failure: {} task {} exited with {}; srun then stopped the other nodes (srun's status {})",
               ends.front().node, ends.front().tasks, reported, srun_status);
   }
+  if (ends_out != nullptr) *ends_out = ends;
   return reported;
 }
 

@@ -40,6 +40,8 @@ int RootCauseStatus(int srun_status, const std::vector<SrunTaskEnd>& ends);
 
 // Runs `argv` (argv[0] is "srun", found on PATH) with this process's
 // environment plus `extra_env`. An Error only when srun cannot be started.
-Result<int> RunSrunStep(const std::vector<std::string>& argv, const std::map<std::string, std::string>& extra_env);
+// `ends`: where srun's reports of its tasks' ends go, when wanted.
+Result<int> RunSrunStep(const std::vector<std::string>& argv, const std::map<std::string, std::string>& extra_env,
+                        std::vector<SrunTaskEnd>* ends = nullptr);
 
 }  // namespace primus::runtime

@@ -17,6 +17,7 @@
 #include "config/launcher_config.h"
 #include "io/signal_channel.h"
 #include "io/stoppable_commands.h"
+#include "runtime/bad_node_relaunch.h"
 #include "runtime/container_glibc.h"
 #include "runtime/hostfile.h"
 #include "runtime/node_dry_run.h"
@@ -54,7 +55,9 @@ std::string NormalizedFlag(const std::string& token) {
   return name;
 }
 
-Result<std::vector<HostEntry>> LoadHosts(const config::LauncherConfig& launcher) {
+// The hosts of the hostfile or list, selected by --include/--exclude, the
+// first `count` of them (0: all).
+Result<std::vector<HostEntry>> LoadHosts(const config::LauncherConfig& launcher, int count) {
   const std::string& hostfile = launcher.GetString("ssh.hostfile");
   const std::string& list = launcher.GetString("ssh.hosts");
   if (hostfile.empty() == list.empty()) {
@@ -69,8 +72,7 @@ Result<std::vector<HostEntry>> LoadHosts(const config::LauncherConfig& launcher)
     return ParseHostfile(*text, hostfile);
   }();
   if (!hosts.ok()) return hosts.error();
-  return SelectHosts(*hosts, launcher.GetString("ssh.include"), launcher.GetString("ssh.exclude"),
-                     static_cast<int>(launcher.GetInt("ssh.nodes")));
+  return SelectHosts(*hosts, launcher.GetString("ssh.include"), launcher.GetString("ssh.exclude"), count);
 }
 
 // --env K=V as it is; --env K takes this host's value; anything else is a
@@ -208,7 +210,7 @@ class SshRuntime : public Runtime {
       direct_options = inner.written;
     }
 
-    Result<std::vector<HostEntry>> hosts = LoadHosts(launcher);
+    Result<std::vector<HostEntry>> hosts = LoadHosts(launcher, static_cast<int>(launcher.GetInt("ssh.nodes")));
     if (!hosts.ok()) return hosts.error();
     Result<int> slots = CommonSlots(*hosts);
     if (!slots.ok()) return slots.error();
@@ -278,26 +280,67 @@ class SshRuntime : public Runtime {
     Result<std::string> sha = Sha256Of(binary.path);
     if (!sha.ok()) return sha.error();
     binary.sha256 = *sha;
-    Result<std::vector<RemoteBinary>> placed = CheckHosts(*hosts, ssh_options, connect_timeout, binary, cwd,
-                                                          static_cast<int>(launcher.GetInt("ssh.parallel")));
-    if (!placed.ok()) return placed.error();
-
     std::map<std::string, std::string> environment = ProcessEnvironment();
     Result<std::map<std::string, std::string>> fresh = JobTokenEnvironment(environment);
     if (!fresh.ok()) return fresh.error();
     std::string token = fresh->empty() ? environment[kJobTokenVariable] : fresh->at(kJobTokenVariable);
+    int parallel = static_cast<int>(launcher.GetInt("ssh.parallel"));
+    std::string configured_master = launcher.GetString("ssh.master_addr");
 
-    std::vector<SshSession> sessions;
-    for (size_t i = 0; i < hosts->size(); ++i) {
-      std::string remote = AgentShellCommand((*placed)[i], cwd, AgentArguments(node, static_cast<int>(i)));
-      sessions.push_back({HostName((*hosts)[i].host), SshArgv(ssh_options, connect_timeout, (*hosts)[i].host, remote)});
-      log::Debug("node {}: {}", i, ShellJoin(sessions.back().argv));
+    // One run of the job on `run_hosts`; the hosts whose agent left the job as a bad node.
+    auto run_on = [&](const std::vector<HostEntry>& run_hosts, int spare) -> Result<StepEnd> {
+      NodeCommand run_node = node;
+      run_node.nnodes = static_cast<int>(run_hosts.size());
+      run_node.master_addr = configured_master.empty() ? SshHostName(ssh_options, run_hosts.front().host)
+                                                       : configured_master;
+      if (spare > 0) {
+        std::vector<std::string> spare_option = SpareNodesOption(spare);
+        run_node.globals.insert(run_node.globals.end(), spare_option.begin(), spare_option.end());
+      }
+      Result<std::vector<RemoteBinary>> placed = CheckHosts(run_hosts, ssh_options, connect_timeout, binary, cwd, parallel);
+      if (!placed.ok()) return placed.error();
+      std::vector<SshSession> sessions;
+      for (size_t i = 0; i < run_hosts.size(); ++i) {
+        std::string remote = AgentShellCommand((*placed)[i], cwd, AgentArguments(run_node, static_cast<int>(i)));
+        sessions.push_back({HostName(run_hosts[i].host), SshArgv(ssh_options, connect_timeout, run_hosts[i].host, remote)});
+        log::Debug("node {}: {}", i, ShellJoin(sessions.back().argv));
+      }
+      log::Info("starting {} node agents through ssh (node 0: {}, master {}:{})", sessions.size(),
+                run_hosts.front().host, run_node.master_addr, run_node.master_port);
+      SessionOptions session_options;
+      session_options.token = token;
+      std::vector<int> statuses;
+      auto code = RunSessions(sessions, session_options, &statuses);
+      if (!code.ok()) return code.error();
+      StepEnd end;
+      end.exit_code = *code;
+      for (size_t i = 0; i < statuses.size() && i < run_hosts.size(); ++i) {
+        if (statuses[i] == static_cast<int>(ExitCode::kNodeExcluded)) end.excluded_hosts.push_back(HostName(run_hosts[i].host));
+      }
+      return end;
+    };
+    if (!launcher.GetBool("direct.exclude_bad_nodes")) {
+      auto end = run_on(*hosts, 0);
+      if (!end.ok()) return end.error();
+      return end->exit_code;
     }
-    log::Info("starting {} node agents through ssh (node 0: {}, master {}:{})", sessions.size(),
-              hosts->front().host, node.master_addr, node.master_port);
-    SessionOptions session_options;
-    session_options.token = token;
-    return RunSessions(sessions, session_options);
+    // direct.exclude_bad_nodes: the hosts past -N are the spares.
+    Result<std::vector<HostEntry>> pool = LoadHosts(launcher, 0);
+    if (!pool.ok()) return pool.error();
+    RelaunchPlan relaunch;
+    relaunch.nodes = static_cast<int>(hosts->size());
+    for (const HostEntry& entry : *pool) relaunch.pool.push_back(HostName(entry.host));
+    relaunch.max_relaunches = static_cast<int>(launcher.GetInt("direct.max_restarts"));
+    return RunExcludingBadNodes(relaunch, [&](const std::vector<std::string>& excluded, int spare,
+                                              int attempt) -> Result<StepEnd> {
+      std::vector<HostEntry> run_hosts;
+      for (const HostEntry& entry : *pool) {
+        bool bad = std::find(excluded.begin(), excluded.end(), HostName(entry.host)) != excluded.end();
+        if (!bad && run_hosts.size() < hosts->size()) run_hosts.push_back(entry);
+      }
+      (void)attempt;
+      return run_on(run_hosts, spare);
+    });
   }
 
  private:

@@ -150,13 +150,17 @@ class SessionGroup {
       ReapChildren();
       Deadlines();
     }
-    std::vector<int> statuses;
-    for (const Child& child : children_) statuses.push_back(child.status.value_or(255));
-    return JobExitCode(statuses, stop_signal_);
+    statuses_.clear();
+    for (const Child& child : children_) statuses_.push_back(child.status.value_or(255));
+    return JobExitCode(statuses_, stop_signal_);
   }
+
+ public:
+  const std::vector<int>& statuses() const { return statuses_; }
 
  private:
   static constexpr uint64_t kSignalsTag = 0;
+  std::vector<int> statuses_;  // each session's exit status, once Run ended
   // A lost session: the agents stop the job among themselves (the lost
   // node's agent had a hangup, or is lost to node 0); the other stdins are
   // closed only if the job is still running this much later (before every
@@ -326,10 +330,13 @@ class SessionGroup {
 
 }  // namespace
 
-Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOptions& options) {
+Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOptions& options,
+                        std::vector<int>* statuses) {
   SessionGroup group(sessions, options);
   if (Status started = group.Start(); !started.ok()) return started.error();
-  return group.Run();
+  int code = group.Run();
+  if (statuses != nullptr) *statuses = group.statuses();
+  return code;
 }
 
 }  // namespace primus::runtime

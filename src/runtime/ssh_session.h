@@ -42,8 +42,10 @@ struct SessionOptions {
   double finish_grace_s = 60;     // after node 0 ended: how long the others may take
 };
 
-// An Error only when ssh cannot be started at all.
-Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOptions& options);
+// An Error only when ssh cannot be started at all. `statuses`: each
+// session's exit status (255 when ssh's own), in order, when wanted.
+Result<int> RunSessions(const std::vector<SshSession>& sessions, const SessionOptions& options,
+                        std::vector<int>* statuses = nullptr);
 
 // The job's exit code from each session's status (node order) and the
 // signal that stopped us (0: none).

@@ -66,6 +66,7 @@ nlohmann::ordered_json MetadataToJson(const RunMetadata& metadata, const Redacto
   json["exit_code"] = metadata.exit_code;
   json["restarts"] = metadata.restarts;
   json["root_cause"] = metadata.root_cause;
+  if (metadata.excluded_nodes.is_array() && !metadata.excluded_nodes.empty()) json["excluded_nodes"] = metadata.excluded_nodes;
   json["replay_of"] = metadata.replay_of.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(metadata.replay_of);
   json["log_dir"] = metadata.log_dir;
   if (metadata.layout || !metadata.worker_argv.empty()) {
@@ -127,6 +128,13 @@ Result<RunMetadata> MetadataFromJson(const nlohmann::json& json) {
   metadata.restarts = json_fields::IntegerIn(json, "restarts", 0, INT32_MAX).value_or(0);
   if (json.contains("root_cause") && (json["root_cause"].is_object() || json["root_cause"].is_null())) {
     metadata.root_cause = json["root_cause"];
+  }
+  if (json.contains("excluded_nodes") && json["excluded_nodes"].is_array()) {
+    for (const auto& node : json["excluded_nodes"]) {
+      if (node.is_object() && metadata.excluded_nodes.size() < 1024) {
+        metadata.excluded_nodes.push_back({{"host", Text(node, "host")}, {"reason", Text(node, "reason")}});
+      }
+    }
   }
   metadata.replay_of = Text(json, "replay_of");
   metadata.log_dir = Text(json, "log_dir");

@@ -77,6 +77,8 @@ struct RunMetadata {
   int exit_code = -1;
   int restarts = 0;
   nlohmann::ordered_json root_cause;  // null, or the failing worker as the agent reported it
+  // direct.exclude_bad_nodes: [{host, reason}] of the nodes left out; empty: none (not written)
+  nlohmann::ordered_json excluded_nodes = nlohmann::ordered_json::array();
   std::string replay_of;              // the experiment directory this run replays, if any
   // What reached the workers, so that a replay runs the same (written once
   // the worker command is known; absent in snapshots of older versions):

@@ -25,6 +25,7 @@ TEST(MetadataTest, RoundTripsAndRedactsArgv) {
   metadata.exit_code = 3;
   metadata.restarts = 2;
   metadata.root_cause = {{"rank", 1}, {"message", "token hf_secret_value_1 rejected"}};
+  metadata.excluded_nodes.push_back({{"host", "node2"}, {"reason", "the hang's culprit: rank 1"}});
   ASSERT_TRUE(WriteMetadata(dir + "/metadata.json", metadata, redactor).ok());
   std::string text = *ReadFile(dir + "/metadata.json");
   EXPECT_EQ(text.find("hf_secret_value_1"), std::string::npos) << text;
@@ -34,6 +35,8 @@ TEST(MetadataTest, RoundTripsAndRedactsArgv) {
   EXPECT_EQ(read->exit_code, 3);
   EXPECT_EQ(read->restarts, 2);
   EXPECT_EQ(read->root_cause["rank"], 1);
+  ASSERT_EQ(read->excluded_nodes.size(), 1u);
+  EXPECT_EQ(read->excluded_nodes[0]["host"], "node2");
   EXPECT_EQ(read->start_time, "1970-01-01T00:00:00Z");
 }
 

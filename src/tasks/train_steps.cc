@@ -781,6 +781,9 @@ int RecordOutcome(TrainLaunch* launch, const agent::RunResult& result) {
   WriteWorkerEnv(*launch);
   snapshot::RunMetadata& metadata = launch->metadata;
   metadata.restarts = result.restarts;
+  for (const std::string& host : result.excluded_hosts) {
+    metadata.excluded_nodes.push_back({{"host", host}, {"reason", result.exclusion_reason}});
+  }
   if (!result.log_dir.empty()) metadata.log_dir = result.log_dir;  // a fresh one when logs/ held an earlier run's
   metadata.hosts = JobHosts(JoinPath(launch->log_dir, "telemetry/job.json"));
   if (result.root_cause) {

@@ -84,6 +84,7 @@ const Schema& ExperimentSchema() {
       {"checkpoint.resume", ValueType::kString, "auto", "auto | none | PATH"},
       {"fault_tolerance.max_restarts", ValueType::kInt, "-1", "restarts of all workers on failure (-1: the launcher's)", -1, 1000000},
       {"fault_tolerance.hang_timeout", ValueType::kDouble, "-1", "seconds of silence that count as a hang (-1: the launcher's)"},
+      {"fault_tolerance.exclude_bad_nodes", ValueType::kBool, "false", "leave a bad node out and go on (true turns on direct.exclude_bad_nodes)"},
       {"env", ValueType::kStringMap, "", "variables for the workers (over profiles, under --env)"},
       {"hooks.dirs", ValueType::kStringList, "", "extra hook directories, relative to the experiment file"},
       {"variants", ValueType::kAny, "", "settings by world size: {16: {parallelism: {tensor: 2}}}"},
@@ -205,6 +206,7 @@ void FillFields(ExperimentConfig* experiment) {
   for (const auto& [key, value] : r.Find("env")->AsMap()) experiment->env[key] = value.ScalarText();
   experiment->max_restarts = IntAt(r, "fault_tolerance.max_restarts");
   experiment->hang_timeout = r.Find("fault_tolerance.hang_timeout")->AsDouble();
+  experiment->exclude_bad_nodes = r.Find("fault_tolerance.exclude_bad_nodes")->AsBool();
 }
 
 // The torchtitan backend: its key table, with a custom config module's keys.

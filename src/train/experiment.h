@@ -57,6 +57,7 @@ struct ExperimentConfig {
   std::map<std::string, std::string> env;
   int max_restarts = -1;              // -1 = the launcher's
   double hang_timeout = -1;           // -1 = the launcher's
+  bool exclude_bad_nodes = false;     // true turns on direct.exclude_bad_nodes
   // The megatron backend: the option table its keys were checked against
   // and its command line is built from (megatron_release.h), and where it came from.
   std::shared_ptr<const MegatronFlags> megatron_table;

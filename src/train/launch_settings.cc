@@ -30,6 +30,10 @@ Result<config::Value> ExperimentLaunchLayer(const ExperimentConfig& experiment, 
     (void)layer.Set("direct.max_restarts",
                     config::Value::Int(experiment.max_restarts, InExperiment(experiment, "fault_tolerance.max_restarts")));
   }
+  if (experiment.exclude_bad_nodes) {
+    (void)layer.Set("direct.exclude_bad_nodes",
+                    config::Value::Bool(true, InExperiment(experiment, "fault_tolerance.exclude_bad_nodes")));
+  }
   if (experiment.hang_timeout >= 0) {
     (void)layer.Set("direct.hang_timeout", config::Value::Double(experiment.hang_timeout,
                                                                  InExperiment(experiment, "fault_tolerance.hang_timeout")));

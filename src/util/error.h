@@ -19,6 +19,9 @@ enum class ExitCode : int {
   kUsage = 2,         // unknown mode, flag or task; malformed command line
   kConfig = 3,        // a configuration file or value is wrong
   kUnavailable = 4,   // a required tool, library, device or port is missing
+  // This node was found bad (the hang's culprit, or failing again) and left
+  // the job, which goes on without it (fault_tolerance.exclude_bad_nodes).
+  kNodeExcluded = 5,
   // The workers' work finished (a worker exited 0), but another worker did
   // not exit within the exit grace and was stopped (stuck in teardown).
   kStuckAtExit = 6,

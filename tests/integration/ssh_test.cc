@@ -13,7 +13,9 @@
 //                    old a glibc, Ctrl-C (during the host checks too), a
 //                    dropped connection. Seconds each. Each host's root has
 //                    a home of its own (no startup file of /root is read).
-//   SshTrainTest     3-host gloo DDP: train pretrain of examples/gpt (slow).
+//   SshTrainTest     3-host gloo DDP: train pretrain of examples/gpt; a bad
+//                    host (the hang's culprit) replaced by the hostfile's
+//                    spare under direct.exclude_bad_nodes (slow).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -593,6 +595,33 @@ TEST_F(SshTrainTest, GptPretrainAcrossThreeHosts) {
     EXPECT_TRUE(std::regex_search(err, succeeded)) << err;
   }
   fprintf(stderr, "3-host train pretrain through ssh: %.1f s\n", seconds);
+}
+
+// direct.exclude_bad_nodes: -N 2 of a 3-host hostfile, the rank on host2
+// stalls outside the all_reduce; node 0 names host2, its agent leaves the
+// job (exit 5), and the launcher starts the job again on host1 and the spare
+// host3, where it finishes.
+TEST_F(SshTrainTest, ABadHostIsReplacedByTheSpare) {
+  MakeHosts(3);
+  ProcessOptions options;
+  options.cwd = hosts_->dir();
+  options.env["HOME"] = hosts_->dir();
+  options.env["NO_COLOR"] = "1";
+  std::vector<std::string> argv = {PRIMUS_BINARY, "--set", "direct.exclude_bad_nodes=true", "--set",
+                                   "direct.max_restarts=1", "ssh", "-F", hosts_->dir() + "/ssh_config",
+                                   "--hostfile", Hostfile("host1 slots=1\nhost2 slots=1\nhost3 slots=1\n"), "-N", "2",
+                                   "--", "direct", "--hang-timeout", "15", "--term-timeout", "2", "--", "run",
+                                   "/usr/bin/python3", kSource + "/tests/workers/hang_on_host.py", "host2"};
+  auto start = Clock::now();
+  HostProcess* launcher = Keep(hosts_->Start(1, argv, options));
+  ASSERT_EQ(launcher->Wait(240), 0) << launcher->All();
+  std::string out = launcher->Out(), err = launcher->Err();
+  EXPECT_NE(out.find("on host2: stalling at step 2"), std::string::npos) << out;
+  EXPECT_NE(err.find("excluding node 1 (host2) from the job (the hang's culprit"), std::string::npos) << err;
+  EXPECT_NE(err.find("host2 left the job as a bad node; starting it again without host2"), std::string::npos) << err;
+  EXPECT_NE(out.find("on host3: done, world 2"), std::string::npos) << out;
+  EXPECT_NE(out.find("on host1: done, world 2"), std::string::npos) << out;
+  fprintf(stderr, "bad host replaced by the spare through ssh: %.1f s\n", SecondsSince(start));
 }
 
 }  // namespace

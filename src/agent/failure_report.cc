@@ -43,6 +43,17 @@ size_t ChooseRootCause(const std::vector<WorkerFailure>& failures) {
   return best;
 }
 
+void PreferRankAsRootCause(int rank, std::optional<WorkerFailure>* root, std::vector<WorkerFailure>* others) {
+  if (!*root || (*root)->rank == rank) return;
+  for (WorkerFailure& other : *others) {
+    if (other.rank == rank) {
+      std::swap(**root, other);
+      std::stable_sort(others->begin(), others->end(), FailedBefore);
+      return;
+    }
+  }
+}
+
 std::string DescribeEnding(int exit_code, int signal) {
   if (signal != 0) return fmt::format("signal {} ({})", signal, io::SignalName(signal));
   return fmt::format("exit code {}", exit_code);

@@ -26,6 +26,11 @@ bool FailedBefore(const WorkerFailure& a, const WorkerFailure& b);
 // Index of the earliest failure by FailedBefore. `failures` must not be empty.
 size_t ChooseRootCause(const std::vector<WorkerFailure>& failures);
 
+// A hang: the rank the others wait for (analyze/hang_culprit.h) is the root
+// cause, not the first of its victims the watchdog saw go silent; when it is
+// among `others`, it changes places with `root`.
+void PreferRankAsRootCause(int rank, std::optional<WorkerFailure>* root, std::vector<WorkerFailure>* others);
+
 // "exit code 3", "signal 11 (SIGSEGV)".
 std::string DescribeEnding(int exit_code, int signal);
 

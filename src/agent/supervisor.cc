@@ -734,6 +734,17 @@ void Supervisor::JudgeHangHere(bool local_hang) {
   if (!local_hang) return;  // node 0 judges the whole job from every node's places
   hang_verdict_ = verdict.summary;
   hang_details_ = verdict.details;
+  hang_culprits_ = verdict.culprits;
+  // The rank the others wait for is the hang's cause, though its own silence
+  // may have started a moment after theirs: it counts as hung too.
+  for (int culprit : verdict.culprits) {
+    for (auto& worker : workers_) {
+      if (worker->rank == culprit && worker->running && !worker->hung) {
+        worker->hung = true;
+        worker->hung_at = WallSeconds();
+      }
+    }
+  }
   std::string verdict_path = JoinPath(attempt_dir_, plan_.host + ".hang_verdict.txt");
   (void)WriteFileAtomic(verdict_path, analyze::FormatVerdict(verdict));
   std::string details = verdict.details.empty() ? "" : "\n  " + Join(verdict.details, "\n  ");
@@ -846,6 +857,7 @@ AttemptResult Supervisor::Summarize() {
     failures.erase(failures.begin() + static_cast<long>(root));
     std::stable_sort(failures.begin(), failures.end(), FailedBefore);
     result.other_failures = std::move(failures);
+    if (!hang_culprits_.empty()) PreferRankAsRootCause(hang_culprits_.front(), &result.root_cause, &result.other_failures);
   }
   switch (ending_) {
     case AttemptResult::Ending::kSucceeded: result.exit_code = 0; break;

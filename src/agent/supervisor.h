@@ -133,6 +133,7 @@ class Supervisor {
   std::string attempt_dir_;
   std::string hang_verdict_;  // what the stacks said of a hang (analyze/hang_culprit.h); "" when none
   std::vector<std::string> hang_details_;
+  std::vector<int> hang_culprits_;  // the ranks the hang's verdict names
   std::vector<analyze::RankPlace> hang_places_;  // each rank's place in that hang, for node 0's judgement
   bool stacks_for_remote_hang_ = false;  // node 0 stopped the job for a hang elsewhere: stacks first
   std::vector<std::unique_ptr<Worker>> workers_;

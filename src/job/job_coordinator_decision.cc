@@ -334,8 +334,6 @@ void JobCoordinator::ExcludeBadNode(JobDecision& decision) {
 
 void JobCoordinator::PrintBanner(JobDecision& decision) const {
   BannerInput banner;
-  banner.root_cause = *decision.root_cause;
-  banner.other_failures = decision.other_failures;
   // A hang: every node's ranks' places, judged together.
   std::vector<analyze::RankPlace> places;
   for (const Peer& peer : peers_) {
@@ -343,6 +341,7 @@ void JobCoordinator::PrintBanner(JobDecision& decision) const {
   }
   if (!places.empty()) {
     analyze::HangVerdict verdict = analyze::JudgePlaces(std::move(places));
+    if (!verdict.culprits.empty()) agent::PreferRankAsRootCause(verdict.culprits.front(), &decision.root_cause, &decision.other_failures);
     banner.hang_verdict = verdict.summary;
     banner.hang_details = verdict.details;
     decision.hang_verdict = analyze::FormatVerdict(verdict);
@@ -351,6 +350,8 @@ void JobCoordinator::PrintBanner(JobDecision& decision) const {
                  layout_.nnodes);
     }
   }
+  banner.root_cause = *decision.root_cause;
+  banner.other_failures = decision.other_failures;
   log::Error("job failed (generation {} of {} nodes): root cause rank {} on host {}\n{}", generation_,
              layout_.nnodes, decision.root_cause->rank, decision.root_cause->host,
              FormatFailureBanner(banner));

@@ -96,6 +96,8 @@ TEST_F(HangCulpritTorchTest, TheBannerNamesTheRankOutsideTheCollective) {
                               "hang_outside_collective.py:";
   EXPECT_NE(result.err.find("waiting on: " + culprit), std::string::npos) << "the banner:\n" << result.err;
   EXPECT_NE(result.err.find("in wait_for_peer"), std::string::npos) << result.err;
+  // The rank the others wait for is the root cause, not the first victim the watchdog saw.
+  EXPECT_NE(result.err.find("Root cause: rank 2 (local rank 2)"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("from the worker's own faulthandler"), std::string::npos) << result.err;
 
   // After the fact, from the files the run left.
@@ -136,6 +138,7 @@ TEST_F(HangCulpritTorchTest, NodeZeroJudgesTheHangAcrossNodes) {
                       "hang_outside_collective.py:"),
             std::string::npos)
       << "node 0's banner:\n" << err0 << "\nnode 1:\n" << testing::Slurp(dir_.path() + "/node1/err");
+  EXPECT_NE(err0.find("Root cause: rank 2 (local rank 0) on "), std::string::npos) << err0;
   auto verdict = ReadFile(dir_.path() + "/node0/logs/attempt_0/hang_verdict.txt");
   ASSERT_TRUE(verdict.ok()) << "the job's verdict is kept beside node 0's logs";
   EXPECT_NE(verdict->find("rank 2: host " + log::HostName() + ", local rank 0"), std::string::npos) << *verdict;

@@ -227,7 +227,8 @@ class AnalyzeTask : public Task {
   std::string help() const override {
     return "usage: primus-cli [direct --] analyze logs <experiment-dir | log-dir | files...> [--json] [--signatures FILE]\n"
            "       primus-cli [direct --] analyze run <experiment-dir> [--json] [--plot FILE.svg] [--html FILE.html]\n"
-           "       primus-cli [direct --] analyze hang <experiment-dir | log-dir | attempt-dir> [--json] [--attempt N]\n"
+           "       primus-cli [direct --] analyze hang <experiment-dir | log-dir | attempt-dir> [--json]\n"
+           "                                       [--attempt N]\n"
            "       primus-cli [direct --] analyze topology [--visualize] [--output FILE.svg|.png|.dot]\n"
            "\n"
            "logs      every known failure in the logs (data/signatures.yaml: pattern, meaning, fix), its first\n"

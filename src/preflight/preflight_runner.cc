@@ -74,7 +74,8 @@ std::vector<CheckResult> QuickTrainChecks(const platform::HostInfo& host, const 
 }
 
 Result<int> RunPreflight(const PreflightOptions& options, const JobPlacement& placement, const platform::Roots& roots,
-                         const std::map<std::string, std::string>& env, const std::string& self_binary) {
+                         const std::map<std::string, std::string>& env, const std::string& self_binary,
+                         PreflightVerdict* verdict) {
   platform::HostInfo host = platform::DetectHost(roots);
   NodeReport own;
   own.node_rank = placement.node_rank;
@@ -120,12 +121,17 @@ Result<int> RunPreflight(const PreflightOptions& options, const JobPlacement& pl
   if (!options.json) std::cout << FormatNodeChecks(own) << std::flush;
   CheckStatus own_status = Worst(own.results);
   std::vector<std::optional<NodeReport>> nodes = {own};
+  PreflightVerdict unused;
+  if (verdict == nullptr) verdict = &unused;
+  verdict->own_fail = own_status == CheckStatus::kFail;
+  verdict->job_fail = verdict->own_fail;
 
   if (placement.nnodes > 1 && placement.node_rank != 0) {
-    auto verdict = SendReport(placement.master_addr, placement.master_port, own, JobToken(env), options.timeout_s);
-    if (!verdict.ok()) return verdict.error();
+    auto job = SendReport(placement.master_addr, placement.master_port, own, JobToken(env), options.timeout_s);
+    if (!job.ok()) return job.error();
+    verdict->job_fail = verdict->own_fail || *job == StatusName(CheckStatus::kFail);
     if (options.json) std::cout << ReportJson(nodes) << std::flush;
-    else std::cout << fmt::format("node 0 judged the job: {}\n", *verdict) << std::flush;
+    else std::cout << fmt::format("node 0 judged the job: {}\n", *job) << std::flush;
     return own_status == CheckStatus::kFail ? 1 : 0;
   }
   if (placement.nnodes > 1) {
@@ -154,6 +160,10 @@ Result<int> RunPreflight(const PreflightOptions& options, const JobPlacement& pl
   for (const std::string& path : written) {
     if (options.json) log::Info("wrote {}", path);
     else std::cout << "wrote " << path << "\n";
+  }
+  verdict->job_fail = JobStatus(nodes) == CheckStatus::kFail;
+  for (const auto& node : nodes) {
+    if (node && Worst(node->results) == CheckStatus::kFail) verdict->failing_hosts.push_back(node->host);
   }
   return JobStatus(nodes) == CheckStatus::kFail ? 1 : 0;
 }

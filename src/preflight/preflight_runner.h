@@ -38,9 +38,17 @@ struct JobPlacement {
   std::vector<std::string> hosts;  // by node rank when known (SLURM_JOB_NODELIST), else empty
 };
 
+// What a run found, for a caller that acts on it (train --preflight full).
+struct PreflightVerdict {
+  bool own_fail = false;           // this node's checks: a FAIL
+  bool job_fail = false;           // any node's (node 0 judged them all)
+  std::vector<std::string> failing_hosts;  // node 0 only: the hosts that FAIL
+};
+
 // Exit status: 0 pass or warnings, 1 any failure (on node 0: on any node).
 Result<int> RunPreflight(const PreflightOptions& options, const JobPlacement& placement, const platform::Roots& roots,
-                         const std::map<std::string, std::string>& env, const std::string& self_binary);
+                         const std::map<std::string, std::string>& env, const std::string& self_binary,
+                         PreflightVerdict* verdict = nullptr);
 
 // The checks that can doom a training job before it starts, all from sysfs,
 // procfs and the environment (no interpreter started, a few milliseconds):

@@ -36,6 +36,9 @@ const std::vector<OptionSpec>& TrainOptions() {
       {{"--force"}, K::kFlag, "", "",
        "--replay: run even on incompatible hardware, or with recorded libraries, interpreters or hooks"},
       {{"--no-preflight"}, K::kFlag, "", "", "skip the fast preflight checks before the launch (config: train.preflight)"},
+      {{"--preflight"}, K::kValue, "quick|full|off", "",
+       "before the launch: the fast checks (quick, the default), every node's preflight judged by node 0 as a gate "
+       "(full), or none (off)"},
   };
   return table;
 }
@@ -60,6 +63,15 @@ Result<TrainRequest> ParseTrainArgs(const std::vector<std::string>& args) {
     else if (name == "--resume") parsed.resume = option.value;
     else if (name == "--force") parsed.force = option.value == "true";
     else if (name == "--no-preflight") parsed.no_preflight = true;
+    else if (name == "--preflight") {
+      if (option.value != "quick" && option.value != "full" && option.value != "off") {
+        return UsageError("--preflight takes quick, full or off, not '" + option.value + "'",
+                          "full: every node's host, GPU, network and software checks, judged by node 0, before the "
+                          "launch");
+      }
+      if (option.value == "off") parsed.no_preflight = true;
+      parsed.full_preflight = option.value == "full";
+    }
   }
   std::vector<std::string> rest = options->passthrough;
   rest.insert(rest.end(), args.begin() + static_cast<long>(options->next), args.end());

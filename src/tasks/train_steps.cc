@@ -464,8 +464,10 @@ Result<int> PrintDryRun(const TrainLaunch& launch) {
                       "JAX_NUM_PROCESSES, JAX_PROCESS_ID (docs/agent.md)\n"
                     : std::string())
             << agent::DescribeWorkerEnvironment(launch.workers.setup)
-            << (launch.run_preflight ? "preflight: the fast checks would run before the launch (--no-preflight skips them)\n"
-                                     : "preflight: off\n");
+            << (launch.args.full_preflight ? "preflight: full: every node's host, GPU, network and software checks, "
+                                             "judged by node 0, would gate the launch\n"
+                : launch.run_preflight ? "preflight: the fast checks would run before the launch (--no-preflight skips them)\n"
+                                       : "preflight: off\n");
   if (launch.replay) {
     std::vector<train::SystemDifference> differences = ReplayDifferences(launch, DescribeThisSystem(launch));
     std::cout << "replay of " << launch.replay->dir.root << " (" << launch.replay->metadata.start_time
@@ -493,7 +495,54 @@ Status CheckReplayTrust(const TrainLaunch& launch) {
                      "--force");
 }
 
+// --preflight full: the host, GPU, network and software checks of every node,
+// judged by node 0 (preflight/preflight_runner.h), before any worker starts.
+// A node that FAILs refuses the launch (exit 4), or under
+// direct.exclude_bad_nodes, where the job can go on without it (an elastic
+// job, or a launcher with a spare node), leaves it with exit code 5; the
+// nodes that pass then start (elastic) or end for the launcher to start the
+// job again without it.
+Status RunFullPreflight(const TrainLaunch& launch) {
+  const agent::LaunchSpec& spec = launch.workers.spec;
+  bool elastic = spec.rendezvous != agent::kStaticRendezvous;
+  preflight::PreflightOptions options;
+  options.host = options.gpu = options.network = options.software = true;
+  options.workspace = launch.experiment.workspace;
+  options.report_dir = launch.experiment.workspace;
+  if (!launch.experiment.interpreter.empty()) options.python = launch.experiment.interpreter;
+  // An elastic job's node ranks are handed out later: each node judges itself.
+  preflight::JobPlacement placement{elastic ? 1 : spec.nnodes, elastic ? 0 : spec.node_rank, spec.master_addr,
+                                    spec.master_port, {}};
+  Result<std::string> self = SelfExecutable();
+  preflight::PreflightVerdict verdict;
+  auto ran = preflight::RunPreflight(options, placement, platform::Roots::FromEnvironment(), launch.process_env,
+                                     self.ok() ? *self : std::string("primus-cli"), &verdict);
+  if (!ran.ok()) return ran.error();
+  if (!verdict.job_fail) return Status::Ok();
+  bool can_go_on = spec.exclude_bad_nodes && (elastic || spec.spare_nodes > 0);
+  std::string failing = verdict.failing_hosts.empty() ? "" : " (" + Join(verdict.failing_hosts, ", ") + ")";
+  if (verdict.own_fail && can_go_on) {
+    return Error{ExitCode::kNodeExcluded,
+                 "preflight full: this node FAILs; it leaves the job, which goes on without it "
+                 "(direct.exclude_bad_nodes)",
+                 "the checks above say what to fix on this node"};
+  }
+  if (verdict.own_fail) {
+    return UnavailableError("preflight full: this node FAILs, so the job does not start",
+                            "fix the above, or let the job go on without it: --set direct.exclude_bad_nodes=true "
+                            "with an elastic job or spare nodes");
+  }
+  if (elastic && can_go_on) {
+    log::Warn("preflight full: a node FAILs{}; this one passes and starts with the others that do", failing);
+    return Status::Ok();
+  }
+  return UnavailableError("preflight full: a node of the job FAILs" + failing + ", so the job does not start here" +
+                              (can_go_on ? " (its launcher starts the job again without it)" : ""),
+                          "failing_nodes.txt in " + options.report_dir + " lists them");
+}
+
 Status RunPreflight(const TrainLaunch& launch) {
+  if (launch.args.full_preflight) return RunFullPreflight(launch);
   if (!launch.run_preflight) return Status::Ok();
   const agent::LaunchSpec& spec = launch.workers.spec;
   preflight::JobPlacement placement{spec.nnodes, spec.node_rank, spec.master_addr, spec.master_port, {}};

@@ -38,6 +38,7 @@ struct TrainRequest {
   std::string resume;
   bool force = false;
   bool no_preflight = false;
+  bool full_preflight = false;  // --preflight full: every node's preflight as a gate
   std::vector<std::string> overrides;   // a.b=c
   std::vector<std::string> extra_args;  // everything else, for the backend
   std::vector<std::string> rest;        // both, in order: a Primus-format experiment's overrides, verbatim

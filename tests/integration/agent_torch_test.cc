@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "run_process.h"
+#include "worker_variables.h"
 #include "start_process.h"
 #include "util/files.h"
 
@@ -147,10 +148,8 @@ TEST_F(AgentTorchTest, WorkerEnvironmentMatchesTorchrunKeyByKey) {
 
   // The documented differences (docs/agent.md, "Worker environment").
   const std::set<std::string> only_torchrun = {"NCCL_ASYNC_ERROR_HANDLING"};  // torch < 2.2 name
-  std::set<std::string> only_ours = {"NODE_RANK",         "NNODES",           "PRIMUS_HEARTBEAT_FILE", "PRIMUS_METRICS_FILE",
-                                     "PRIMUS_LAUNCH_TOKEN", "PYTHONUNBUFFERED", "TORCH_NCCL_ASYNC_ERROR_HANDLING",
-                                     // the stack dumper (docs/agent.md): its file, its signal, its directory on PYTHONPATH
-                                     "PRIMUS_STACK_FILE", "PRIMUS_STACK_SIGNAL", "PYTHONPATH"};
+  std::set<std::string> only_ours = testing::VariablesOnlyOurs();
+  only_ours.insert("PYTHONPATH");  // the stack dumper's directory
   // And the environment plan of this host (profiles, network auto-config),
   // which `info --json` shows for the same environment.
   ProcessResult info = RunProcess({PRIMUS_BINARY, "info", "--json"}, Isolated(&base));

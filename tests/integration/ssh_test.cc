@@ -597,6 +597,41 @@ TEST_F(SshTrainTest, GptPretrainAcrossThreeHosts) {
   fprintf(stderr, "3-host train pretrain through ssh: %.1f s\n", seconds);
 }
 
+// train --preflight full as a gate, under direct.exclude_bad_nodes: host2's
+// logins set a socket interface it lacks, so its network check FAILs; host2
+// leaves the job (exit 5) before any worker starts, and the job starts again
+// on host1 and the spare host3, where it trains.
+TEST_F(SshTrainTest, PreflightFullKeepsAFailingHostOutAndTheSpareTakesItsPlace) {
+  login_rc_[2] = "export GLOO_SOCKET_IFNAME=ib9\n";
+  MakeHosts(3);
+  ProcessOptions options;
+  options.cwd = kSource;  // the experiment names its script relative to the repository
+  options.env["HOME"] = hosts_->dir();
+  options.env["NO_COLOR"] = "1";
+  std::vector<std::string> argv = {
+      PRIMUS_BINARY, "--set", "direct.exclude_bad_nodes=true", "--set", "direct.max_restarts=1", "ssh", "-F",
+      hosts_->dir() + "/ssh_config", "--hostfile", Hostfile("host1 slots=1\nhost2 slots=1\nhost3 slots=1\n"), "-N",
+      "2", "--", "train", "pretrain", "--config", kSource + "/examples/gpt/configs/tiny-cpu.yaml",
+      "workspace=" + hosts_->dir() + "/output", "training.steps=4", "checkpoint.interval=10",
+      "parallelism.global_batch=8", "--preflight", "full"};
+  HostProcess* launcher = Keep(hosts_->Start(1, argv, options));
+  ASSERT_EQ(launcher->Wait(280), 0) << launcher->All();
+  std::string out = launcher->Out(), err = launcher->Err();
+  EXPECT_NE(err.find("preflight full: this node FAILs; it leaves the job"), std::string::npos) << err;
+  EXPECT_NE(err.find("host2 left the job as a bad node; starting it again without host2"), std::string::npos) << err;
+  EXPECT_NE(out.find("[host1:0] step 4/4 "), std::string::npos) << out;
+  EXPECT_NE(out.find(" world 2"), std::string::npos) << out;
+  EXPECT_EQ(out.find("[host2:"), std::string::npos) << "no worker ever started on host2:\n" << out;
+
+  // Without the policy the gate refuses the launch on every node (exit 4), naming the host.
+  std::vector<std::string> strict(argv.begin() + 5, argv.end());
+  strict.insert(strict.begin(), PRIMUS_BINARY);
+  HostProcess* refused = Keep(hosts_->Start(1, strict, options));
+  EXPECT_EQ(refused->Wait(120), 4) << refused->All();
+  EXPECT_NE(refused->Err().find("preflight full: a node of the job FAILs (host2)"), std::string::npos) << refused->Err();
+  EXPECT_EQ(refused->Out().find(" step 1/4 "), std::string::npos) << "no worker started";
+}
+
 // direct.exclude_bad_nodes: -N 2 of a 3-host hostfile, the rank on host2
 // stalls outside the all_reduce; node 0 names host2, its agent leaves the
 // job (exit 5), and the launcher starts the job again on host1 and the spare

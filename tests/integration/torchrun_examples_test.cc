@@ -52,6 +52,7 @@
 
 #include "processes.h"
 #include "run_process.h"
+#include "worker_variables.h"
 #include "upstream_archive.h"
 #include "slurm_cluster.h"
 #include "text.h"
@@ -430,9 +431,7 @@ class TorchrunExamplesTest : public ::testing::Test {
     const std::set<std::string> only_theirs = {"NCCL_ASYNC_ERROR_HANDLING"};  // torch < 2.2's name
     // PYTHONPATH: the stack dumper's directory first, then the same entries (docs/agent.md).
     std::set<std::string> documented = {"TORCHELASTIC_ERROR_FILE", "TORCHELASTIC_USE_AGENT_STORE", "PYTHONPATH"};
-    std::set<std::string> only_ours = {"NODE_RANK", "NNODES", "PRIMUS_HEARTBEAT_FILE", "PRIMUS_METRICS_FILE", "PRIMUS_LAUNCH_TOKEN",
-                                       "PYTHONUNBUFFERED", "TORCH_NCCL_ASYNC_ERROR_HANDLING", "PRIMUS_STACK_FILE",
-                                       "PRIMUS_STACK_SIGNAL"};
+    std::set<std::string> only_ours = testing::VariablesOnlyOurs();
     // And this host's environment plan, which `info --json` shows.
     ProcessOptions info_options = Options();
     ProcessResult info = RunProcess({PRIMUS_BINARY, "info", "--json"}, info_options);

@@ -22,6 +22,7 @@
 
 #include "free_port.h"
 #include "run_process.h"
+#include "worker_variables.h"
 #include "start_process.h"
 #include "text.h"
 #include "util/files.h"
@@ -457,10 +458,8 @@ TEST_F(TorchrunTorchTest, SameCommandLineGivesTheSameWorkersAsTorchrun) {
   // The documented differences (docs/torchrun.md).
   const std::set<std::string> only_theirs = {"NCCL_ASYNC_ERROR_HANDLING"};  // torch < 2.2's name
   const std::set<std::string> different = {"TORCHELASTIC_ERROR_FILE", "TORCHELASTIC_USE_AGENT_STORE"};
-  std::set<std::string> only_ours = {"NODE_RANK", "NNODES", "PRIMUS_HEARTBEAT_FILE", "PRIMUS_METRICS_FILE", "PRIMUS_LAUNCH_TOKEN",
-                                     "PYTHONUNBUFFERED", "TORCH_NCCL_ASYNC_ERROR_HANDLING",
-                                     // the stack dumper (docs/agent.md): its file, its signal, its directory on PYTHONPATH
-                                     "PRIMUS_STACK_FILE", "PRIMUS_STACK_SIGNAL", "PYTHONPATH"};
+  std::set<std::string> only_ours = testing::VariablesOnlyOurs();
+  only_ours.insert("PYTHONPATH");  // the stack dumper's directory
   // And this host's environment plan (profiles, network auto-configuration),
   // which `info --json` shows for the same environment.
   ProcessOptions info_options;

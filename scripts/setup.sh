@@ -40,6 +40,8 @@ TEST_PACKAGES=(
   slurm-client slurmctld slurmd
   # the MPI scheduler layer's test: a real Open MPI mpirun starts the agents
   openmpi-bin
+  # the stacks of a hung worker that is not Python: gdb, the agent's last resort
+  gdb
   # the container runtime's tests: podman (with crun) and a private dockerd
   podman crun docker.io
   # `analyze topology --visualize` renders its Graphviz graph with dot

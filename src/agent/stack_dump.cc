@@ -30,59 +30,64 @@ constexpr size_t kMaxDumpBytes = 1 << 20;
 StackCollection::StackCollection(std::vector<Target> targets, io::EventPoller& poller, double timeout_s,
                                  const sigset_t* child_signal_mask)
     : poller_(poller), timeout_s_(timeout_s), deadline_(SteadyClock::now() + Seconds(timeout_s)) {
+  child_signal_mask_ = child_signal_mask;
   std::string tool = FindExecutable("py-spy");
   if (tool.empty()) {
     SignalDumpers(targets);
     AskFlightRecorders(targets);
     return;
   }
+  for (const Target& target : targets) {
+    stacks_.emplace_back();
+    stacks_.back().rank = target.rank;
+    dumps_.emplace_back();
+    StartDumpProcess(stacks_.size() - 1, tool, {"py-spy", "dump", "--pid", std::to_string(target.pid)});
+  }
+  AskFlightRecorders(targets);
+}
+
+void StackCollection::StartDumpProcess(size_t index, const std::string& tool, std::vector<std::string> argv) {
+  Stacks& stacks = stacks_[index];
+  Dump& dump = dumps_[index];
+  std::string name = argv.front();
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0) {
+    stacks.text = "cannot start " + name + ": pipe: " + std::strerror(errno);
+    return;
+  }
+  io::UniqueFd read_end(ends[0]), write_end(ends[1]);
+  ::fcntl(read_end.get(), F_SETFL, ::fcntl(read_end.get(), F_GETFL) | O_NONBLOCK);
   std::vector<std::string> env;
   for (char** entry = environ; *entry != nullptr; ++entry) env.emplace_back(*entry);
-  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  for (const Target& target : targets) {
-    Stacks stacks;
-    stacks.rank = target.rank;
-    Dump dump;
-    int ends[2];
-    if (::pipe2(ends, O_CLOEXEC) != 0) {
-      stacks.text = std::string("cannot start py-spy: pipe: ") + std::strerror(errno);
-      stacks_.push_back(std::move(stacks));
-      dumps_.push_back(std::move(dump));
-      continue;
-    }
-    io::UniqueFd read_end(ends[0]), write_end(ends[1]);
-    ::fcntl(read_end.get(), F_SETFL, ::fcntl(read_end.get(), F_GETFL) | O_NONBLOCK);
-    io::SpawnRequest request;
-    request.executable = tool;
-    request.argv = {"py-spy", "dump", "--pid", std::to_string(target.pid)};
-    request.environment = env;
-    request.descriptors = {{write_end.get(), 1}, {write_end.get(), 2}};
-    if (null_fd >= 0) request.descriptors.push_back({null_fd, 0});
-    request.signal_mask = child_signal_mask;
-    request.death_signal = SIGKILL;
-    auto child = io::SpawnProcess(request);
-    if (!child) {
-      stacks.text = child.error().message;
-    } else if (Status added = poller_.Add(read_end.get(), kFirstStackTag + dumps_.size()); !added) {
-      ::kill(-child->pid, SIGKILL);
-      stacks.text = "cannot watch py-spy's output: " + added.error().message;
-    } else {
-      dump.pid = child->pid;
-      dump.pipe = std::move(read_end);
-      ++running_;
-    }
-    stacks_.push_back(std::move(stacks));
-    dumps_.push_back(std::move(dump));
+  io::UniqueFd null_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  io::SpawnRequest request;
+  request.executable = tool;
+  request.argv = std::move(argv);
+  request.environment = env;
+  request.descriptors = {{write_end.get(), 1}, {write_end.get(), 2}};
+  if (null_fd.valid()) request.descriptors.push_back({null_fd.get(), 0});
+  request.signal_mask = child_signal_mask_;
+  request.death_signal = SIGKILL;
+  auto child = io::SpawnProcess(request);
+  if (!child) {
+    stacks.text = child.error().message;
+  } else if (Status added = poller_.Add(read_end.get(), kFirstStackTag + index); !added) {
+    ::kill(-child->pid, SIGKILL);
+    stacks.text = "cannot watch " + name + "'s output: " + added.error().message;
+  } else {
+    dump.pid = child->pid;
+    dump.pipe = std::move(read_end);
+    ++processes_running_;
   }
-  if (null_fd >= 0) ::close(null_fd);
-  AskFlightRecorders(targets);
 }
 
 StackCollection::~StackCollection() { Abandon(); }
 
 SteadyTime StackCollection::deadline() const {
-  if (running_ == 0 && flight_deadline_) return *flight_deadline_;
-  return flight_deadline_ ? std::min(deadline_, *flight_deadline_) : deadline_;
+  SteadyTime next = processes_running_ > 0 ? deadline_ : SteadyTime::max();
+  if (dumper_deadline_) next = std::min(next, *dumper_deadline_);
+  if (flight_deadline_) next = std::min(next, *flight_deadline_);
+  return next == SteadyTime::max() ? deadline_ : next;
 }
 
 namespace {
@@ -153,7 +158,7 @@ void StackCollection::Finish(size_t index, const char* note) {
   // own process group, which we started, must not outlive the collection.
   if (dump.pid > 0 && !stacks_[index].complete) ::kill(-dump.pid, SIGKILL);
   if (note != nullptr) stacks_[index].text += (stacks_[index].text.empty() ? "" : "\n") + std::string(note);
-  --running_;
+  --processes_running_;
 }
 
 namespace {
@@ -187,33 +192,44 @@ pid_t DumperProcess(pid_t worker) {
 }  // namespace
 
 void StackCollection::SignalDumpers(const std::vector<Target>& targets) {
+  // The last resort for a worker without the dumper (not Python, or the
+  // dumper off): gdb's backtrace of every thread.
+  std::string gdb = FindExecutable("gdb");
+  bool signalled = false;
   for (const Target& target : targets) {
-    Stacks stacks;
+    stacks_.emplace_back();
+    Stacks& stacks = stacks_.back();
     stacks.rank = target.rank;
+    dumps_.emplace_back();
     off_t size = 0;
-    if (!target.stack_file.empty()) {
+    pid_t dumper = target.stack_file.empty() ? 0 : DumperProcess(target.pid);
+    if (dumper != 0) {
       struct stat status {};
       if (::stat(target.stack_file.c_str(), &status) == 0) size = status.st_size;
-      pid_t dumper = DumperProcess(target.pid);
-      if (dumper == 0) {
-        stacks.text = "(no stack dumper loaded in it: not a Python worker, or one started without primus-cli's "
-                      "PYTHONPATH)";
-      } else if (::kill(dumper, StackSignal()) == 0) {
-        ++running_;
-      } else {
-        stacks.text = std::string("cannot signal its stack dumper: ") + std::strerror(errno);
+      if (::kill(dumper, StackSignal()) == 0) {
+        signalled = true;
+        dumper_files_.emplace_back(target.stack_file, size);
+        continue;
       }
+      stacks.text = std::string("cannot signal its stack dumper: ") + std::strerror(errno);
+    } else if (!gdb.empty()) {
+      StartDumpProcess(stacks_.size() - 1, gdb,
+                       {"gdb", "--batch", "--nx", "-p", std::to_string(target.pid), "-ex", "thread apply all bt"});
+      if (dumps_.back().pipe.valid()) stacks.text = "(native stacks of every thread, from gdb)\n";
+    } else {
+      stacks.text = "(no stack dumper loaded in it: not a Python worker, or one started without primus-cli's "
+                    "PYTHONPATH; and no gdb on PATH)";
     }
-    stacks_.push_back(std::move(stacks));
-    dumper_files_.emplace_back(target.stack_file, size);
-    dumps_.emplace_back();
+    dumper_files_.emplace_back("", 0);
   }
-  if (running_ == 0) {
-    no_tool_ = "no stack tool found: py-spy is not on PATH and no worker has primus-cli's stack dumper loaded (a "
-               "Python worker has unless direct.stack_dumper is false)";
+  if (!signalled && processes_running_ == 0) {
+    no_tool_ = "no stack tool found: py-spy and gdb are not on PATH and no worker has primus-cli's stack dumper "
+               "loaded (a Python worker has unless direct.stack_dumper is false)";
+    dumper_files_.clear();
     return;
   }
-  deadline_ = SteadyClock::now() + Seconds(std::min(timeout_s_, kDumperWaitS));
+  if (signalled) dumper_deadline_ = SteadyClock::now() + Seconds(std::min(timeout_s_, kDumperWaitS));
+  else dumper_files_.clear();
 }
 
 void StackCollection::ReadDumperFiles() {
@@ -242,28 +258,22 @@ void StackCollection::ReadDumperFiles() {
     }
   }
   dumper_files_.clear();
-  running_ = 0;
+  dumper_deadline_.reset();
 }
 
 void StackCollection::OnDeadline(SteadyTime now) {
   if (flight_deadline_ && now >= *flight_deadline_) ReadFlightDumps();
-  if (running_ == 0 || now < deadline_) return;
-  if (!dumper_files_.empty()) {
-    ReadDumperFiles();
-    return;
-  }
-  std::string note = "(py-spy did not finish within " + std::to_string(static_cast<int>(timeout_s_)) +
+  if (dumper_deadline_ && now >= *dumper_deadline_) ReadDumperFiles();
+  if (processes_running_ == 0 || now < deadline_) return;
+  std::string note = "(the stack tool did not finish within " + std::to_string(static_cast<int>(timeout_s_)) +
                      " s; stopped, partial output above)";
   for (size_t i = 0; i < dumps_.size(); ++i) Finish(i, note.c_str());
 }
 
 void StackCollection::Abandon() {
   flight_deadline_.reset();
-  if (!dumper_files_.empty()) {
-    dumper_files_.clear();
-    running_ = 0;
-    return;
-  }
+  dumper_deadline_.reset();
+  dumper_files_.clear();
   for (size_t i = 0; i < dumps_.size(); ++i) Finish(i, "(stack collection abandoned: the agent is stopping)");
 }
 

@@ -3,8 +3,9 @@
 // PATH (native frames too); otherwise the stack dumper every Python worker
 // loads (python/primus_stacks/sitecustomize.py: faulthandler on
 // StackSignal(), writing to the rank's stack file) is signalled and its
-// file read after a short wait; with neither, it says plainly that no stack
-// could be taken.
+// file read after a short wait; a worker without it (not Python, or the
+// dumper off) gets gdb's backtrace of every thread when gdb is on PATH; with
+// none, it says plainly that no stack could be taken.
 //
 // On NCCL workers the collection also asks PyTorch's flight recorder for its
 // dump: the agent writes to each rank's debug pipe (TORCH_NCCL_DEBUG_INFO_PIPE_FILE,
@@ -74,7 +75,7 @@ class StackCollection {
   void OnDeadline(SteadyTime now);
   // Stops every dump now (a terminating signal must not wait behind them).
   void Abandon();
-  bool done() const { return running_ == 0 && !flight_deadline_; }
+  bool done() const { return processes_running_ == 0 && !dumper_deadline_ && !flight_deadline_; }
   // Ranks whose flight recorder was asked for a dump.
   size_t flight_dumps_asked() const { return flight_files_.size(); }
 
@@ -89,7 +90,10 @@ class StackCollection {
   };
   void Finish(size_t index, const char* note);
   // No py-spy: signal the workers' own dumpers; their files are read at the deadline.
+  // (gdb for a worker without the dumper.)
   void SignalDumpers(const std::vector<Target>& targets);
+  // Starts `argv` (py-spy, gdb) on `tool`, its output read into stacks_[index].
+  void StartDumpProcess(size_t index, const std::string& tool, std::vector<std::string> argv);
   void ReadDumperFiles();
   // Writes the targets' flight recorder pipes; the dumps are read at flight_deadline_.
   void AskFlightRecorders(const std::vector<Target>& targets);
@@ -100,7 +104,9 @@ class StackCollection {
   SteadyTime deadline_;
   std::vector<Dump> dumps_;
   std::vector<Stacks> stacks_;
-  size_t running_ = 0;
+  size_t processes_running_ = 0;  // py-spy or gdb processes whose output is still open
+  const sigset_t* child_signal_mask_ = nullptr;
+  std::optional<SteadyTime> dumper_deadline_;  // the signalled dumpers' files are read then
   std::optional<std::string> no_tool_;
   // The faulthandler way: each target's file and its size before the signal.
   std::vector<std::pair<std::string, off_t>> dumper_files_;

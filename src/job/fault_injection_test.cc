@@ -129,7 +129,8 @@ TEST_F(FaultInjectionTest, StuckAtExitIsStoppedAfterTheGraceWithItsOwnExitCodeAn
   EXPECT_TRUE(Contains(log_, "rank 0 (local rank 0, pid")) << log_;
   EXPECT_TRUE(Contains(log_, "stuck at exit")) << log_;
   EXPECT_TRUE(Contains(log_, "exit code 6")) << log_;
-  EXPECT_TRUE(Contains(log_, "no stack tool found")) << log_;
+  EXPECT_TRUE(Contains(log_, "no stack tool found") || Contains(log_, "(native stacks of every thread, from gdb)"))
+      << log_;
   std::string endings = Endings(result);
   EXPECT_TRUE(Contains(endings, "rank 0: stuck at exit: silent for 0.5 s after another rank exited 0")) << endings;
   EXPECT_TRUE(Contains(endings, "rank 1: exited 0")) << endings;
@@ -214,7 +215,7 @@ TEST_F(FaultInjectionTest, StackToolThatHangsIsKilledAtTheBoundAndTheStopGoesOn)
   EXPECT_LT(watch.Seconds(), 4) << log_;
   ASSERT_TRUE(result.root_cause.has_value()) << log_;
   EXPECT_TRUE(result.root_cause->hung);
-  EXPECT_TRUE(Contains(log_, "py-spy did not finish within 1 s")) << log_;
+  EXPECT_TRUE(Contains(log_, "the stack tool did not finish within 1 s")) << log_;
   auto dumps = agent::testing::PidsInFile(dir_ + "/dumps.pids");
   EXPECT_EQ(dumps.size(), 2u);
   for (pid_t pid : dumps) EXPECT_FALSE(ProcessAlive(pid)) << "dump process " << pid << " left running";

@@ -201,7 +201,10 @@ TEST_F(SupervisorTest, HungWorkerIsReportedByRankAndStopped) {
   EXPECT_EQ(result.exit_code, 128 + SIGTERM);
   EXPECT_NE(log.find("rank 0 (local rank 0, pid"), std::string::npos) << log;
   EXPECT_NE(log.find("hung: no output and no touch of its heartbeat file for 0.4 s"), std::string::npos) << log;
-  EXPECT_NE(log.find("no stack tool found"), std::string::npos) << log;
+  // No py-spy here: gdb's stacks where gdb is installed, else no stack at all.
+  EXPECT_TRUE(log.find("no stack tool found") != std::string::npos ||
+              log.find("(native stacks of every thread, from gdb)") != std::string::npos)
+      << log;
 }
 
 TEST_F(SupervisorTest, HangReportCarriesStacksFromPySpy) {

@@ -9,6 +9,7 @@
 // across two; `primus-cli stacks` takes a running job's stacks on demand.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -65,11 +66,25 @@ TEST_F(StackDumperTest, LoadsInEveryPythonWorkerAndChainsTheUsersSitecustomize) 
 }
 
 // A worker that is not Python (or has not loaded the dumper) is never sent
-// the real-time signal, whose default action would kill it.
+// the real-time signal, whose default action would kill it: its stacks come
+// from gdb, the last resort, and without gdb the log says none could be taken.
 TEST_F(StackDumperTest, AWorkerWithoutTheDumperIsNotSignalled) {
-  ProcessResult result = RunPrimus({"direct", "--hang-timeout", "2", "--term-timeout", "2", "--", "run", "/bin/sh",
-                                    "-c", "trap 'echo got TERM; exit 9' TERM; echo waiting; while :; do sleep 0.1; done"},
-                                   Options());
+  const std::vector<std::string> args = {"direct", "--hang-timeout", "2", "--term-timeout", "2", "--", "run", "/bin/sh",
+                                         "-c", "trap 'echo got TERM; exit 9' TERM; echo waiting; while :; do sleep 0.1; done"};
+  bool have_gdb = testing::RunProcess({"sh", "-c", "command -v gdb"}).exit_code == 0;
+  if (have_gdb) {
+    ProcessResult result = RunPrimus(args, Options());
+    EXPECT_EQ(result.exit_code, 9) << "stopped by the agent's SIGTERM, not killed by a signal:\n" << result.all();
+    EXPECT_NE(result.out.find("got TERM"), std::string::npos) << result.out;
+    EXPECT_NE(result.err.find("(native stacks of every thread, from gdb)"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("#0 "), std::string::npos) << result.err;
+  }
+  // A PATH with sleep only: no py-spy, no gdb.
+  dir_.Write("bin/.keep", "");
+  ASSERT_EQ(::symlink("/bin/sleep", (dir_.path() + "/bin/sleep").c_str()), 0);
+  ProcessOptions bare = Options();
+  bare.env["PATH"] = dir_.path() + "/bin";
+  ProcessResult result = RunPrimus(args, bare);
   EXPECT_EQ(result.exit_code, 9) << "stopped by the agent's SIGTERM, not killed by the stack signal:\n" << result.all();
   EXPECT_NE(result.out.find("got TERM"), std::string::npos) << result.out;
   EXPECT_NE(result.err.find("no worker has primus-cli's stack dumper loaded"), std::string::npos) << result.err;

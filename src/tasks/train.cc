@@ -37,8 +37,7 @@ const std::vector<OptionSpec>& TrainOptions() {
        "--replay: run even on incompatible hardware, or with recorded libraries, interpreters or hooks"},
       {{"--no-preflight"}, K::kFlag, "", "", "skip the fast preflight checks before the launch (config: train.preflight)"},
       {{"--preflight"}, K::kValue, "quick|full|off", "",
-       "before the launch: the fast checks (quick, the default), every node's preflight judged by node 0 as a gate "
-       "(full), or none (off)"},
+       "quick (default); full: a gate, node 0 judges all; off"},
   };
   return table;
 }

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "util/files.h"
+#include "util/strings.h"
 
 namespace primus::agent {
 namespace {
@@ -68,6 +69,16 @@ Status BecomeSubreaper() {
 void RestoreSubreaper() {
   if (g_previous_subreaper == 0) prctl(PR_SET_CHILD_SUBREAPER, 0);
   g_previous_subreaper = -1;
+}
+
+std::string ProcessStatusValue(pid_t pid, std::string_view name) {
+  auto status = ReadFile("/proc/" + std::to_string(pid) + "/status");
+  if (!status.ok()) return "";
+  std::string key = "\n" + std::string(name) + ":";
+  size_t at = status->starts_with(key.substr(1)) ? 0 : status->find(key);
+  if (at == std::string::npos) return "";
+  at = status->find(':', at) + 1;
+  return std::string(Trim(std::string_view(*status).substr(at, status->find('\n', at) - at)));
 }
 
 std::vector<ProcessInfo> ListDescendants(pid_t root) {

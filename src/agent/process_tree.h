@@ -7,6 +7,8 @@
 
 #include <sys/types.h>
 
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/error.h"
@@ -26,6 +28,11 @@ void RestoreSubreaper();
 // Live descendants of `root` (not `root` itself), parents before children.
 // Zombies are skipped: they are already dead and only need reaping.
 std::vector<ProcessInfo> ListDescendants(pid_t root);
+
+// The value of one line of /proc/<pid>/status ("PPid", "Uid", "SigCgt") as
+// the kernel writes it after "<name>:", blanks trimmed ("1000\t1000\t1000\t1000");
+// "" when the process or the line is not there.
+std::string ProcessStatusValue(pid_t pid, std::string_view name);
 
 // Sends `signal` to each of `processes`; returns how many were signalled.
 int SignalAll(const std::vector<ProcessInfo>& processes, int signal);

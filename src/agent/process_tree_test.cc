@@ -65,5 +65,13 @@ TEST(ProcessTreeTest, SubreaperAdoptsOrphansAndDescendantsAreFound) {
   EXPECT_EQ(flag, 0);
 }
 
+TEST(ProcessTreeTest, StatusValuesAreReadByName) {
+  EXPECT_EQ(ProcessStatusValue(getpid(), "PPid"), std::to_string(getppid()));
+  EXPECT_TRUE(ProcessStatusValue(getpid(), "Uid").starts_with(std::to_string(getuid()) + "\t"));
+  EXPECT_EQ(ProcessStatusValue(getpid(), "SigCgt").size(), 16u);  // a 64-bit mask in hex
+  EXPECT_EQ(ProcessStatusValue(getpid(), "NoSuchLine"), "");
+  EXPECT_EQ(ProcessStatusValue(getpid(), "Pid"), std::to_string(getpid())) << "not PPid's or TracerPid's line";
+}
+
 }  // namespace
 }  // namespace primus::agent

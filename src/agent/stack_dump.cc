@@ -166,11 +166,7 @@ namespace {
 // Whether `pid` catches `signal` (its SigCgt mask in /proc): a process that
 // does not would be killed by a real-time signal, so only those are sent it.
 bool Catches(pid_t pid, int signal) {
-  auto status = ReadFile("/proc/" + std::to_string(pid) + "/status");
-  if (!status.ok()) return false;
-  size_t at = status->find("SigCgt:");
-  if (at == std::string::npos) return false;
-  std::string hex(Trim(status->substr(at + 7, status->find('\n', at) - at - 7)));
+  std::string hex = ProcessStatusValue(pid, "SigCgt");
   int bit = signal - 1;
   int digit_from_right = bit / 4;
   if (digit_from_right >= static_cast<int>(hex.size())) return false;

@@ -633,17 +633,22 @@ void Supervisor::ReportStuckAtExit(const std::vector<size_t>& stuck) {
   CollectStacksThenStop();
 }
 
+std::vector<StackCollection::Target> Supervisor::StackTargets() const {
+  std::vector<StackCollection::Target> targets;
+  for (const auto& worker : workers_) {
+    if (worker->running) {
+      targets.push_back({worker->pid, worker->rank, worker->stack_file, worker->flight_pipe, worker->flight_dump});
+    }
+  }
+  return targets;
+}
+
 void Supervisor::TakeStacksOnDemand() {
   if (phase_ != Phase::kRunning || stacks_) {
     log::Info("asked for stacks while {}: ignored", stacks_ ? "taking them already" : "stopping");
     return;
   }
-  std::vector<StackCollection::Target> targets;
-  for (auto& worker : workers_) {
-    if (worker->running) {
-      targets.push_back({worker->pid, worker->rank, worker->stack_file, worker->flight_pipe, worker->flight_dump});
-    }
-  }
+  std::vector<StackCollection::Target> targets = StackTargets();
   log::Info("taking the stacks of {} worker{} (asked for by {}); they go on running", targets.size(),
             targets.size() == 1 ? "" : "s", io::SignalName(StackSignal()));
   stacks_ = std::make_unique<StackCollection>(std::move(targets), handles_.poller(), plan_.spec.stack_timeout_s,
@@ -653,12 +658,7 @@ void Supervisor::TakeStacksOnDemand() {
 
 void Supervisor::CollectStacksThenStop() {
   // Stacks of every live worker: the hung one, and who waits for it.
-  std::vector<StackCollection::Target> targets;
-  for (auto& worker : workers_) {
-    if (worker->running) {
-      targets.push_back({worker->pid, worker->rank, worker->stack_file, worker->flight_pipe, worker->flight_dump});
-    }
-  }
+  std::vector<StackCollection::Target> targets = StackTargets();
   stacks_ = std::make_unique<StackCollection>(std::move(targets), handles_.poller(), plan_.spec.stack_timeout_s,
                                               &handles_.signals().original_mask());
   if (stacks_->done()) {

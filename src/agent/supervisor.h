@@ -110,6 +110,8 @@ class Supervisor {
   // StackSignal() to the agent: every worker's stacks (and flight records)
   // saved in the attempt directory, the workers left running.
   void TakeStacksOnDemand();
+  // What a stack collection takes: every live worker, with its dumper's and flight recorder's files.
+  std::vector<StackCollection::Target> StackTargets() const;
   std::string StacksFileHeader(const Worker* worker) const;
   // Writes the stacks files and logs them; then (then_stop) stops the workers.
   void FinishStackCollection(bool then_stop = true);

@@ -11,6 +11,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "io/message_socket.h"
@@ -105,9 +106,12 @@ class JobCoordinator : public agent::JobLink {
   // root cause's node failing again) leaves the job: an elastic job goes on
   // without it at once; with spare nodes the job ends for the launcher
   // above to start it again without that host (decision.excluded_hosts).
-  void ExcludeBadNode(agent::JobDecision& decision);
-  // Also judges a hang from every node's places (decision.hang_verdict).
-  void PrintBanner(agent::JobDecision& decision) const;
+  void ExcludeBadNode(agent::JobDecision& decision, const std::optional<analyze::HangVerdict>& hang);
+  // A hang: every node's ranks' places (their reports), judged together; nullopt when none sent any.
+  std::optional<analyze::HangVerdict> JudgeJobHang() const;
+  // With a hang's verdict: its culprit as the root cause, the banner's
+  // "waiting on:" lines, decision.hang_verdict for hang_verdict.txt.
+  void PrintBanner(agent::JobDecision& decision, const std::optional<analyze::HangVerdict>& hang) const;
   bool SleepForBackoff(double seconds);
   // The restart `decided` on does not happen: every node ends with `exit_code`.
   agent::JobDecision CallOffRestart(agent::JobDecision decided, int exit_code, const std::string& why, int generation);

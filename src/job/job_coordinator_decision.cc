@@ -68,8 +68,11 @@ JobDecision JobCoordinator::EndGeneration(const NodeOutcome& outcome) {
     }
   }
   JobDecision decision = Decide(never_reported);
-  if (decision.root_cause && !decision.membership_changed) PrintBanner(decision);
-  if (settings_.exclude_bad_nodes && decision.root_cause && !decision.membership_changed) ExcludeBadNode(decision);
+  if (decision.root_cause && !decision.membership_changed) {
+    std::optional<analyze::HangVerdict> hang = JudgeJobHang();
+    PrintBanner(decision, hang);
+    if (settings_.exclude_bad_nodes) ExcludeBadNode(decision, hang);
+  }
   Broadcast(DecisionToJson(decision, generation_));
   if (!decision.restart) {
     ReleaseStandbys(decision.reason);
@@ -268,26 +271,30 @@ JobDecision JobCoordinator::Decide(const std::vector<int>& never_reported) {
   return decision;
 }
 
-void JobCoordinator::ExcludeBadNode(JobDecision& decision) {
-  if (agent_signal_ != 0) return;  // stopped by a person, not by a node
-  // The guilty host: the hang's culprits, all on one host; else the root
-  // cause's host when the previous generation failed there too.
-  std::string host, why;
+std::optional<analyze::HangVerdict> JobCoordinator::JudgeJobHang() const {
   std::vector<analyze::RankPlace> places;
   for (const Peer& peer : peers_) {
     if (peer.outcome) places.insert(places.end(), peer.outcome->hang_places.begin(), peer.outcome->hang_places.end());
   }
-  if (!places.empty()) {
-    analyze::HangVerdict verdict = analyze::JudgePlaces(places);
+  if (places.empty()) return std::nullopt;
+  return analyze::JudgePlaces(std::move(places));
+}
+
+void JobCoordinator::ExcludeBadNode(JobDecision& decision, const std::optional<analyze::HangVerdict>& hang) {
+  if (agent_signal_ != 0) return;  // stopped by a person, not by a node
+  // The guilty host: the hang's culprits, all on one host; else the root
+  // cause's host when the previous generation failed there too.
+  std::string host, why;
+  if (hang) {
     std::set<std::string> hosts;
-    for (int rank : verdict.culprits) {
-      for (const analyze::RankPlace& place : verdict.places) {
+    for (int rank : hang->culprits) {
+      for (const analyze::RankPlace& place : hang->places) {
         if (place.rank == rank) hosts.insert(place.host);
       }
     }
     if (hosts.size() == 1 && !hosts.begin()->empty()) {
       host = *hosts.begin();
-      why = "the hang's culprit: " + verdict.summary;
+      why = "the hang's culprit: " + hang->summary;
     }
   }
   const WorkerFailure& cause = *decision.root_cause;
@@ -332,15 +339,10 @@ void JobCoordinator::ExcludeBadNode(JobDecision& decision) {
   }
 }
 
-void JobCoordinator::PrintBanner(JobDecision& decision) const {
+void JobCoordinator::PrintBanner(JobDecision& decision, const std::optional<analyze::HangVerdict>& hang) const {
   BannerInput banner;
-  // A hang: every node's ranks' places, judged together.
-  std::vector<analyze::RankPlace> places;
-  for (const Peer& peer : peers_) {
-    if (peer.outcome) places.insert(places.end(), peer.outcome->hang_places.begin(), peer.outcome->hang_places.end());
-  }
-  if (!places.empty()) {
-    analyze::HangVerdict verdict = analyze::JudgePlaces(std::move(places));
+  if (hang) {
+    const analyze::HangVerdict& verdict = *hang;
     if (!verdict.culprits.empty()) agent::PreferRankAsRootCause(verdict.culprits.front(), &decision.root_cause, &decision.other_failures);
     banner.hang_verdict = verdict.summary;
     banner.hang_details = verdict.details;

@@ -76,22 +76,16 @@ Result<StacksArgs> ParseStacksArgs(const std::vector<std::string>& args) {
   return parsed;
 }
 
-// A line of /proc/<pid>/status ("Uid:", "PPid:"): its first number; -1 when unreadable.
-long StatusField(pid_t pid, const std::string& field) {
-  auto status = ReadFile("/proc/" + std::to_string(pid) + "/status");
-  if (!status.ok()) return -1;
-  size_t at = status->find("\n" + field);
-  if (at == std::string::npos) return -1;
-  at += field.size() + 1;
-  std::string line = status->substr(at, status->find('\n', at) - at);  // "\t1000\t1000\t..."
-  auto value = ParseInt(Trim(Split(std::string(Trim(line)), '\t').front()));
+// The first number of a line of /proc/<pid>/status ("Uid", "PPid"); -1 when unreadable.
+long StatusField(pid_t pid, std::string_view name) {
+  auto value = ParseInt(Split(agent::ProcessStatusValue(pid, name), '\t').front());
   return value ? static_cast<long>(*value) : -1;
 }
 
 // Whether `pid` is a primus-cli agent of this user: its executable is a
 // primus-cli (this one, or one named so) and it runs as us.
 bool IsOurAgent(pid_t pid) {
-  if (pid <= 1 || StatusField(pid, "Uid:") != static_cast<long>(::getuid())) return false;
+  if (pid <= 1 || StatusField(pid, "Uid") != static_cast<long>(::getuid())) return false;
   char exe[4096] = {}, self[4096] = {};
   ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof(exe) - 1);
   ssize_t m = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -153,7 +147,7 @@ class StacksTask : public Task {
     }
     pid_t agent = 0;
     for (const auto& [rank, pid] : workers) {
-      long parent = StatusField(pid, "PPid:");
+      long parent = StatusField(pid, "PPid");
       if (parent > 1 && IsOurAgent(static_cast<pid_t>(parent))) agent = static_cast<pid_t>(parent);
     }
     if (agent == 0) {

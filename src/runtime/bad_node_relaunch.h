@@ -5,7 +5,9 @@
 // on a spare node, while spares and restarts remain. The agents learn how
 // many spares there are from `--set direct.spare_nodes=N`
 // (SpareNodesOption): without one, node 0 keeps the node and restarts in
-// place, as without the policy.
+// place, as without the policy. A batch job whose allocation has no spare
+// left goes on as a new job without the bad hosts (`continue_elsewhere`:
+// slurm_submit.h), and counts as one spare for its agents.
 #pragma once
 
 #include <functional>
@@ -29,8 +31,12 @@ struct RelaunchPlan {
   // The hosts the job may run on (an allocation's nodes, a hostfile's
   // hosts); empty: the scheduler finds new ones (srun outside an allocation).
   std::vector<std::string> pool;
-  int max_relaunches = 0;          // direct.max_restarts
+  int max_relaunches = 0;          // direct.max_restarts: every restart counts, the scheduler's before too
   int restarts_before = 0;         // restarts a scheduler made before (carried on as PRIMUS_SCHEDULER_RESTARTS)
+  // When the pool has too few hosts left and a restart remains: the job goes
+  // on elsewhere without `excluded`, as restart `restart`; the exit code to
+  // end with. Unset: the job ends with the last run's exit code.
+  std::function<Result<int>(const std::vector<std::string>& excluded, int restart)> continue_elsewhere;
 };
 
 // One run of the job without `excluded`; `spare`: the nodes left to take a

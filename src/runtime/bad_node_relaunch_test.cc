@@ -57,6 +57,39 @@ TEST(BadNodeRelaunchTest, EndsWhenNoSpareOrNoRestartIsLeft) {
   EXPECT_EQ(runs, 1);
 }
 
+TEST(BadNodeRelaunchTest, WithNoSpareLeftABatchJobGoesOnElsewhere) {
+  RelaunchPlan plan;  // a batch job of 2 nodes in its allocation of 2
+  plan.nodes = 2;
+  plan.pool = {"n1", "n2"};
+  plan.max_relaunches = 3;
+  plan.restarts_before = 1;
+  std::vector<std::string> went_on_without;
+  int went_on_as = -1;
+  plan.continue_elsewhere = [&](const std::vector<std::string>& excluded, int restart) -> Result<int> {
+    went_on_without = excluded;
+    went_on_as = restart;
+    return 5;
+  };
+  std::vector<int> spares;
+  auto code = RunExcludingBadNodes(plan, [&](const std::vector<std::string>&, int spare, int) -> Result<StepEnd> {
+    spares.push_back(spare);
+    return StepEnd{5, {"n2"}};
+  });
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 5);
+  EXPECT_EQ(spares, std::vector<int>{1}) << "the agents may leave a node out: the job has somewhere to go";
+  EXPECT_EQ(went_on_without, std::vector<std::string>{"n2"});
+  EXPECT_EQ(went_on_as, 2) << "the scheduler's restart counts before ours";
+  // Restarts count the scheduler's: with max 1 and one made, none is left.
+  plan.max_relaunches = 1;
+  went_on_as = -1;
+  code = RunExcludingBadNodes(plan, [&](const std::vector<std::string>&, int, int) -> Result<StepEnd> {
+    return StepEnd{5, {"n2"}};
+  });
+  EXPECT_EQ(*code, 5);
+  EXPECT_EQ(went_on_as, -1);
+}
+
 TEST(BadNodeRelaunchTest, WithoutAPoolTheSchedulerFindsNodes) {
   RelaunchPlan plan;  // srun outside an allocation
   plan.nodes = 2;

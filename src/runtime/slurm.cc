@@ -25,6 +25,7 @@
 #include "runtime/slurm_job_token.h"
 #include "runtime/slurm_job_watch.h"
 #include "runtime/slurm_step_runner.h"
+#include "runtime/slurm_submit.h"
 #include "snapshot/metadata.h"
 #include "snapshot/redaction.h"
 #include "util/files.h"
@@ -222,6 +223,25 @@ class SlurmRuntime : public Runtime {
     }
     relaunch.max_relaunches = static_cast<int>(context.launcher->GetInt("direct.max_restarts"));
     relaunch.restarts_before = context.launcher->scheduler().restart_count;
+    if (!relaunch.pool.empty()) {
+      // A batch job with no spare left goes on as a new job (slurm_submit.h).
+      Result<BatchContinuation> continuation = UsageError("no job directory");
+      Result<JobDirPlan> plan = PlanJobDir(invocation, environment, CurrentDir());
+      if (plan.ok()) continuation = FindBatchContinuation(*plan, environment);
+      if (!continuation.ok()) {
+        log::Debug("no spare node means no restart: {}", continuation.error().message);
+      } else {
+        relaunch.continue_elsewhere = [continuation = *continuation, &environment](
+                                          const std::vector<std::string>& excluded, int restart) -> Result<int> {
+          auto next = SubmitContinuation(continuation, excluded, restart, environment);
+          if (!next.ok()) return next.error();
+          log::Warn("job {} goes on as job {}, which leaves out {} (its script: {}/sbatch-{}.sh); this job ends "
+                    "with exit code {}", continuation.job_id, *next, Join(excluded, ", "), continuation.job_dir, *next,
+                    static_cast<int>(ExitCode::kNodeExcluded));
+          return static_cast<int>(ExitCode::kNodeExcluded);
+        };
+      }
+    }
     std::vector<std::string> user_excluded;
     std::vector<std::string> passthrough = WithoutExcludeFlag(mode.passthrough, &user_excluded);
     return RunExcludingBadNodes(relaunch, [&](const std::vector<std::string>& excluded, int spare,
@@ -341,15 +361,12 @@ class SlurmRuntime : public Runtime {
     }
     Result<std::map<std::string, std::string>> token = JobTokenEnvironment(ProcessEnvironment());
     if (!token.ok()) return token.error();
-    Result<std::string> job_id = SubmitHeld(text, *token);
+    std::map<std::string, std::optional<std::string>> submit_env(token->begin(), token->end());
+    Result<std::string> job_id = SubmitHeldBatchJob(text, submit_env);
     if (!job_id.ok()) return job_id.error();
     Result<std::string> script_path = WriteJobFiles(*plan, *job_id, text);
     if (script_path.ok() && !user_hold) {
-      auto released = RunCommand({"scontrol", "release", *job_id});
-      if (!released.ok() || released->exit_code != 0) {
-        script_path = UnavailableError("scontrol release " + *job_id + " failed" +
-                                       (released.ok() ? ": " + released->Tail(3) : ": " + released.error().message));
-      }
+      if (Status released = ReleaseBatchJob(*job_id); !released.ok()) script_path = released.error();
     }
     if (!script_path.ok()) {
       (void)RunCommand({"scancel", *job_id});  // it would sit held forever
@@ -357,51 +374,37 @@ class SlurmRuntime : public Runtime {
       return script_path.error();
     }
 
-    std::string log_path = own_output ? JoinPath(plan->DirFor(*job_id), "logs/slurm-" + *job_id + ".out") : "";
-    FollowOptions follow{*job_id, log_path, 0.25};
-    if (!own_output) {  // --wait follows the user's file when its name can be known here
+    // A job's log: slurm sbatch's own in the job's directory (a continuation's
+    // too: slurm_submit.h), else the user's --output pattern as Slurm expands
+    // it (with %N only once the job runs).
+    std::string job_dir = plan->DirFor(*job_id);
+    FollowOptions follow;
+    follow.job_id = *job_id;
+    if (own_output) {
+      follow.log_path = [job_dir](const std::string& id, const std::string&) {
+        return JoinPath(job_dir, "logs/slurm-" + id + ".out");
+      };
+    } else {
       JobFileNames names{*job_id, FlagValue(user_flags, "--job-name", "-J").value_or(plan->name),
                          Lookup(ProcessEnvironment(), "USER").value_or(""), ""};
       std::string pattern = *FlagValue(user_flags, "--output", "-o");
-      std::string submit_dir = SubmitDir(user_flags);
-      std::optional<std::string> expanded = ExpandJobFilePattern(pattern, names);
-      if (expanded) {
-        log_path = follow.log_path = AbsolutePath(*expanded, submit_dir);
-      } else {
-        // %N: the node that runs the script names the file, known once it runs.
-        follow.log_path_once_running = [pattern, names, submit_dir](const std::string& batch_host) {
-          JobFileNames known = names;
-          known.batch_host = batch_host;
-          std::optional<std::string> path = ExpandJobFilePattern(pattern, known);
-          return path ? AbsolutePath(*path, submit_dir) : std::string();
-        };
-      }
+      follow.log_path = [pattern, names, submit_dir = SubmitDir(user_flags)](const std::string& id,
+                                                                             const std::string& batch_host) {
+        JobFileNames known = names;
+        known.job_id = id;
+        known.batch_host = batch_host;
+        std::optional<std::string> path = ExpandJobFilePattern(pattern, known);
+        return path ? AbsolutePath(*path, submit_dir) : std::string();
+      };
     }
+    follow.continued_as = [job_dir](const std::string& id) { return ContinuingJob(job_dir, id); };
+    std::string log_path = follow.log_path(*job_id, "");
     std::cout << "submitted batch job " << *job_id << "\n"
               << "  script: " << *script_path << "\n"
               << "  log:    " << (!log_path.empty() ? log_path : "as your --output flag says") << "\n"
               << (user_hold ? "  held, as --hold asked: scontrol release " + *job_id + "\n" : "") << std::flush;
     if (!wait) return 0;
     return FollowJob(follow);
-  }
-
-  // sbatch --parsable --hold with the script on stdin; the job id.
-  static Result<std::string> SubmitHeld(const std::string& script, const std::map<std::string, std::string>& env) {
-    CommandOptions options;
-    options.timeout_s = 120;
-    options.stdin_data = script;
-    for (const auto& [name, value] : env) options.env[name] = value;
-    auto submitted = RunCommand({"sbatch", "--parsable", "--hold"}, options);
-    if (!submitted.ok()) return submitted.error();
-    if (submitted->exit_code != 0) {
-      return UnavailableError("sbatch refused the job:\n" + submitted->Tail(10),
-                              "check the sbatch flags (partition, account, time, nodes); --dry-run shows the script");
-    }
-    std::string job_id(Trim(Split(Trim(submitted->out), ';').front()));
-    if (job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos) {
-      return UnavailableError("sbatch --parsable printed no job id: '" + std::string(Trim(submitted->out)) + "'");
-    }
-    return job_id;
   }
 };
 

@@ -159,17 +159,22 @@ int JobExitStatus(const JobEnd& end) {
   return end.exit_code;
 }
 
-Result<int> FollowJob(const FollowOptions& options) {
-  const std::string& id = options.job_id;
-  // Our signals as events: a Ctrl-C while we wait cancels the job.
-  auto channel = io::SignalChannel::Open();
-  if (!channel.ok()) return channel.error();
-  LogFollower log(options.log_path);
+namespace {
+
+// How following one job ended.
+struct Followed {
+  int status = 0;
+  int cancelled_by = 0;  // the signal that cancelled it, or 0
+};
+
+Result<Followed> FollowOneJob(const FollowOptions& options, const std::string& id, io::SignalChannel& channel) {
+  std::string first_path = options.log_path ? options.log_path(id, "") : "";
+  LogFollower log(first_path);
   int interrupted_by = 0;
   int cancelled_by = 0;
   int failed_polls = 0;
   std::string last_state;
-  bool log_resolved = false;
+  bool log_resolved = !first_path.empty() || !options.log_path;
   while (true) {
     if (interrupted_by != 0 && cancelled_by == 0) {
       cancelled_by = interrupted_by;
@@ -200,12 +205,12 @@ Result<int> FollowJob(const FollowOptions& options) {
       }
       if (state != last_state) log::Info("job {}: {}", id, state);
       last_state = state;
-      if (state == "RUNNING" && options.log_path.empty() && options.log_path_once_running && !log_resolved) {
+      if (state == "RUNNING" && !log_resolved) {
         auto host = RunCommand({"squeue", "-h", "-j", id, "-o", "%B"}, Bounded());
         std::string batch_host = host.ok() && host->exit_code == 0 ? std::string(Trim(host->out)) : "";
         if (!batch_host.empty() && batch_host.find_first_of("/ \n") == std::string::npos) {
           log_resolved = true;
-          std::string path = options.log_path_once_running(batch_host);
+          std::string path = options.log_path(id, batch_host);
           if (!path.empty()) {
             log.Follow(path);
             log::Info("job {} runs its script on {}: following {}", id, batch_host, path);
@@ -213,20 +218,43 @@ Result<int> FollowJob(const FollowOptions& options) {
         }
       }
     }
-    if (int signal = WaitForInterrupt(**channel, options.poll_s); signal != 0 && interrupted_by == 0) {
+    if (int signal = WaitForInterrupt(channel, options.poll_s); signal != 0 && interrupted_by == 0) {
       interrupted_by = signal;
     }
   }
   log.CopyNew();
   Result<JobEnd> end = ReadJobEnd(id);
-  // The job has ended: a Ctrl-C queued now is read here, not delivered (and
-  // fatal) when the channel closes.
-  (*channel)->ReadStopSignal();
-  if (cancelled_by != 0) return 128 + cancelled_by;
+  if (cancelled_by != 0) return Followed{128 + cancelled_by, cancelled_by};
   if (!end.ok()) return end.error();
   int status = JobExitStatus(*end);
   log::Info("job {} ended: {} (exit code {}:{}), exit status {}", id, end->state, end->exit_code, end->signal, status);
-  return status;
+  return Followed{status, 0};
+}
+
+}  // namespace
+
+Result<int> FollowJob(const FollowOptions& options) {
+  // Our signals as events: a Ctrl-C while we wait cancels the job.
+  auto channel = io::SignalChannel::Open();
+  if (!channel.ok()) return channel.error();
+  std::string id = options.job_id;
+  while (true) {
+    Result<Followed> followed = FollowOneJob(options, id, **channel);
+    // The job has ended: a Ctrl-C queued now is read here, not delivered (and
+    // fatal) when the channel closes.
+    (*channel)->ReadStopSignal();
+    if (!followed.ok()) return followed.error();
+    std::optional<std::string> next = options.continued_as ? options.continued_as(id) : std::nullopt;
+    if (!next) return followed->status;
+    if (followed->cancelled_by != 0) {
+      log::Warn("cancelling job {} too: job {} had submitted it to go on", *next, id);
+      auto cancel = RunCommand({"scancel", *next}, Bounded());
+      if (!cancel.ok() || cancel->exit_code != 0) log::Warn("scancel {} failed", *next);
+      return followed->status;
+    }
+    log::Info("job {} goes on as job {}: following it", id, *next);
+    id = *next;
+  }
 }
 
 }  // namespace primus::runtime

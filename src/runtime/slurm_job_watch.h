@@ -3,11 +3,14 @@
 // every 2-10 s), with the job's log copied to stdout as it grows; then the
 // exit code from `scontrol show job ID` (sacct needs accounting, which many
 // clusters lack; it is the fallback once the controller forgot the job).
-// SIGINT, SIGTERM or SIGHUP while following cancels this job, and only
-// this one (scancel ID), and waits for it to leave the queue.
+// A job that went on as a new one (its continuation) is followed on to the
+// end of the last. SIGINT, SIGTERM or SIGHUP while following cancels this
+// job, and only this one (scancel ID; and a continuation it submitted), and
+// waits for it to leave the queue.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,16 +41,21 @@ int JobExitStatus(const JobEnd& end);
 
 struct FollowOptions {
   std::string job_id;
-  std::string log_path;    // copied to stdout while the job runs; "" = none
   double poll_s = 0.25;    // squeue interval
-  // When log_path is "": the log's path from the node that runs the batch
-  // script (squeue's %B, once the job runs), for an --output naming %N.
-  std::function<std::string(const std::string& batch_host)> log_path_once_running;
+  // The path of a job's log, copied to stdout while the job runs: asked with
+  // the job's id and batch_host "" at the start, and, when that gave "",
+  // again with the node that runs its batch script (squeue's %B) once it
+  // runs, for an --output naming %N. "" = none. Unset: no log is copied.
+  std::function<std::string(const std::string& job_id, const std::string& batch_host)> log_path;
+  // The job that continues one that ended (slurm_submit.h): followed in
+  // turn, its log too. Unset, or nullopt: the wait ends with that job.
+  std::function<std::optional<std::string>(const std::string& job_id)> continued_as;
 };
 
-// The job's exit status, or 128+N when signal N interrupted the wait (the
-// job was cancelled). An Error when squeue/scontrol cannot be run or the
-// exit code cannot be found anywhere.
+// The exit status of the last job followed (a continuation's, when the job
+// went on as one), or 128+N when signal N interrupted the wait (the job, and
+// a continuation it had already submitted, are cancelled). An Error when
+// squeue/scontrol cannot be run or the exit code cannot be found anywhere.
 Result<int> FollowJob(const FollowOptions& options);
 
 }  // namespace primus::runtime

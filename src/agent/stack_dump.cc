@@ -175,8 +175,8 @@ bool Catches(pid_t pid, int signal) {
   return (value >> (bit % 4)) & 1;
 }
 
-// The worker, or its first descendant, whose stack dumper is loaded (a shell
-// wrapper's python child); 0 when none is.
+}  // namespace
+
 pid_t DumperProcess(pid_t worker) {
   if (Catches(worker, StackSignal())) return worker;
   for (const ProcessInfo& process : ListDescendants(worker)) {
@@ -184,8 +184,6 @@ pid_t DumperProcess(pid_t worker) {
   }
   return 0;
 }
-
-}  // namespace
 
 void StackCollection::SignalDumpers(const std::vector<Target>& targets) {
   // The last resort for a worker without the dumper (not Python, or the

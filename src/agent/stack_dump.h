@@ -39,6 +39,12 @@ inline constexpr uint64_t kFirstStackTag = uint64_t{1} << 40;
 
 // How long one collection may take in all, whatever the number of workers.
 inline constexpr double kStackCollectionTimeoutS = 10;
+// How long a stop waits for the stack dumpers (Supervisor: a stop's stacks).
+inline constexpr double kStopStacksTimeoutS = 2;
+
+// The worker, or its first descendant, whose stack dumper is loaded (a shell
+// wrapper's python child: it catches StackSignal()); 0 when none is.
+pid_t DumperProcess(pid_t worker);
 
 class StackCollection {
  public:

@@ -521,6 +521,18 @@ WorkerFailure Supervisor::FailureOf(const Worker& worker) const {
 }
 
 void Supervisor::OnAgentSignal(int signal) {
+  if (phase_ == Phase::kRunning && !stacks_ && TakeStacksThenStop(signal)) return;
+  if (phase_ == Phase::kCollectingStacks && stop_after_stacks_ != 0) {
+    // A second stop while the first one's stacks are taken: as a second stop
+    // would, it kills at once.
+    log::Warn("received {} while taking the stacks for the stop: keeping what was collected and killing the workers "
+              "now", io::SignalName(signal));
+    if (stacks_) stacks_->Abandon();
+    FinishStackCollection(/*then_stop=*/false);
+    BeginStop(stop_after_stacks_);
+    if (!killed_) KillEverything();
+    return;
+  }
   if (phase_ == Phase::kRunning || phase_ == Phase::kCollectingStacks) {
     if (phase_ == Phase::kCollectingStacks) {
       log::Warn("received {} while taking stacks: keeping what was collected and stopping now", io::SignalName(signal));
@@ -536,7 +548,7 @@ void Supervisor::OnAgentSignal(int signal) {
       log::Warn("received {}: killing the workers", io::SignalName(signal));
     }
     BeginStop(signal);
-    if (link_ != nullptr) link_->ReportLocalSignal(signal);
+    if (link_ != nullptr && stop_after_stacks_ == 0) link_->ReportLocalSignal(signal);  // else reported already
     return;
   }
   if (phase_ != Phase::kStopping) return;
@@ -656,6 +668,31 @@ void Supervisor::TakeStacksOnDemand() {
   if (stacks_->done()) FinishStackCollection(/*then_stop=*/false);
 }
 
+bool Supervisor::TakeStacksThenStop(int signal) {
+  std::vector<StackCollection::Target> targets;
+  for (StackCollection::Target& target : StackTargets()) {
+    // Without the dumper loaded, py-spy or gdb would hold a stop up too long.
+    if (target.stack_file.empty() || DumperProcess(target.pid) == 0) continue;
+    target.flight_pipe.clear();               // nor the flight recorders' seconds
+    targets.push_back(std::move(target));
+  }
+  if (targets.empty()) return false;
+  agent_signal_ = signal;
+  ending_ = AttemptResult::Ending::kAgentSignalled;
+  stop_after_stacks_ = signal;
+  log::Warn("received {}: taking the Python stacks of {} worker{} first, at most {:g} s (send it again to stop at "
+            "once)", io::SignalName(signal), targets.size(), targets.size() == 1 ? "" : "s", kStopStacksTimeoutS);
+  if (link_ != nullptr) link_->ReportLocalSignal(signal);
+  stacks_ = std::make_unique<StackCollection>(std::move(targets), handles_.poller(), kStopStacksTimeoutS,
+                                              &handles_.signals().original_mask());
+  if (stacks_->done()) {
+    FinishStackCollection();
+  } else {
+    phase_ = Phase::kCollectingStacks;
+  }
+  return true;
+}
+
 void Supervisor::CollectStacksThenStop() {
   // Stacks of every live worker: the hung one, and who waits for it.
   std::vector<StackCollection::Target> targets = StackTargets();
@@ -703,7 +740,13 @@ void Supervisor::FinishStackCollection(bool then_stop) {
   if (stacks_ && (local_hang || stacks_for_remote_hang_)) JudgeHangHere(local_hang);
   stacks_.reset();
   if (phase_ == Phase::kCollectingStacks) phase_ = Phase::kRunning;
-  if (then_stop) BeginStop(SIGTERM);
+  if (!then_stop) return;
+  int signal = stop_after_stacks_ != 0 ? stop_after_stacks_ : SIGTERM;
+  if (stop_after_stacks_ != 0 && plan_.spec.term_timeout_s > 0) {
+    log::Warn("passing {} to the workers, SIGKILL in {:g} s (send it again to kill at once)", io::SignalName(signal),
+              plan_.spec.term_timeout_s);
+  }
+  BeginStop(signal);
 }
 
 void Supervisor::JudgeHangHere(bool local_hang) {

@@ -19,7 +19,11 @@
 // stuck in teardown once the work is done). Either takes the stacks of every
 // live worker first, in parallel and bounded (stack_dump.h), without
 // stopping the event loop: heartbeats to the other nodes go on, and a
-// terminating signal cuts the collection short.
+// terminating signal cuts the collection short. A stop (SIGINT, SIGTERM,
+// SIGHUP to the agent: Ctrl-C, scancel, a time limit) first takes the
+// Python stacks of the workers that load the stack dumper, within
+// kStopStacksTimeoutS, then passes the signal on; a second signal stops at
+// once.
 //
 // With telemetry on (a TelemetryHub, docs/monitor.md), one more deadline in
 // the same loop samples the node every telemetry interval: local files only
@@ -112,6 +116,9 @@ class Supervisor {
   void TakeStacksOnDemand();
   // What a stack collection takes: every live worker, with its dumper's and flight recorder's files.
   std::vector<StackCollection::Target> StackTargets() const;
+  // On a stop: the Python stacks of every live worker that loads the dumper,
+  // then the stop with `signal`. False when no worker has the dumper.
+  bool TakeStacksThenStop(int signal);
   std::string StacksFileHeader(const Worker* worker) const;
   // Writes the stacks files and logs them; then (then_stop) stops the workers.
   void FinishStackCollection(bool then_stop = true);
@@ -138,6 +145,7 @@ class Supervisor {
   std::vector<int> hang_culprits_;  // the ranks the hang's verdict names
   std::vector<analyze::RankPlace> hang_places_;  // each rank's place in that hang, for node 0's judgement
   bool stacks_for_remote_hang_ = false;  // node 0 stopped the job for a hang elsewhere: stacks first
+  int stop_after_stacks_ = 0;  // the agent's signal that waits for the stacks being taken (TakeStacksThenStop)
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<OutputStream*> streams_;  // index = tag - kFirstStreamTag
   std::unique_ptr<char[]> scratch_;

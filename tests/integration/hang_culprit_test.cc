@@ -190,5 +190,52 @@ TEST_F(StackDumperTest, StacksOfARunningJobOnDemand) {
   EXPECT_EQ(none.exit_code, 4) << none.all();
 }
 
+// A stop (here SIGTERM, as scancel or a time limit sends it) takes the
+// Python stacks first: where the job was when it was stopped is kept.
+TEST_F(StackDumperTest, AStopTakesTheStacksFirstAndASecondStopsAtOnce) {
+  std::string logs = dir_.path() + "/logs";
+  std::vector<std::string> argv = {PRIMUS_BINARY, "direct", "--nproc-per-node", "2", "--log-dir", logs, "--", "run",
+                                   kPython, "-c",
+                                   "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                                   "def idle_in_user_code():\n    while True:\n        time.sleep(0.2)\n"
+                                   "print('up', flush=True)\nidle_in_user_code()\n"};
+  pid_t agent = testing::StartProcess(argv, dir_.path() + "/out", dir_.path() + "/err", Options());
+  ASSERT_GT(agent, 0);
+  auto both_up = [&] {
+    std::string out = testing::Slurp(dir_.path() + "/out");
+    return out.find("up") != out.rfind("up");  // their dumpers are loaded by then
+  };
+  ASSERT_TRUE(testing::WaitFor(both_up, 60)) << testing::Slurp(dir_.path() + "/err");
+  ::kill(agent, SIGTERM);
+  // The workers ignore SIGTERM: they are killed after --term-timeout (30 s
+  // by default) unless a second signal comes; it does once the stacks are in.
+  std::string stacks = logs + "/attempt_0/" + log::HostName() + ".rank1.stacks.txt";
+  ASSERT_TRUE(testing::WaitFor([&] { return PathExists(stacks); }, 30)) << testing::Slurp(dir_.path() + "/err");
+  ::kill(agent, SIGTERM);
+  EXPECT_EQ(testing::WaitForExit(agent, 20), 128 + SIGTERM);
+  EXPECT_NE(testing::Slurp(stacks).find("in idle_in_user_code"), std::string::npos) << testing::Slurp(stacks);
+  std::string err = testing::Slurp(dir_.path() + "/err");
+  EXPECT_NE(err.find("received SIGTERM: taking the Python stacks of 2 workers first, at most 2 s"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("passing SIGTERM to the workers"), std::string::npos) << err;
+  EXPECT_NE(err.find("received SIGTERM while stopping: killing the workers now"), std::string::npos) << err;
+
+  // Impatient: a second Ctrl-C while the stacks are being taken kills at once.
+  pid_t again = testing::StartProcess(argv, dir_.path() + "/out", dir_.path() + "/err", Options());
+  ASSERT_GT(again, 0);
+  ASSERT_TRUE(testing::WaitFor(both_up, 60)) << testing::Slurp(dir_.path() + "/err");
+  ::kill(again, SIGINT);
+  ASSERT_TRUE(testing::WaitFor([&] {
+    return testing::Slurp(dir_.path() + "/err").find("received SIGINT: taking the Python stacks") != std::string::npos;
+  }, 10));
+  ::kill(again, SIGINT);
+  EXPECT_EQ(testing::WaitForExit(again, 20), 128 + SIGINT);
+  err = testing::Slurp(dir_.path() + "/err");
+  EXPECT_NE(err.find("received SIGINT while taking the stacks for the stop: keeping what was collected and killing "
+                     "the workers now"),
+            std::string::npos)
+      << err;
+}
+
 }  // namespace
 }  // namespace primus

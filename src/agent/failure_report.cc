@@ -23,8 +23,8 @@ std::string Indent(const std::string& text, const std::string& indent) {
 }
 
 std::string Describe(const WorkerFailure& failure) {
-  return fmt::format("rank {} (local rank {}) on {}, pid {}", failure.rank, failure.local_rank,
-                     failure.host, failure.pid);
+  std::string pid = failure.pid > 0 ? fmt::format(", pid {}", failure.pid) : "";
+  return fmt::format("rank {} (local rank {}) on {}{}", failure.rank, failure.local_rank, failure.host, pid);
 }
 
 }  // namespace
@@ -43,7 +43,8 @@ size_t ChooseRootCause(const std::vector<WorkerFailure>& failures) {
   return best;
 }
 
-void PreferRankAsRootCause(int rank, std::optional<WorkerFailure>* root, std::vector<WorkerFailure>* others) {
+void PreferRankAsRootCause(int rank, const analyze::RankPlace* place, std::optional<WorkerFailure>* root,
+                           std::vector<WorkerFailure>* others) {
   if (!*root || (*root)->rank == rank) return;
   for (WorkerFailure& other : *others) {
     if (other.rank == rank) {
@@ -52,6 +53,17 @@ void PreferRankAsRootCause(int rank, std::optional<WorkerFailure>* root, std::ve
       return;
     }
   }
+  if (place == nullptr || place->rank != rank) return;
+  WorkerFailure culprit;
+  culprit.host = place->host;
+  culprit.rank = rank;
+  culprit.local_rank = std::max(place->local_rank, 0);
+  culprit.attempt = (*root)->attempt;
+  culprit.hung = true;
+  culprit.timestamp = (*root)->timestamp;
+  culprit.detected_at = (*root)->detected_at;
+  others->insert(others->begin(), std::move(**root));
+  *root = std::move(culprit);
 }
 
 std::string DescribeEnding(int exit_code, int signal) {
@@ -91,7 +103,10 @@ std::string FormatFailureBanner(const BannerInput& input) {
   const WorkerFailure& root = input.root_cause;
   std::string rule(78, '=');
   std::string out = rule + "\n";
-  if (root.hung) {
+  if (root.hung && root.pid == 0) {
+    // The hang's culprit, named by the stacks though its node saw it fail in no way of its own.
+    out += fmt::format("Root cause: {} hung: the other ranks wait for it; stopped with the job\n", Describe(root));
+  } else if (root.hung) {
     // A node's early report comes before its worker was stopped: no ending yet.
     bool ended = root.exit_code != 0 || root.signal != 0;
     out += fmt::format("Root cause: {} hung: no output and no heartbeat for {:g} s; stopped by the agent{}\n",
@@ -112,7 +127,9 @@ std::string FormatFailureBanner(const BannerInput& input) {
     if (!root.traceback.empty()) out += "  traceback:\n" + Indent(root.traceback, "    ");
   }
   std::vector<std::string> tail = root.log_tail.empty() ? LastLines(root.log_file, input.tail_lines) : root.log_tail;
-  if (tail.empty()) {
+  if (tail.empty() && root.log_file.empty()) {
+    // none known: the culprit that node 0 named from its place alone
+  } else if (tail.empty()) {
     out += fmt::format("  log:        {} (no output)\n", root.log_file);
   } else {
     out += fmt::format("  last {} lines of {}:\n", tail.size(), root.log_file);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "agent/launch_spec.h"
+#include "analyze/hang_culprit.h"
 
 namespace primus::agent {
 
@@ -28,8 +29,12 @@ size_t ChooseRootCause(const std::vector<WorkerFailure>& failures);
 
 // A hang: the rank the others wait for (analyze/hang_culprit.h) is the root
 // cause, not the first of its victims the watchdog saw go silent; when it is
-// among `others`, it changes places with `root`.
-void PreferRankAsRootCause(int rank, std::optional<WorkerFailure>* root, std::vector<WorkerFailure>* others);
+// among `others`, it changes places with `root`. When its own node saw no
+// failure of it (node 0 stopped that node before its watchdog fired), one is
+// made from `place` (its host and local rank; no pid) and `root` joins
+// `others`; without a place, nothing changes.
+void PreferRankAsRootCause(int rank, const analyze::RankPlace* place, std::optional<WorkerFailure>* root,
+                           std::vector<WorkerFailure>* others);
 
 // "exit code 3", "signal 11 (SIGSEGV)".
 std::string DescribeEnding(int exit_code, int signal);

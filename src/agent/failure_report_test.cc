@@ -98,5 +98,37 @@ TEST(FailureReportTest, BannerForAHang) {
   EXPECT_NE(banner.find("(detected by the agent)"), std::string::npos);
 }
 
+// Node 0 named rank 5 (on node 1) as the hang's culprit, but node 1 was
+// stopped before its own watchdog fired: rank 5 failed in no way node 1
+// saw. It is still the root cause, made from its place.
+TEST(FailureReportTest, TheHangsCulpritIsTheRootCauseEvenWhenItsNodeSawNoFailure) {
+  std::optional<WorkerFailure> root = Failure(1, 100);
+  root->hung = true;
+  std::vector<WorkerFailure> others = {Failure(0, 101)};
+  PreferRankAsRootCause(5, nullptr, &root, &others);
+  EXPECT_EQ(root->rank, 1) << "without its place nothing changes";
+  analyze::RankPlace place;
+  place.rank = 5;
+  place.host = "node2";
+  place.local_rank = 1;
+  PreferRankAsRootCause(5, &place, &root, &others);
+  EXPECT_EQ(root->rank, 5);
+  EXPECT_EQ(root->host, "node2");
+  ASSERT_EQ(others.size(), 2u);
+  EXPECT_EQ(others[0].rank, 1) << "the first victim is listed among the other failures";
+  BannerInput input;
+  input.root_cause = *root;
+  input.other_failures = others;
+  std::string banner = FormatFailureBanner(input);
+  EXPECT_NE(banner.find("Root cause: rank 5 (local rank 1) on node2 hung: the other ranks wait for it; stopped with "
+                        "the job\n"),
+            std::string::npos)
+      << banner;
+  EXPECT_EQ(banner.find("log:"), std::string::npos) << "no log is known for it: none is made up";
+  // Among the others already: the two change places, as before.
+  PreferRankAsRootCause(1, &place, &root, &others);
+  EXPECT_EQ(root->rank, 1);
+}
+
 }  // namespace
 }  // namespace primus::agent

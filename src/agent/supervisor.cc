@@ -21,6 +21,7 @@
 #include "agent/stack_dump.h"
 #include "analyze/hang_culprit.h"
 #include "io/spawn.h"
+#include "platform/visible_devices.h"
 #include "util/clock.h"
 #include "util/files.h"
 #include "util/private_files.h"
@@ -760,6 +761,12 @@ void Supervisor::JudgeHangHere(bool local_hang) {
     for (const auto& worker : workers_) {
       if (worker->rank != stacks.rank) continue;
       rank.local_rank = worker->local_rank;
+      if (plan_.spec.host) {
+        rank.gpu = platform::GpuOfLocalRank(
+            *plan_.spec.host,
+            environment_.SharedValues({"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}),
+            worker->local_rank);
+      }
       if (worker->printed) rank.last_step = worker->printed->last_step();
     }
     if (!stacks.flight_dump.empty()) {
@@ -900,7 +907,7 @@ AttemptResult Supervisor::Summarize() {
     failures.erase(failures.begin() + static_cast<long>(root));
     std::stable_sort(failures.begin(), failures.end(), FailedBefore);
     result.other_failures = std::move(failures);
-    if (!hang_culprits_.empty()) PreferRankAsRootCause(hang_culprits_.front(), &result.root_cause, &result.other_failures);
+    if (!hang_culprits_.empty()) PreferRankAsRootCause(hang_culprits_.front(), nullptr, &result.root_cause, &result.other_failures);
   }
   switch (ending_) {
     case AttemptResult::Ending::kSucceeded: result.exit_code = 0; break;

@@ -152,6 +152,17 @@ std::string WorkerEnvironment::SharedValue(std::string_view name) const {
   return "";
 }
 
+Environment WorkerEnvironment::SharedValues(const std::vector<std::string>& names) const {
+  Environment values;
+  for (const std::string& entry : shared_) {
+    size_t equals = entry.find('=');
+    if (equals == std::string::npos) continue;
+    std::string name = entry.substr(0, equals);
+    if (std::find(names.begin(), names.end(), name) != names.end()) values[name] = entry.substr(equals + 1);
+  }
+  return values;
+}
+
 int StackSignal() { return SIGRTMIN + 5; }
 
 void WorkerEnvironment::AddStackDumper() {

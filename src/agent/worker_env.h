@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "agent/launch_plan.h"
+#include "util/environment.h"
 
 namespace primus::agent {
 
@@ -84,6 +85,8 @@ class WorkerEnvironment {
   // --env, else the agent's environment, else the plan's default), as the
   // workers see it; "" when they do not get it.
   std::string SharedValue(std::string_view name) const;
+  // Those of `names` the workers get, with their values (an empty one too).
+  Environment SharedValues(const std::vector<std::string>& names) const;
   // With spec.virtual_local_rank: the one device a worker sees as
   // CUDA_VISIBLE_DEVICES, the shared list's entry at its local rank (the
   // local rank itself without a list); "" when the list is too short.

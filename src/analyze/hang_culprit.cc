@@ -212,6 +212,7 @@ RankPlace PlaceOf(const RankStacks& stacks) {
   place.rank = stacks.rank;
   place.host = stacks.host;
   place.local_rank = stacks.local_rank;
+  place.gpu = stacks.gpu;
   place.last_step = stacks.last_step;
   std::vector<Frame> frames = MainThreadFrames(stacks.text);
   place.readable = !frames.empty();
@@ -251,6 +252,7 @@ HangVerdict JudgePlaces(std::vector<RankPlace> places) {
     std::vector<std::string> facts;
     if (!place->host.empty()) facts.push_back("host " + place->host);
     if (place->local_rank >= 0) facts.push_back("local rank " + std::to_string(place->local_rank));
+    if (!place->gpu.empty()) facts.push_back(place->gpu);
     if (place->last_step) facts.push_back("last step " + std::to_string(*place->last_step));
     if (place->readable) facts.push_back(place->frame.empty() ? "in library code" : "at " + place->frame);
     verdict.details.push_back("rank " + std::to_string(rank) + ": " + Join(facts, ", "));

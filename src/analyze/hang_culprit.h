@@ -33,6 +33,7 @@ struct RankStacks {
   std::string text;  // the dump's text
   std::optional<FlightRecord> flight;  // its flight recorder dump, when one was read
   int local_rank = -1;                 // -1: unknown
+  std::string gpu;                     // "GPU 3 (0000:0c:00.0)" (platform::GpuOfLocalRank); "" without one
   std::optional<int64_t> last_step;    // the last step it reported
 };
 
@@ -44,6 +45,7 @@ struct RankPlace {
   std::string frame;       // its innermost frame outside Python's and torch's own files: "train.py:20 in wait_for_peer"
   bool readable = false;   // a stack was found in the text
   int local_rank = -1;
+  std::string gpu;  // "" without one
   std::optional<int64_t> last_step;
   bool has_flight_record = false;
   std::vector<GroupProgress> groups;  // from its flight record
@@ -53,8 +55,8 @@ struct HangVerdict {
   std::vector<RankPlace> places;
   std::vector<int> culprits;  // empty: the evidence does not single one out
   std::string summary;        // one line for the banner and the log
-  // One line per culprit: "rank 2: host node1, local rank 2, last step 41,
-  // at train.py:20 in wait_for_peer".
+  // One line per culprit: "rank 2: host node1, local rank 2, GPU 2
+  // (0000:1b:00.0), last step 41, at train.py:20 in wait_for_peer".
   std::vector<std::string> details;
   std::string evidence;  // "stacks", "flight records" or "stacks and flight records": what was read
 };

@@ -38,6 +38,15 @@ TEST(HangCulpritTest, TheRankOutsideTheCollectiveIsNamed) {
             "rank 2 is not in the all_reduce that ranks 0, 1, 3 wait in: rank 2 is at train.py:20 in wait_for_peer on "
             "node1");
   EXPECT_EQ(verdict.places[0].frame, "train.py:31 in main");
+  // The culprit's line names where to find it: host, local rank, GPU, last step, frame.
+  RankStacks culprit = Stacks(2, "node1", Sleeping());
+  culprit.local_rank = 0;
+  culprit.gpu = "GPU 4 (0000:9a:00.0)";
+  culprit.last_step = 41;
+  verdict = JudgeHang({Stacks(0, "node0", InAllReduce()), culprit});
+  ASSERT_EQ(verdict.details.size(), 1u);
+  EXPECT_EQ(verdict.details[0],
+            "rank 2: host node1, local rank 0, GPU 4 (0000:9a:00.0), last step 41, at train.py:20 in wait_for_peer");
 }
 
 TEST(HangCulpritTest, DifferentCollectivesNameTheOddOneOut) {

@@ -342,7 +342,7 @@ Json PlacesToJson(const std::vector<analyze::RankPlace>& places) {
                         {"pending_state", group.pending_state}, {"pending_frame", group.pending_frame}});
     }
     Json item{{"rank", place.rank}, {"host", place.host}, {"collective", place.collective}, {"frame", place.frame},
-              {"readable", place.readable}, {"local_rank", place.local_rank},
+              {"readable", place.readable}, {"local_rank", place.local_rank}, {"gpu", place.gpu},
               {"has_flight_record", place.has_flight_record}, {"groups", groups}};
     if (place.last_step) item["last_step"] = *place.last_step;
     list.push_back(std::move(item));
@@ -363,6 +363,7 @@ std::vector<analyze::RankPlace> PlacesFrom(const Json& json) {
     place.frame = PlaceText(item, "frame");
     place.readable = Bool(item, "readable").value_or(false);
     place.local_rank = IntegerIn(item, "local_rank", -1, INT_MAX).value_or(-1);
+    place.gpu = PlaceText(item, "gpu");
     place.last_step = json_fields::Integer(item, "last_step");
     place.has_flight_record = Bool(item, "has_flight_record").value_or(false);
     for (const Json& entry : json_fields::Array(item, "groups")) {

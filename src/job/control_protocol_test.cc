@@ -206,6 +206,7 @@ TEST(ControlProtocolTest, HangPlacesTravelInTheOutcome) {
   place.frame = "train.py:20 in wait_for_peer";
   place.readable = true;
   place.local_rank = 1;
+  place.gpu = "GPU 1 (0000:1b:00.0)";
   place.last_step = 41;
   place.has_flight_record = true;
   analyze::GroupProgress group;
@@ -218,6 +219,7 @@ TEST(ControlProtocolTest, HangPlacesTravelInTheOutcome) {
   ASSERT_EQ(back.hang_places.size(), 1u);
   EXPECT_EQ(back.hang_places[0].frame, "train.py:20 in wait_for_peer");
   EXPECT_EQ(back.hang_places[0].last_step, 41);
+  EXPECT_EQ(back.hang_places[0].gpu, "GPU 1 (0000:1b:00.0)");
   ASSERT_EQ(back.hang_places[0].groups.size(), 1u);
   EXPECT_EQ(back.hang_places[0].groups[0].last_enqueued, 41);
 

@@ -343,7 +343,14 @@ void JobCoordinator::PrintBanner(JobDecision& decision, const std::optional<anal
   BannerInput banner;
   if (hang) {
     const analyze::HangVerdict& verdict = *hang;
-    if (!verdict.culprits.empty()) agent::PreferRankAsRootCause(verdict.culprits.front(), &decision.root_cause, &decision.other_failures);
+    if (!verdict.culprits.empty()) {
+      int culprit = verdict.culprits.front();
+      const analyze::RankPlace* place = nullptr;
+      for (const analyze::RankPlace& candidate : verdict.places) {
+        if (candidate.rank == culprit) place = &candidate;
+      }
+      agent::PreferRankAsRootCause(culprit, place, &decision.root_cause, &decision.other_failures);
+    }
     banner.hang_verdict = verdict.summary;
     banner.hang_details = verdict.details;
     decision.hang_verdict = analyze::FormatVerdict(verdict);

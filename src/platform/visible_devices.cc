@@ -74,6 +74,13 @@ int CountVisibleGpus(const HostInfo& host, const Environment& environment) {
   return static_cast<int>(VisibleGpuIndices(host, environment).size());
 }
 
+std::string GpuOfLocalRank(const HostInfo& host, const Environment& environment, int local_rank) {
+  std::vector<int> visible = VisibleGpuIndices(host, environment);
+  if (local_rank < 0 || static_cast<size_t>(local_rank) >= visible.size()) return "";
+  const GpuInfo& gpu = host.gpus[static_cast<size_t>(visible[static_cast<size_t>(local_rank)])];
+  return "GPU " + std::to_string(gpu.index) + (gpu.pci_bus_id.empty() ? "" : " (" + gpu.pci_bus_id + ")");
+}
+
 int AutoProcessesPerNode(const HostInfo& host, const Environment& environment) {
   return std::max(1, CountVisibleGpus(host, environment));
 }

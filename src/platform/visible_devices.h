@@ -24,6 +24,11 @@ std::vector<int> VisibleGpuIndices(const HostInfo& host, const Environment& envi
 
 int CountVisibleGpus(const HostInfo& host, const Environment& environment);
 
+// The GPU a worker of `local_rank` uses (its device `local_rank` among the
+// visible ones), as a person finds it on the host: "GPU 3 (0000:0c:00.0)";
+// "" without GPUs or past the visible ones.
+std::string GpuOfLocalRank(const HostInfo& host, const Environment& environment, int local_rank);
+
 // What --nproc-per-node auto means: the visible GPU count, or 1 without GPUs.
 int AutoProcessesPerNode(const HostInfo& host, const Environment& environment);
 

@@ -33,6 +33,12 @@ TEST_F(VisibleDevicesTest, EverythingIsVisibleByDefault) {
 TEST_F(VisibleDevicesTest, CudaVisibleDevicesOnNvidia) {
   EXPECT_EQ(VisibleGpuIndices(*nvidia_, {{"CUDA_VISIBLE_DEVICES", "4,5,6,7"}}), (std::vector<int>{4, 5, 6, 7}));
   EXPECT_EQ(VisibleGpuIndices(*nvidia_, {{"CUDA_VISIBLE_DEVICES", "3,1"}}), (std::vector<int>{3, 1}));
+  // A worker's GPU, for the hang's culprit: local rank 1 uses the second visible one.
+  std::string second = GpuOfLocalRank(*nvidia_, {{"CUDA_VISIBLE_DEVICES", "3,1"}}, 1);
+  EXPECT_TRUE(second.starts_with("GPU 1 (0000:")) << second;
+  EXPECT_TRUE(GpuOfLocalRank(*nvidia_, {}, 7).starts_with("GPU 7 (")) << GpuOfLocalRank(*nvidia_, {}, 7);
+  EXPECT_EQ(GpuOfLocalRank(*nvidia_, {{"CUDA_VISIBLE_DEVICES", "3,1"}}, 2), "") << "past the visible ones";
+  EXPECT_EQ(GpuOfLocalRank(HostInfo{}, {}, 0), "") << "a host without GPUs";
   // A UUID, or a unique prefix of one, names a GPU.
   EXPECT_EQ(VisibleGpuIndices(*nvidia_, {{"CUDA_VISIBLE_DEVICES", "GPU-6e2c1d5f-1002"}}), (std::vector<int>{2}));
   // As in CUDA, the list ends at the first entry that names no GPU.

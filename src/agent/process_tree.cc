@@ -96,6 +96,18 @@ std::vector<ProcessInfo> ListDescendants(pid_t root) {
   return found;
 }
 
+bool IsOurAgent(pid_t pid) {
+  if (pid <= 1) return false;
+  auto uid = ParseInt(Split(ProcessStatusValue(pid, "Uid"), '\t').front());
+  if (!uid || *uid != static_cast<int64_t>(::getuid())) return false;
+  char exe[4096] = {}, self[4096] = {};
+  ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof(exe) - 1);
+  ssize_t m = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return false;
+  std::string path(exe, static_cast<size_t>(n));
+  return (m > 0 && path == std::string(self, static_cast<size_t>(m))) || path.ends_with("/primus-cli");
+}
+
 int SignalAll(const std::vector<ProcessInfo>& processes, int signal) {
   int signalled = 0;
   for (const ProcessInfo& process : processes) {

@@ -34,6 +34,11 @@ std::vector<ProcessInfo> ListDescendants(pid_t root);
 // "" when the process or the line is not there.
 std::string ProcessStatusValue(pid_t pid, std::string_view name);
 
+// Whether `pid` is a primus-cli agent of this user: its executable is a
+// primus-cli (this one, or one named so) and it runs as us. What `stacks`
+// and `stop` check before they signal a job's agent.
+bool IsOurAgent(pid_t pid);
+
 // Sends `signal` to each of `processes`; returns how many were signalled.
 int SignalAll(const std::vector<ProcessInfo>& processes, int signal);
 

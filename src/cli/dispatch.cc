@@ -17,6 +17,8 @@
 #include "util/console_writer.h"
 #include "util/environment.h"
 #include "util/files.h"
+#include <cstdio>
+
 #include "config/launcher_config.h"
 #include "config/render_config.h"
 #include "config/value.h"
@@ -33,10 +35,16 @@
 namespace primus::cli {
 namespace {
 
+// The command's own error, as a command line tool says it (not a log line:
+// no time, host or level): "primus-cli: error: ..." and the hint, on stderr
+// whatever --quiet says, redacted like every line we print.
 int Fail(const Error& error) {
-  log::Error("{}", error.message);
-  // The hint goes out at the error's level: --quiet must not hide what to do.
-  if (!error.hint.empty()) log::Error("hint: {}", error.hint);
+  const snapshot::Redactor& redactor = snapshot::ProcessRedactor();
+  std::string text = "primus-cli: error: " + redactor.Text(error.message) + "\n";
+  if (!error.hint.empty()) text += "  hint: " + redactor.Text(error.hint) + "\n";
+  std::fflush(stdout);
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
   return static_cast<int>(error.code);
 }
 

@@ -21,6 +21,7 @@
 #include "agent/supervisor.h"
 #include "agent/worker_env.h"
 #include "platform/host_detect.h"
+#include "snapshot/redaction.h"
 #include "telemetry/node_sampler.h"
 #include "telemetry/prometheus_text.h"
 #include "util/clock.h"
@@ -100,6 +101,9 @@ std::unique_ptr<telemetry::TelemetryHub> MakeTelemetryHub(const LaunchPlan& plan
   settings.interval_s = spec.telemetry_interval_s;
   settings.run_id = spec.run_id;
   settings.experiment = spec.experiment_name;
+  settings.cwd = CurrentDir();
+  std::string command = snapshot::ProcessRedactor().Text(ShellJoin(spec.argv));
+  settings.command = command.size() > 200 ? command.substr(0, 197) + "..." : command;
   if (spec.tensorboard) {
     settings.tensorboard_dir = spec.tensorboard_dir.empty() ? JoinPath(spec.log_dir, "tensorboard") : spec.tensorboard_dir;
   }
@@ -541,10 +545,12 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
     result.restarts = attempt + 1 - plan->spec.restarts_before;
   }
   if (telemetry) {
-    telemetry->SetState(result.exit_code == 0 ? telemetry::JobState::kSucceeded : telemetry::JobState::kFailed);
+    telemetry->SetState(result.exit_code == 0       ? telemetry::JobState::kSucceeded
+                        : result.agent_signal != 0 ? telemetry::JobState::kStopped
+                                                   : telemetry::JobState::kFailed);
     telemetry->Publish();
   }
-  live->view.state = result.exit_code == 0 ? "succeeded" : "failed";
+  live->view.state = result.exit_code == 0 ? "succeeded" : result.agent_signal != 0 ? "stopped" : "failed";
   return result;
 }
 

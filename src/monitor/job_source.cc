@@ -12,6 +12,7 @@
 
 #include "util/files.h"
 #include "util/json_fields.h"
+#include "telemetry/job_view.h"
 #include "util/process_stamp.h"
 #include "util/private_files.h"
 #include "util/strings.h"
@@ -186,42 +187,15 @@ Result<JobSource> ResolveTarget(const std::string& target, const SearchPlaces& p
   return NotFound("no job '" + target + "' on this host (not a path, a run id or HOST:PORT)", tried);
 }
 
-Result<JobSource> FindRunningJob(const SearchPlaces& places, double now) {
+std::vector<std::string> JobViewFiles(const SearchPlaces& places) {
   std::vector<std::string> views = ViewsUnderRuns(places.runs_dir);
-  size_t under_runs = views.size();
   std::vector<std::string> under_output = ViewsUnderOutput(places.output_dir);
   views.insert(views.end(), under_output.begin(), under_output.end());
-  std::string newest;
-  double newest_time = 0;
-  size_t ended = 0, silent = 0;
-  for (const std::string& path : views) {
-    auto view = ReadViewFile(path);
-    if (!view.ok()) continue;
-    const json& job = (*view)["job"];
-    std::string state = json_fields::Text(job, "state");
-    if (state == "succeeded" || state == "failed" || state == kEndedWithoutRecord) {
-      ++ended;
-      continue;
-    }
-    double interval = job.is_object() && job.contains("interval_s") && job["interval_s"].is_number()
-                          ? job["interval_s"].get<double>()
-                          : 5;
-    double modified = ModifiedTime(path);
-    if (now - modified > std::max(60.0, 10 * interval)) {
-      ++silent;
-      continue;
-    }
-    if (modified > newest_time) {
-      newest_time = modified;
-      newest = path;
-    }
-  }
-  if (!newest.empty()) return FileSource(newest);
-  std::string found = fmt::format("{} job view{} there", views.size(), views.size() == 1 ? "" : "s");
-  if (!views.empty()) found += fmt::format(": {} ended, {} no longer updated", ended, silent);
-  return NotFound("no running job found on this host (" + found + ")",
-                  {ViewIn(JoinPath(places.runs_dir, "*")) + fmt::format(" ({} found)", under_runs),
-                   ViewIn(JoinPath(places.output_dir, "*/logs")) + fmt::format(" ({} found)", under_output.size())});
+  return views;
+}
+
+Error NoJobFound(const std::string& what, const SearchPlaces& places) {
+  return NotFound(what, {ViewIn(JoinPath(places.runs_dir, "*")), ViewIn(JoinPath(places.output_dir, "*/logs"))});
 }
 
 Result<std::string> ReadJobViewText(const JobSource& source, double timeout_s) {
@@ -267,7 +241,7 @@ Result<json> ParseJobView(const std::string& text, const std::string& where) {
   if (view["job"].is_object()) {
     std::string state = json_fields::Text(view["job"], "state");
     std::optional<ProcessStamp> agent = StampFromJson(json_fields::Object(view["job"], "agent"));
-    if (state != "succeeded" && state != "failed" && agent && CheckAlive(*agent) == Liveness::kGone) {
+    if (!telemetry::IsEndedJobState(state) && agent && CheckAlive(*agent) == Liveness::kGone) {
       view["job"]["state"] = kEndedWithoutRecord;
     }
   }

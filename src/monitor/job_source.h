@@ -38,10 +38,11 @@ struct SearchPlaces {
 
 Result<JobSource> ResolveTarget(const std::string& target, const SearchPlaces& places);
 
-// The running job whose view was written last, among those under `places`;
-// a view not rewritten for 10 sampling intervals (at least a minute) is of a
-// job that is gone. `now`: seconds since the epoch.
-Result<JobSource> FindRunningJob(const SearchPlaces& places, double now);
+// Every job view under `places` (the agent's log directories, then the
+// experiments'), whoever wrote it.
+std::vector<std::string> JobViewFiles(const SearchPlaces& places);
+// An UnavailableError: `what`, and the places looked at.
+Error NoJobFound(const std::string& what, const SearchPlaces& places);
 
 // The view's text as read (the file, or the body of GET /job.json).
 Result<std::string> ReadJobViewText(const JobSource& source, double timeout_s);

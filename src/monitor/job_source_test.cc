@@ -1,4 +1,5 @@
 #include "monitor/job_source.h"
+#include "monitor/job_list.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -87,28 +88,45 @@ TEST_F(JobSourceTest, NothingFoundNamesEveryPlaceLookedAt) {
   EXPECT_NE(empty.error().hint.find("--telemetry-interval"), std::string::npos);
 }
 
-TEST_F(JobSourceTest, WithoutATargetTheNewestRunningJobIsTaken) {
+std::string ViewFrom(const std::string& run_id, const std::string& state, const std::string& cwd, double started) {
+  return R"({"format": "primus-job-telemetry/1", "job": {"run_id": ")" + run_id + R"(", "state": ")" + state +
+         R"(", "interval_s": 5, "cwd": ")" + cwd + R"(", "started": )" + std::to_string(started) + "}, \"nodes\": []}";
+}
+
+TEST_F(JobSourceTest, WithoutATargetTheRunningJobFromHereIsTakenAndSeveralAreListed) {
   double now = 2000000000;
-  std::string old_run = Write("tmp/primus-0/old/telemetry/job.json", View("old", "running"));
-  std::string newer = Write("output/exp/logs/telemetry/job.json", View("new", "running"));
-  std::string ended = Write("tmp/primus-0/done/telemetry/job.json", View("done", "succeeded"));
-  std::string gone = Write("tmp/primus-0/gone/telemetry/job.json", View("gone", "running"));
+  std::string old_run = Write("tmp/primus-0/old/telemetry/job.json", ViewFrom("old", "running", "/elsewhere", now - 50));
+  std::string newer = Write("output/exp/logs/telemetry/job.json", ViewFrom("new", "running", "/here", now - 20));
+  std::string ended = Write("tmp/primus-0/done/telemetry/job.json", ViewFrom("done", "succeeded", "/here", now - 10));
+  std::string gone = Write("tmp/primus-0/gone/telemetry/job.json", ViewFrom("gone", "running", "/here", now - 5000));
   SetTime(old_run, now - 10);
   SetTime(newer, now - 2);
   SetTime(ended, now - 1);
   SetTime(gone, now - 3600);  // its agent died an hour ago
-  auto found = FindRunningJob(places_, now);
-  ASSERT_TRUE(found.ok()) << found.error().Format();
-  EXPECT_EQ(found->file, newer);
+  std::vector<JobEntry> jobs = ListJobs(places_, now);
+  ASSERT_EQ(jobs.size(), 4u);
+  EXPECT_EQ(jobs[0].run_id, "done") << "newest first";
+  EXPECT_EQ(jobs[3].state, "gone") << "a view no longer written is not running";
+  EXPECT_FALSE(jobs[3].running);
+  // From /here, the one running job started there; from elsewhere, two run: listed, not guessed.
+  auto here = ChooseJob(jobs, "/here", false);
+  ASSERT_TRUE(here.ok()) << here.error().Format();
+  EXPECT_EQ(here->view_file, newer);
+  auto elsewhere = ChooseJob(jobs, "/tmp", false);
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_EQ(elsewhere.error().code, ExitCode::kUsage);
+  EXPECT_NE(elsewhere.error().message.find("2 of your jobs are running; name one:\n    new  running"), std::string::npos)
+      << elsewhere.error().message;
+  // None running: nothing for monitor; the latest from here for logs and analyze.
   SetTime(newer, now - 3600);
   SetTime(old_run, now - 3600);
-  auto none = FindRunningJob(places_, now);
+  jobs = ListJobs(places_, now);
+  auto none = ChooseJob(jobs, "/here", false);
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code, ExitCode::kUnavailable);
-  EXPECT_NE(none.error().message.find("4 job views there: 1 ended, 3 no longer updated"), std::string::npos)
-      << none.error().message;
-  EXPECT_NE(none.error().message.find(JoinPath(places_.runs_dir, "*/telemetry/job.json") + " (3 found)"), std::string::npos)
-      << none.error().message;
+  auto latest = ChooseJob(jobs, "/here", true);
+  ASSERT_TRUE(latest.ok());
+  EXPECT_EQ(latest->run_id, "done");
 }
 
 TEST_F(JobSourceTest, ReadingAFileAndCheckingItIsAJobView) {
@@ -150,7 +168,10 @@ TEST_F(JobSourceTest, AViewWhoseAgentIsGoneEndedWithoutARecord) {
   EXPECT_EQ(EndedState(*alive), "");
   // Such a view is not a running job to attach to.
   Write("tmp/primus-0/r1/telemetry/job.json", view_by(child, 1));
-  EXPECT_FALSE(FindRunningJob(places_, ::time(nullptr)).ok());
+  std::vector<JobEntry> jobs = ListJobs(places_, static_cast<double>(::time(nullptr)));
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_FALSE(jobs[0].running);
+  EXPECT_FALSE(ChooseJob(jobs, CurrentDir(), false).ok());
 }
 
 TEST_F(JobSourceTest, ReadingFromAPortNobodyListensOnIsUnavailable) {

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "util/json_fields.h"
+#include "telemetry/job_view.h"
 #include "util/process_stamp.h"
 #include "util/strings.h"
 
@@ -334,7 +335,7 @@ std::string FormatDuration(double seconds) {
 
 std::string EndedState(const json& view) {
   std::string state = Text(Object(view, "job"), "state");
-  return (state == "succeeded" || state == "failed" || state == kEndedWithoutRecord) ? state : "";
+  return telemetry::IsEndedJobState(state) ? state : "";
 }
 
 std::vector<ViewLine> LayoutJobView(const json& view, const ViewOptions& options) {

@@ -17,7 +17,7 @@
 #include <iostream>
 #include <optional>
 
-#include "monitor/job_source.h"
+#include "monitor/job_list.h"
 #include "monitor/job_view_text.h"
 #include "monitor/terminal_screen.h"
 #include "tasks/task.h"
@@ -224,7 +224,7 @@ class MonitorTask : public Task {
     auto args = ParseMonitorArgs(context.args);
     if (!args.ok()) return args.error();
     monitor::SearchPlaces places = monitor::SearchPlaces::FromEnvironment();
-    auto source = args->target.empty() ? monitor::FindRunningJob(places, WallSeconds()) : monitor::ResolveTarget(args->target, places);
+    auto source = monitor::ResolveJob(args->target, places, /*or_latest=*/false);
     if (!source.ok()) return source.error();
     if (context.dry_run) {
       std::cout << "monitor: would read " << source->Describe() << (args->once ? " once" : " until the job ends")

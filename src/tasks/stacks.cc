@@ -29,7 +29,7 @@
 #include "agent/worker_env.h"
 #include "analyze/hang_culprit.h"
 #include "analyze/run_files.h"
-#include "monitor/job_source.h"
+#include "monitor/job_list.h"
 #include "tasks/task.h"
 #include "util/clock.h"
 #include "util/files.h"
@@ -82,18 +82,6 @@ long StatusField(pid_t pid, std::string_view name) {
   return value ? static_cast<long>(*value) : -1;
 }
 
-// Whether `pid` is a primus-cli agent of this user: its executable is a
-// primus-cli (this one, or one named so) and it runs as us.
-bool IsOurAgent(pid_t pid) {
-  if (pid <= 1 || StatusField(pid, "Uid") != static_cast<long>(::getuid())) return false;
-  char exe[4096] = {}, self[4096] = {};
-  ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof(exe) - 1);
-  ssize_t m = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n <= 0) return false;
-  std::string path(exe, static_cast<size_t>(n));
-  return (m > 0 && path == std::string(self, static_cast<size_t>(m))) || path.ends_with("/primus-cli");
-}
-
 class StacksTask : public Task {
  public:
   std::string name() const override { return "stacks"; }
@@ -123,8 +111,7 @@ class StacksTask : public Task {
     auto args = ParseStacksArgs(context.args);
     if (!args.ok()) return args.error();
     monitor::SearchPlaces places = monitor::SearchPlaces::FromEnvironment();
-    auto source = args->target.empty() ? monitor::FindRunningJob(places, WallSeconds())
-                                       : monitor::ResolveTarget(args->target, places);
+    auto source = monitor::ResolveJob(args->target, places, /*or_latest=*/false);
     if (!source.ok()) return source.error();
     if (source->http) {
       return UsageError("stacks asks the agent on this host, and " + source->Describe() + " is a metrics port",
@@ -148,7 +135,7 @@ class StacksTask : public Task {
     pid_t agent = 0;
     for (const auto& [rank, pid] : workers) {
       long parent = StatusField(pid, "PPid");
-      if (parent > 1 && IsOurAgent(static_cast<pid_t>(parent))) agent = static_cast<pid_t>(parent);
+      if (parent > 1 && agent::IsOurAgent(static_cast<pid_t>(parent))) agent = static_cast<pid_t>(parent);
     }
     if (agent == 0) {
       return UnavailableError("stacks: no running worker of " + source->Describe() + " on this host (" +

@@ -30,8 +30,13 @@ const char* JobStateName(JobState state) {
     case JobState::kRestarting: return "restarting";
     case JobState::kSucceeded: return "succeeded";
     case JobState::kFailed: return "failed";
+    case JobState::kStopped: return "stopped";
   }
   return "starting";
+}
+
+bool IsEndedJobState(std::string_view state) {
+  return state == "succeeded" || state == "failed" || state == "stopped" || state == kEndedWithoutRecord;
 }
 
 void JobAggregator::Update(const JobInfo& info, std::vector<NodeSample> nodes, double now) {
@@ -104,6 +109,9 @@ Json JobAggregator::View() const {
   if (!info_.experiment.empty()) job["experiment"] = info_.experiment;
   if (!info_.backend.empty()) job["backend"] = info_.backend;
   if (!info_.framework.empty()) job["framework"] = info_.framework;
+  if (info_.started > 0) job["started"] = info_.started;
+  if (!info_.cwd.empty()) job["cwd"] = info_.cwd;
+  if (!info_.command.empty()) job["command"] = info_.command;
   Put(job, "step", progress_.step);
   Put(job, "total_steps", progress_.total_steps);
   Put(job, "progress", progress_.progress);

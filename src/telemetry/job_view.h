@@ -9,6 +9,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,8 +22,12 @@ namespace primus::telemetry {
 inline constexpr char kJobViewFormat[] = "primus-job-telemetry/1";
 
 // "starting", "running", "restarting", "succeeded", "failed"
-enum class JobState { kStarting, kRunning, kRestarting, kSucceeded, kFailed };
+// kStopped: a signal to the agent ended it (Ctrl-C, scancel, primus-cli stop).
+enum class JobState { kStarting, kRunning, kRestarting, kSucceeded, kFailed, kStopped };
 const char* JobStateName(JobState state);
+// Whether a view's state says the job has ended: succeeded, failed,
+// stopped, or ended without a record (its agent gone: util/process_stamp.h).
+bool IsEndedJobState(std::string_view state);
 
 struct JobInfo {
   std::string run_id;
@@ -35,6 +40,11 @@ struct JobInfo {
   double interval_s = 5;
   // What the job runs, where the launcher knows it (train): "" when not.
   std::string experiment, backend, framework;
+  // Where and when the job started, and what its workers run (redacted,
+  // shortened), for `primus-cli ps` and for choosing the job a command
+  // means when none is named: the agent's working directory.
+  double started = 0;
+  std::string cwd, command;
   std::optional<ProcessStamp> agent;  // node 0's agent, so a reader can tell it is gone
 };
 

@@ -45,6 +45,9 @@ TelemetryHub::TelemetryHub(TelemetrySettings settings, std::unique_ptr<NodeSampl
   info_.experiment = settings_.experiment;
   info_.backend = settings_.backend;
   info_.framework = settings_.framework;
+  info_.cwd = settings_.cwd;
+  info_.command = settings_.command;
+  info_.started = WallSeconds();
   info_.agent = ThisProcess();
   aggregator_.Update(info_, {}, WallSeconds());
   job_view_ = aggregator_.View();

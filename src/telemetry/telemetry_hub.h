@@ -38,6 +38,7 @@ struct TelemetrySettings {
   bool writes_files = true;  // node 0 (the coordinator)
   uint64_t history_limit_bytes = kHistoryLimitBytes;
   std::string experiment, backend, framework;  // the job's names, for the view ("" when unknown)
+  std::string cwd, command;  // the agent's working directory; the workers' command, redacted (JobInfo)
   std::string tensorboard_dir;  // node 0 writes TensorBoard events here (tensorboard_feed.h); "" none
 };
 

@@ -21,6 +21,18 @@ TEST(ProcessStampTest, ThisProcessIsAliveAndAnEndedOneIsGone) {
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   EXPECT_EQ(CheckAlive(ProcessStamp{self.host, static_cast<int>(child), 1, self.pid_namespace}), Liveness::kGone);
+  // An ended process its parent has not reaped yet (a zombie) has ended too.
+  pid_t zombie = ::fork();
+  if (zombie == 0) ::_exit(0);
+  ASSERT_GT(zombie, 0);
+  ProcessStamp zombie_stamp{self.host, static_cast<int>(zombie), 0, self.pid_namespace};
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {  // until it has exited
+    gone = CheckAlive(zombie_stamp) == Liveness::kGone;
+    if (!gone) ::usleep(10000);
+  }
+  EXPECT_TRUE(gone);
+  ASSERT_EQ(::waitpid(zombie, &status, 0), zombie);
   // A pid reused by another process: the start time tells them apart.
   EXPECT_EQ(CheckAlive(ProcessStamp{self.host, self.pid, self.start + 1, self.pid_namespace}), Liveness::kGone);
   // Another host's process, or one in another PID namespace (a container), cannot be checked here.

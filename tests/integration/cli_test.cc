@@ -239,9 +239,12 @@ TEST_F(CliTest, UsageErrorsExitTwoWithSuggestion) {
   EXPECT_EQ(Run("help nothing-here").exit_code, 2);
 }
 
-TEST_F(CliTest, ErrorLinesHaveTimeHostLevel) {
+// The command's error is a tool's message, not a log line: no time, host or level.
+TEST_F(CliTest, ErrorsSayPrimusCliErrorAndTheHint) {
   ProcessResult result = Run("dirct");
-  EXPECT_NE(result.err.find("] [ERROR] unknown mode or task 'dirct'"), std::string::npos) << result.err;
+  EXPECT_TRUE(result.err.starts_with("primus-cli: error: unknown mode or task 'dirct'")) << result.err;
+  EXPECT_NE(result.err.find("\n  hint: "), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("[ERROR]"), std::string::npos) << result.err;
   EXPECT_EQ(result.err.find("\033["), std::string::npos) << "no colour without a terminal";
 }
 

@@ -139,7 +139,7 @@ TEST_F(MonitorTest, MissingTargetsAreExitFourNamingWhatWasTried) {
       << missing.err;
   ProcessResult none = Monitor({"--once"});
   EXPECT_EQ(none.exit_code, 4) << none.all();
-  EXPECT_NE(none.err.find("no running job found on this host"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("none of your jobs is running on this host"), std::string::npos) << none.err;
   ProcessResult refused = Monitor({"127.0.0.1:1", "--once"});
   EXPECT_EQ(refused.exit_code, 4) << refused.all();
   EXPECT_NE(refused.err.find("127.0.0.1:1"), std::string::npos) << refused.err;

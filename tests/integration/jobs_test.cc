@@ -1,0 +1,134 @@
+// ps, logs -f, stop and history through the real binary, with two jobs of
+// two users running at once from one directory: this user's (its log
+// directory the agent's default, under $TMPDIR) and nobody's (its log
+// directory in the shared ./output). Only this user's job is ever listed,
+// followed or stopped; with no TARGET, the commands take it without asking.
+// Needs root to start a job as another user (setpriv); skips without.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "run_process.h"
+#include "start_process.h"
+#include "text.h"
+#include "util/files.h"
+#include "util/log.h"
+#include "wait_for.h"
+
+namespace primus {
+namespace {
+
+using testing::Contains;
+using testing::ProcessOptions;
+using testing::ProcessResult;
+using testing::RunPrimus;
+
+const char* kLoop =
+    "import os, time\n"
+    "for step in range(600):\n"
+    "    print('step', step, 'of rank', os.environ['RANK'], flush=True)\n"
+    "    time.sleep(0.2)\n";
+
+class JobsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to start a job as another user (nobody)";
+    ASSERT_EQ(::chmod(dir_.path().c_str(), 0777), 0);  // nobody's job writes its logs under ./output
+  }
+  void TearDown() override {
+    for (pid_t pid : {ours_, theirs_}) {
+      if (pid > 0) ::kill(pid, SIGKILL);
+    }
+  }
+  ProcessOptions Options() const {
+    ProcessOptions options;
+    options.cwd = dir_.path();
+    options.timeout_s = 120;
+    options.env["TMPDIR"] = dir_.path() + "/tmp";  // our runs directory: ${TMPDIR}/primus-0
+    options.env["HOME"] = dir_.path();
+    return options;
+  }
+  nlohmann::json Ps(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"ps", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    ProcessResult listed = RunPrimus(args, Options());
+    EXPECT_EQ(listed.exit_code, 0) << listed.all();
+    auto parsed = nlohmann::json::parse(listed.out, nullptr, false);
+    return parsed.is_discarded() ? nlohmann::json::array() : parsed;
+  }
+  testing::TempDir dir_;
+  pid_t ours_ = -1, theirs_ = -1;
+};
+
+TEST_F(JobsTest, PsLogsStopAndHistoryShowAndTouchOnlyYourJob) {
+  ASSERT_EQ(::mkdir((dir_.path() + "/output").c_str(), 0777), 0);
+  ASSERT_EQ(::chmod((dir_.path() + "/output").c_str(), 0777), 0);
+  ASSERT_EQ(::mkdir((dir_.path() + "/tmp").c_str(), 01777), 0);
+  ASSERT_EQ(::chmod((dir_.path() + "/tmp").c_str(), 01777), 0);
+  theirs_ = testing::StartProcess({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                   PRIMUS_BINARY, "direct", "--nproc-per-node", "1", "--telemetry-interval", "1",
+                                   "--log-dir", dir_.path() + "/output/theirs/logs", "--", "run", "/usr/bin/python3",
+                                   "-c", kLoop},
+                                  dir_.path() + "/theirs.out", dir_.path() + "/theirs.err", Options());
+  ours_ = testing::StartProcess({PRIMUS_BINARY, "direct", "--nproc-per-node", "2", "--telemetry-interval", "1", "--",
+                                 "run", "/usr/bin/python3", "-c", kLoop},
+                                dir_.path() + "/ours.out", dir_.path() + "/ours.err", Options());
+  ASSERT_GT(theirs_, 0);
+  ASSERT_GT(ours_, 0);
+  std::string their_view = dir_.path() + "/output/theirs/logs/telemetry/job.json";
+  ASSERT_TRUE(testing::WaitFor([&] { return PathExists(their_view) && Ps().size() == 1; }, 60))
+      << testing::ReadOrEmpty(dir_.path() + "/ours.err") << testing::ReadOrEmpty(dir_.path() + "/theirs.err");
+
+  // ps: ours, running, from here; theirs never.
+  nlohmann::json jobs = Ps({"--all"});
+  ASSERT_EQ(jobs.size(), 1u) << jobs.dump(2);
+  EXPECT_EQ(jobs[0]["state"], "running");
+  EXPECT_EQ(jobs[0]["cwd"], dir_.path());
+  EXPECT_EQ(jobs[0]["world_size"], 2);
+  EXPECT_TRUE(Contains(jobs[0].value("command", ""), "python3")) << jobs[0].dump();
+  EXPECT_FALSE(Contains(jobs.dump(), "theirs")) << jobs.dump(2);
+  std::string run_id = jobs[0]["run_id"];
+  ProcessResult table = RunPrimus({"ps"}, Options());
+  EXPECT_TRUE(Contains(table.out, run_id + " ")) << table.out;
+  EXPECT_FALSE(Contains(table.out, "theirs")) << table.out;
+
+  // logs -f with no TARGET follows ours, every rank merged, until it ends.
+  pid_t follower = testing::StartProcess({PRIMUS_BINARY, "logs", "-f"}, dir_.path() + "/follow.out",
+                                         dir_.path() + "/follow.err", Options());
+  ASSERT_GT(follower, 0);
+  std::string host = log::HostName();
+  ASSERT_TRUE(testing::WaitFor([&] {
+    std::string out = testing::ReadOrEmpty(dir_.path() + "/follow.out");
+    return Contains(out, "[" + host + ":0] step") && Contains(out, "[" + host + ":1] step");
+  }, 30)) << testing::ReadOrEmpty(dir_.path() + "/follow.err");
+
+  // stop with no TARGET: ours, gracefully, recorded as stopped; theirs runs on.
+  ProcessResult stopped = RunPrimus({"stop"}, Options());
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.all();
+  EXPECT_TRUE(Contains(stopped.out, "job " + run_id + " ended: stopped")) << stopped.out;
+  EXPECT_EQ(testing::WaitForExit(ours_, 30), 128 + SIGTERM);
+  ours_ = -1;
+  EXPECT_EQ(testing::WaitForExit(follower, 30), 0) << "logs -f ends with the job";
+  EXPECT_EQ(::kill(theirs_, 0), 0) << "the other user's job is never stopped";
+
+  ProcessResult history = RunPrimus({"history", "--json"}, Options());
+  auto ran = nlohmann::json::parse(history.out, nullptr, false);
+  ASSERT_TRUE(ran.is_array() && ran.size() == 1) << history.all();
+  EXPECT_EQ(ran[0]["state"], "stopped");
+  // Nothing of ours runs now: stop says so, and names no one else's job.
+  ProcessResult again = RunPrimus({"stop"}, Options());
+  EXPECT_EQ(again.exit_code, 4) << again.all();
+  EXPECT_TRUE(Contains(again.err, "none of your jobs is running on this host")) << again.err;
+  // logs of a finished job, one rank: every line is rank 1's.
+  ProcessResult one = RunPrimus({"logs", run_id, "--rank", "1"}, Options());
+  EXPECT_EQ(one.exit_code, 0) << one.all();
+  EXPECT_TRUE(Contains(one.out, "[" + host + ":1] step 0 of rank 1")) << one.out;
+  EXPECT_FALSE(Contains(one.out, ":0]")) << one.out;
+}
+
+}  // namespace
+}  // namespace primus

@@ -1,5 +1,7 @@
 #include "cli/completion.h"
 
+#include "cli/help.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -13,9 +15,13 @@ namespace {
 
 using Tables = std::vector<const std::vector<OptionSpec>*>;
 
-// Words of the grammar that are neither modes nor tasks (command_line.h).
-const std::vector<std::string>& BuiltinCommands() {
-  static const std::vector<std::string> words = {"config", "completion", "help", "torchrun"};
+// Words of the grammar that are neither modes nor tasks (help.h).
+const std::vector<std::string>& BuiltinWords() {
+  static const std::vector<std::string> words = [] {
+    std::vector<std::string> names;
+    for (const BuiltinCommand& builtin : BuiltinCommands()) names.push_back(builtin.name);
+    return names;
+  }();
   return words;
 }
 
@@ -103,7 +109,7 @@ void EnterMode(const runtime::Runtime* mode, Position* at) {
 void EnterWord(const std::string& word, bool top_level, Position* at) {
   if (const auto* mode = runtime::RuntimeRegistry::Global().Find(word)) return EnterMode(mode, at);
   if (const auto* task = tasks::TaskRegistry::Global().Find(word)) return EnterTask(task, at);
-  if (top_level && std::find(BuiltinCommands().begin(), BuiltinCommands().end(), word) != BuiltinCommands().end()) {
+  if (top_level && std::find(BuiltinWords().begin(), BuiltinWords().end(), word) != BuiltinWords().end()) {
     at->stage = Position::Stage::kBuiltin;
     at->builtin = word;
     at->tables = {};
@@ -183,7 +189,7 @@ std::vector<std::string> Positionals(const Position& at, bool after_separator) {
         words = at.mode->inner_modes();
       } else if (!after_separator) {
         words = runtime::RuntimeRegistry::Global().Names();
-        words.insert(words.end(), BuiltinCommands().begin(), BuiltinCommands().end());
+        words.insert(words.end(), BuiltinWords().begin(), BuiltinWords().end());
       }
       for (const auto& task : tasks::TaskRegistry::Global().Names()) words.push_back(task);
       break;

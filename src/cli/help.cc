@@ -14,11 +14,11 @@ std::string Row(const std::string& name, const std::string& text) {
   std::string padded = "  " + name;
   if (padded.size() < 14) padded += std::string(14 - padded.size(), ' ');
   else padded += "  ";
-  return padded + text + "\n";
+  return padded + WrapText(text, 14, padded.size()) + "\n";
 }
 
 std::string ModeHelp(const runtime::Runtime& mode) {
-  std::string out = "usage: " + mode.usage() + "\n\n" + mode.summary() + "\n";
+  std::string out = "usage: " + WrapText(mode.usage(), 11, 7) + "\n\n" + mode.summary() + "\n";
   if (!mode.details().empty()) out += "\n" + mode.details();
   if (!mode.actions().empty()) {
     out += "\nactions: " + Join(mode.actions(), ", ") + " (default: " + mode.default_action() + ")\n";
@@ -43,6 +43,16 @@ std::string TaskHelp(const tasks::Task& task) {
 
 }  // namespace
 
+const std::vector<BuiltinCommand>& BuiltinCommands() {
+  static const std::vector<BuiltinCommand> builtins = {
+      {"config", "the effective launcher configuration, and where each value came from"},
+      {"completion", "the shell's completion script (bash, zsh, fish)"},
+      {"help", "help on a mode, a task or torchrun"},
+      {"torchrun", "torchrun's command line, run by primus-cli's node agent"},
+  };
+  return builtins;
+}
+
 std::string OverviewHelp() {
   std::string out =
       "primus-cli: one entry point for large-model training, from a bare node to a running job.\n"
@@ -51,7 +61,7 @@ std::string OverviewHelp() {
       "       primus-cli [global options] <task> [subtask] [args]      (same as: direct -- <task> ...)\n"
       "       primus-cli [global options] config show [--origin] [--experiment FILE]\n"
       "       primus-cli completion bash|zsh|fish                  (the shell's completion script)\n"
-      "       primus-cli [global options] torchrun [torchrun's flags] script [args]   (or a link named torchrun)\n"
+      "       primus-cli [global options] torchrun [torchrun's flags] script [args]   (or a link: torchrun)\n"
       "       primus-cli help <mode|task|torchrun>\n"
       "\nmodes:\n";
   for (const auto& name : runtime::RuntimeRegistry::Global().Names()) {

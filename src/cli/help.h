@@ -12,6 +12,13 @@
 namespace primus::cli {
 
 std::string OverviewHelp();
+
+// The words of the grammar that are neither modes nor tasks
+// (command_line.h), with one line each for manuals and completion.
+struct BuiltinCommand {
+  std::string name, summary;
+};
+const std::vector<BuiltinCommand>& BuiltinCommands();
 // Help for a mode or task name; a usage error (with a suggestion) otherwise.
 Result<std::string> TopicHelp(const std::string& topic);
 std::string VersionText();

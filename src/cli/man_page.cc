@@ -189,10 +189,21 @@ std::string TaskPage(const tasks::Task& task) {
 
 }  // namespace
 
+std::string BuiltinPage(const std::string& topic, const std::string& summary) {
+  std::string name = std::string(kProgram) + "-" + topic;
+  Result<std::string> help = TopicHelp(topic);
+  std::vector<std::string> usage, rest;
+  SplitUsage(help.ok() ? *help : summary, &usage, &rest);
+  return Header(name, summary) + Synopsis(usage) + ".SH DESCRIPTION\n" + Body(rest) + SeeAlso(name);
+}
+
 std::vector<std::string> ManPageNames() {
   std::vector<std::string> names = {kProgram};
   for (const std::string& mode : runtime::RuntimeRegistry::Global().Names()) names.push_back(std::string(kProgram) + "-" + mode);
   for (const std::string& task : tasks::TaskRegistry::Global().Names()) names.push_back(std::string(kProgram) + "-" + task);
+  for (const BuiltinCommand& builtin : BuiltinCommands()) {
+    if (builtin.name != "help") names.push_back(std::string(kProgram) + "-" + builtin.name);
+  }
   return names;
 }
 
@@ -203,6 +214,9 @@ Result<std::string> ManPage(const std::string& name) {
     std::string topic = name.substr(prefix.size());
     if (const auto* mode = runtime::RuntimeRegistry::Global().Find(topic)) return ModePage(*mode);
     if (const auto* task = tasks::TaskRegistry::Global().Find(topic)) return TaskPage(*task);
+    for (const BuiltinCommand& builtin : BuiltinCommands()) {
+      if (topic == builtin.name && topic != "help") return BuiltinPage(builtin.name, builtin.summary);
+    }
   }
   return UsageError("no manual page '" + name + "'" + DidYouMean(name, ManPageNames()),
                     "pages: " + Join(ManPageNames(), ", "));

@@ -156,7 +156,8 @@ class SshRuntime : public Runtime {
            "a host without this primus-cli at the same path gets a copy in ~/.cache/primus-cli/<sha256>/.\n"
            "The job token travels on each agent's standard input. Ctrl-C stops the workers on every host.\n"
            "`ssh ... -- container --image IMAGE [options] -- <task>` runs each host's agent inside the image\n"
-           "(primus-cli container ... -- direct --nnodes N ... on every host; the host network, the token by name).\n"
+           "(primus-cli container ... -- direct --nnodes N ... on every host; the host network, the token by\n"
+           "name).\n"
            "Other flags are passed to ssh (-F FILE, -J JUMP, -i KEY, -o K=V, -l USER, -p PORT). See docs/ssh.md.\n";
   }
   const std::vector<OptionSpec>& options() const override {

@@ -225,8 +225,10 @@ class AnalyzeTask : public Task {
   std::vector<std::string> subtasks() const override { return {"logs", "run", "hang", "topology"}; }
   std::vector<const std::vector<OptionSpec>*> options(const std::string&) const override { return {&AnalyzeOptions()}; }
   std::string help() const override {
-    return "usage: primus-cli [direct --] analyze logs <experiment-dir | log-dir | files...> [--json] [--signatures FILE]\n"
-           "       primus-cli [direct --] analyze run <experiment-dir> [--json] [--plot FILE.svg] [--html FILE.html]\n"
+    return "usage: primus-cli [direct --] analyze logs <experiment-dir | log-dir | files...> [--json]\n"
+           "                                      [--signatures FILE]\n"
+           "       primus-cli [direct --] analyze run <experiment-dir> [--json] [--plot FILE.svg]\n"
+           "                                      [--html FILE.html]\n"
            "       primus-cli [direct --] analyze hang <experiment-dir | log-dir | attempt-dir> [--json]\n"
            "                                       [--attempt N]\n"
            "       primus-cli [direct --] analyze topology [--visualize] [--output FILE.svg|.png|.dot]\n"

@@ -227,7 +227,8 @@ class PreflightTask : public Task {
     return {&PreflightOptionsTable()};
   }
   std::string help() const override {
-    return "usage: primus-cli <mode> ... -- preflight [check] [--host] [--gpu] [--network] [--software] [--perf] [--all]\n"
+    return "usage: primus-cli <mode> ... -- preflight [check] [--host] [--gpu] [--network] [--software] [--perf]\n"
+           "                                       [--all]\n"
            "         [--quick] [--tests LIST] [--comm-sizes-mb MB,MB] [--expect-gpus N] [--expect-model M]\n"
            "         [--intra-comm-sizes-mb MB,MB] [--inter-comm-sizes-mb MB,MB] [--ring-p2p-sizes-mb MB,MB]\n"
            "         [--intra-group-sizes N,N] [--inter-group-sizes N,all] [--dist-timeout-sec S]\n"

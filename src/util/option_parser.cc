@@ -146,18 +146,56 @@ Result<int> CountOption(const ParsedOption& option, int lowest) {
   return static_cast<int>(*value);
 }
 
+std::string WrapText(std::string_view text, size_t indent, size_t first_column, size_t width) {
+  std::string out;
+  size_t column = first_column;
+  bool line_empty = true;
+  std::vector<std::string_view> words;
+  for (size_t at = 0; at < text.size();) {
+    size_t start = text.find_first_not_of(' ', at);
+    if (start == std::string_view::npos) break;
+    size_t end = text.find(' ', start);
+    if (end == std::string_view::npos) end = text.size();
+    words.push_back(text.substr(start, end - start));
+    at = end;
+  }
+  for (std::string_view word : words) {
+    if (!line_empty && column + 1 + word.size() > width) {
+      out += "\n" + std::string(indent, ' ');
+      column = indent;
+      line_empty = true;
+    }
+    if (!line_empty) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+    line_empty = false;
+  }
+  return out;
+}
+
 std::string FormatOptionHelp(const std::vector<OptionSpec>& table) {
+  constexpr size_t kMaxLeft = 34;  // a longer flag column puts its text on the next line
   std::vector<std::pair<std::string, std::string>> rows;
   size_t width = 0;
   for (const auto& spec : table) {
     std::string left = Join(spec.names, ", ");
     if (spec.kind != OptionSpec::Kind::kFlag) left += " " + spec.value_name;
-    width = std::max(width, left.size());
+    if (left.size() <= kMaxLeft) width = std::max(width, left.size());
     rows.emplace_back(left, spec.help + (spec.repeatable ? " (repeatable)" : ""));
   }
   std::string out;
+  size_t text_column = 2 + width + 2;
   for (const auto& [left, right] : rows) {
-    out += "  " + left + std::string(width - left.size() + 2, ' ') + right + "\n";
+    if (left.size() > width) {
+      out += "  " + left + "\n" + std::string(text_column, ' ') +
+             WrapText(right, text_column, text_column, kHelpWidth) + "\n";
+    } else {
+      out += "  " + left + std::string(width - left.size() + 2, ' ') +
+             WrapText(right, text_column, text_column, kHelpWidth) + "\n";
+    }
   }
   return out;
 }

@@ -68,4 +68,11 @@ Result<int> CountOption(const ParsedOption& option, int lowest);
 // Two-column help text for a table.
 std::string FormatOptionHelp(const std::vector<OptionSpec>& table);
 
+// Help and manual text is at most this wide (docs/cli.md, "One style").
+inline constexpr size_t kHelpWidth = 100;
+// `text`'s words filled into lines of at most `width` columns: the first
+// line goes on from `first_column`, the next ones start with `indent`
+// blanks. A word longer than a line stays whole.
+std::string WrapText(std::string_view text, size_t indent, size_t first_column, size_t width = kHelpWidth);
+
 }  // namespace primus

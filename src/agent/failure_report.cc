@@ -24,7 +24,8 @@ std::string Indent(const std::string& text, const std::string& indent) {
 
 std::string Describe(const WorkerFailure& failure) {
   std::string pid = failure.pid > 0 ? fmt::format(", pid {}", failure.pid) : "";
-  return fmt::format("rank {} (local rank {}) on {}{}", failure.rank, failure.local_rank, failure.host, pid);
+  std::string local = failure.local_rank >= 0 ? std::to_string(failure.local_rank) : "?";
+  return fmt::format("rank {} (local rank {}) on {}{}", failure.rank, local, failure.host, pid);
 }
 
 }  // namespace
@@ -57,7 +58,7 @@ void PreferRankAsRootCause(int rank, const analyze::RankPlace* place, std::optio
   WorkerFailure culprit;
   culprit.host = place->host;
   culprit.rank = rank;
-  culprit.local_rank = std::max(place->local_rank, 0);
+  culprit.local_rank = place->local_rank;  // -1 when unknown: Describe says "?"
   culprit.attempt = (*root)->attempt;
   culprit.hung = true;
   culprit.timestamp = (*root)->timestamp;

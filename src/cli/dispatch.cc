@@ -40,8 +40,10 @@ namespace {
 // whatever --quiet says, redacted like every line we print.
 int Fail(const Error& error) {
   const snapshot::Redactor& redactor = snapshot::ProcessRedactor();
-  std::string text = "primus-cli: error: " + redactor.Text(error.message) + "\n";
-  if (!error.hint.empty()) text += "  hint: " + redactor.Text(error.hint) + "\n";
+  // Arguments, a peer's or a tool's words may be in it: no raw control character reaches the terminal.
+  auto clean = [&](const std::string& text) { return EscapeControlCharacters(redactor.Text(text), true); };
+  std::string text = "primus-cli: error: " + clean(error.message) + "\n";
+  if (!error.hint.empty()) text += "  hint: " + clean(error.hint) + "\n";
   std::fflush(stdout);
   std::fputs(text.c_str(), stderr);
   std::fflush(stderr);

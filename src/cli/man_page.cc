@@ -194,7 +194,11 @@ std::string BuiltinPage(const std::string& topic, const std::string& summary) {
   Result<std::string> help = TopicHelp(topic);
   std::vector<std::string> usage, rest;
   SplitUsage(help.ok() ? *help : summary, &usage, &rest);
-  return Header(name, summary) + Synopsis(usage) + ".SH DESCRIPTION\n" + Body(rest) + SeeAlso(name);
+  std::string options = topic == "config" ? Options(ConfigShowOptions())
+                                           : "The command's own arguments are described above. The global options are "
+                                             "in \\fBprimus\\-cli\\fR(1).\n";
+  return Header(name, summary) + Synopsis(usage) + ".SH DESCRIPTION\n" + Body(rest) + ".SH OPTIONS\n" + options +
+         SeeAlso(name);
 }
 
 std::vector<std::string> ManPageNames() {

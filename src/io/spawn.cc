@@ -99,20 +99,6 @@ std::vector<unsigned long> CpuMask(const std::vector<int>& cpus) {
   return mask;
 }
 
-// pidfd_open(2), where the kernel has it.
-UniqueFd OpenPidfd(pid_t pid) {
-#ifdef SYS_pidfd_open
-  long fd = ::syscall(SYS_pidfd_open, pid, 0);
-  if (fd >= 0) {
-    ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
-    return UniqueFd(static_cast<int>(fd));
-  }
-#else
-  (void)pid;
-#endif
-  return UniqueFd();
-}
-
 }  // namespace
 
 Result<SpawnedProcess> SpawnProcess(const SpawnRequest& request) {
@@ -187,6 +173,30 @@ int WaitForExit(pid_t pid) {
     if (errno != EINTR) return -1;
   }
   return ShellStatus(status);
+}
+
+UniqueFd OpenPidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  long fd = ::syscall(SYS_pidfd_open, pid, 0);
+  if (fd >= 0) {
+    ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
+    return UniqueFd(static_cast<int>(fd));
+  }
+#else
+  (void)pid;
+#endif
+  return UniqueFd();
+}
+
+
+bool SignalThroughPidfd(int pidfd, int signal) {
+#ifdef SYS_pidfd_send_signal
+  return ::syscall(SYS_pidfd_send_signal, pidfd, signal, nullptr, 0) == 0;
+#else
+  (void)pidfd;
+  (void)signal;
+  return false;
+#endif
 }
 
 }  // namespace primus::io

@@ -43,6 +43,12 @@ inline constexpr int kMaxCpus = 8192;
 
 enum class ProcessGroup { kOwn, kCallers };
 
+// pidfd_open(2) where the kernel has it (Linux 5.3+); invalid otherwise.
+// Signalling through it (SignalThroughPidfd) never reaches a recycled pid.
+UniqueFd OpenPidfd(pid_t pid);
+// pidfd_send_signal(2); false when it failed or the kernel has none.
+bool SignalThroughPidfd(int pidfd, int signal);
+
 struct SpawnRequest {
   std::string executable;                  // a path: no PATH search here (FindExecutable first)
   std::vector<std::string> argv;           // argv[0] as the user wrote it

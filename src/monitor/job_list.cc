@@ -104,14 +104,16 @@ std::vector<JobEntry> ListJobs(const SearchPlaces& places, double now) {
   return jobs;
 }
 
-Result<JobEntry> ChooseJob(const std::vector<JobEntry>& jobs, const std::string& cwd, bool or_latest) {
+Result<JobEntry> ChooseJob(const std::vector<JobEntry>& jobs, const std::string& cwd, JobChoice choice) {
+  bool or_latest = choice == JobChoice::kRunningOrLatest;
   std::vector<const JobEntry*> running, running_here;
   for (const JobEntry& job : jobs) {
     if (!job.running) continue;
     running.push_back(&job);
     if (job.cwd == cwd) running_here.push_back(&job);
   }
-  const std::vector<const JobEntry*>& fit = running_here.empty() ? running : running_here;
+  const std::vector<const JobEntry*>& fit =
+      running_here.empty() && choice != JobChoice::kRunningHere ? running : running_here;
   if (fit.size() == 1) return *fit.front();
   if (fit.size() > 1) {
     return UsageError(fmt::format("{} of your jobs are running{}; name one:{}", fit.size(),
@@ -124,13 +126,15 @@ Result<JobEntry> ChooseJob(const std::vector<JobEntry>& jobs, const std::string&
     }
     if (!jobs.empty()) return jobs.front();
   }
-  return UnavailableError(or_latest ? "none of your jobs found on this host" : "none of your jobs is running on this host",
-                          "primus-cli ps lists the jobs found; name one by its run id or directory");
+  std::string what = or_latest                          ? "none of your jobs found on this host"
+                     : choice == JobChoice::kRunningHere ? "none of your jobs started from this directory is running"
+                                                         : "none of your jobs is running on this host";
+  return UnavailableError(what, "primus-cli ps lists the jobs found; name one by its run id or directory");
 }
 
-Result<JobSource> ResolveJob(const std::string& target, const SearchPlaces& places, bool or_latest) {
+Result<JobSource> ResolveJob(const std::string& target, const SearchPlaces& places, JobChoice choice) {
   if (!target.empty()) return ResolveTarget(target, places);
-  auto chosen = ChooseJob(ListJobs(places, WallSeconds()), CurrentDir(), or_latest);
+  auto chosen = ChooseJob(ListJobs(places, WallSeconds()), CurrentDir(), choice);
   if (!chosen.ok()) {
     if (chosen.error().code == ExitCode::kUsage) return chosen.error();
     return NoJobFound(chosen.error().message, places);

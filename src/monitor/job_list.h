@@ -50,14 +50,16 @@ struct JobEntry {
 std::vector<JobEntry> ListJobs(const SearchPlaces& places, double now);
 
 // The job a command means when it names none: this user's running job, the
-// one started in `cwd` when several run; `or_latest`: when none runs, the
-// latest one started in `cwd` (logs, analyze), else the latest at all. A
-// UsageError listing the candidates when several running jobs fit, naming
-// what to type; an UnavailableError when none does.
-Result<JobEntry> ChooseJob(const std::vector<JobEntry>& jobs, const std::string& cwd, bool or_latest);
+// one started in `cwd` when several run (`here_only`: only one started in
+// `cwd`, for stop); `or_latest`: when none runs, the latest one started in
+// `cwd` (logs), else the latest at all. A UsageError listing the candidates
+// when several running jobs fit, naming what to type; an UnavailableError
+// when none does.
+enum class JobChoice { kRunning, kRunningHere, kRunningOrLatest };
+Result<JobEntry> ChooseJob(const std::vector<JobEntry>& jobs, const std::string& cwd, JobChoice choice);
 
 // The job a command means: `target` as ResolveTarget reads it, or with none
 // the one ChooseJob takes among this user's jobs (from the current directory).
-Result<JobSource> ResolveJob(const std::string& target, const SearchPlaces& places, bool or_latest);
+Result<JobSource> ResolveJob(const std::string& target, const SearchPlaces& places, JobChoice choice);
 
 }  // namespace primus::monitor

@@ -37,10 +37,10 @@ bool IsFile(const std::string& path) {
   return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
 }
 
-double ModifiedTime(const std::string& path) {
+// A regular file of this user, not reached through a link.
+bool IsOwnFile(const std::string& path) {
   struct stat info{};
-  if (::stat(path.c_str(), &info) != 0) return 0;
-  return static_cast<double>(info.st_mtim.tv_sec) + info.st_mtim.tv_nsec / 1e9;
+  return ::lstat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == ::getuid();
 }
 
 // The directories directly under `dir`, sorted ("" entries never).
@@ -171,6 +171,7 @@ Result<JobSource> ResolveTarget(const std::string& target, const SearchPlaces& p
   if (!newest.empty()) return FileSource(newest);
   if (candidates.size() > 1) tried.push_back(ViewIn(JoinPath(places.runs_dir, target + "_*")));
   for (const std::string& path : ViewsUnderOutput(places.output_dir)) {
+    if (!IsOwnFile(path)) continue;  // a shared ./output: another user's view may claim any run id
     auto view = ReadViewFile(path);
     if (view.ok() && RunIdOf(*view) == target) return FileSource(path);
   }

@@ -109,22 +109,26 @@ TEST_F(JobSourceTest, WithoutATargetTheRunningJobFromHereIsTakenAndSeveralAreLis
   EXPECT_EQ(jobs[3].state, "gone") << "a view no longer written is not running";
   EXPECT_FALSE(jobs[3].running);
   // From /here, the one running job started there; from elsewhere, two run: listed, not guessed.
-  auto here = ChooseJob(jobs, "/here", false);
+  auto here = ChooseJob(jobs, "/here", JobChoice::kRunning);
   ASSERT_TRUE(here.ok()) << here.error().Format();
   EXPECT_EQ(here->view_file, newer);
-  auto elsewhere = ChooseJob(jobs, "/tmp", false);
+  auto elsewhere = ChooseJob(jobs, "/tmp", JobChoice::kRunning);
   ASSERT_FALSE(elsewhere.ok());
   EXPECT_EQ(elsewhere.error().code, ExitCode::kUsage);
   EXPECT_NE(elsewhere.error().message.find("2 of your jobs are running; name one:\n    new  running"), std::string::npos)
       << elsewhere.error().message;
-  // None running: nothing for monitor; the latest from here for logs and analyze.
+  // stop takes only a job started here: from elsewhere, none.
+  auto stop_elsewhere = ChooseJob(jobs, "/tmp", JobChoice::kRunningHere);
+  ASSERT_FALSE(stop_elsewhere.ok());
+  EXPECT_EQ(stop_elsewhere.error().code, ExitCode::kUnavailable);
+  // None running: nothing for monitor; the latest from here for logs.
   SetTime(newer, now - 3600);
   SetTime(old_run, now - 3600);
   jobs = ListJobs(places_, now);
-  auto none = ChooseJob(jobs, "/here", false);
+  auto none = ChooseJob(jobs, "/here", JobChoice::kRunning);
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code, ExitCode::kUnavailable);
-  auto latest = ChooseJob(jobs, "/here", true);
+  auto latest = ChooseJob(jobs, "/here", JobChoice::kRunningOrLatest);
   ASSERT_TRUE(latest.ok());
   EXPECT_EQ(latest->run_id, "done");
 }
@@ -171,7 +175,7 @@ TEST_F(JobSourceTest, AViewWhoseAgentIsGoneEndedWithoutARecord) {
   std::vector<JobEntry> jobs = ListJobs(places_, static_cast<double>(::time(nullptr)));
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_FALSE(jobs[0].running);
-  EXPECT_FALSE(ChooseJob(jobs, CurrentDir(), false).ok());
+  EXPECT_FALSE(ChooseJob(jobs, CurrentDir(), JobChoice::kRunning).ok());
 }
 
 TEST_F(JobSourceTest, ReadingFromAPortNobodyListensOnIsUnavailable) {

@@ -362,6 +362,14 @@ class SlurmRuntime : public Runtime {
     Result<std::map<std::string, std::string>> token = JobTokenEnvironment(ProcessEnvironment());
     if (!token.ok()) return token.error();
     std::map<std::string, std::optional<std::string>> submit_env(token->begin(), token->end());
+    // Submitted from inside a job that continued another: a new job, not
+    // that one's continuation (slurm_submit.h).
+    Environment here = ProcessEnvironment();
+    if (std::optional<std::string> first = Lookup(here, kFirstJobVariable)) {
+      submit_env[kFirstJobVariable] = std::nullopt;
+      submit_env["PRIMUS_SCHEDULER_RESTARTS"] = std::nullopt;
+      if (Lookup(here, "PRIMUS_JOB_ID") == first) submit_env["PRIMUS_JOB_ID"] = std::nullopt;
+    }
     Result<std::string> job_id = SubmitHeldBatchJob(text, submit_env);
     if (!job_id.ok()) return job_id.error();
     Result<std::string> script_path = WriteJobFiles(*plan, *job_id, text);

@@ -242,15 +242,15 @@ Result<int> FollowJob(const FollowOptions& options) {
     Result<Followed> followed = FollowOneJob(options, id, **channel);
     // The job has ended: a Ctrl-C queued now is read here, not delivered (and
     // fatal) when the channel closes.
-    (*channel)->ReadStopSignal();
+    int late_signal = (*channel)->ReadStopSignal();
     if (!followed.ok()) return followed.error();
     std::optional<std::string> next = options.continued_as ? options.continued_as(id) : std::nullopt;
     if (!next) return followed->status;
-    if (followed->cancelled_by != 0) {
+    if (followed->cancelled_by != 0 || late_signal != 0) {
       log::Warn("cancelling job {} too: job {} had submitted it to go on", *next, id);
       auto cancel = RunCommand({"scancel", *next}, Bounded());
       if (!cancel.ok() || cancel->exit_code != 0) log::Warn("scancel {} failed", *next);
-      return followed->status;
+      return followed->cancelled_by != 0 ? followed->status : 128 + late_signal;
     }
     log::Info("job {} goes on as job {}: following it", id, *next);
     id = *next;

@@ -188,6 +188,8 @@ Result<std::string> ContinuationScript(std::string_view script, const BatchConti
   AddHosts(excluded, &all_excluded);
   std::vector<std::string> added = {
       kDirective + ("--exclude=" + ShellQuote(Join(all_excluded, ","))),
+      // A user's --output without %j names the first job's file too: add to it, never truncate it.
+      std::string(kDirective) + "--open-mode=append",
       "# Continues job " + continuation.job_id +
           (continuation.first_job_id != continuation.job_id ? " (which continued job " + continuation.first_job_id + ")"
                                                             : "") +
@@ -217,6 +219,9 @@ Result<std::string> SubmitContinuation(const BatchContinuation& continuation, co
   auto job_id = SubmitHeldBatchJob(*text, env);
   if (!job_id.ok()) return job_id.error();
   Status written = WriteFileAtomic(JoinPath(continuation.job_dir, "sbatch-" + *job_id + ".sh"), *text, 0700);
+  if (written.ok()) written = ReleaseBatchJob(*job_id);
+  // Recorded once it is sure to run (this job still runs, so sbatch --wait
+  // reads the line when this one ends).
   if (written.ok()) {
     auto fd = OpenPrivateFileForAppend(JoinPath(continuation.job_dir, kContinuationsFile));
     if (!fd.ok()) {
@@ -229,11 +234,10 @@ Result<std::string> SubmitContinuation(const BatchContinuation& continuation, co
       ::close(*fd);
     }
   }
-  if (written.ok()) written = ReleaseBatchJob(*job_id);
   if (!written.ok()) {
     CommandOptions options;
     options.timeout_s = 60;
-    (void)RunCommand({"scancel", *job_id}, options);  // held, it would wait forever
+    (void)RunCommand({"scancel", *job_id}, options);  // it must not run unrecorded, nor sit held forever
     return Error{written.error().code, "job " + *job_id + " (the continuation) was cancelled: " +
                                            written.error().message, written.error().hint};
   }

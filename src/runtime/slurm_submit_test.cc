@@ -72,6 +72,7 @@ TEST_F(SlurmSubmitTest, TheContinuationLeavesTheBadNodesOutAndKeepsItsLogInTheJo
             "#SBATCH --nodelist=node1\n"
             "#SBATCH --output=" + dir_.path() + "/output/run_41/logs/slurm-%j.out\n"
             "#SBATCH --exclude=node7,node2\n"
+            "#SBATCH --open-mode=append\n"
             "# Continues job 41, restart 1: node2 found bad and no spare node in its allocation "
             "(direct.exclude_bad_nodes).\n"
             "# Written by primus-cli for:\n"
@@ -93,6 +94,7 @@ TEST_F(SlurmSubmitTest, AUserOutputAndQuotedDirectivesAreKept) {
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(*out,
             "#!/bin/bash\n#SBATCH '--output=my logs/%j.out'\n#SBATCH --exclude=node4,node5,node1,node2\n"
+            "#SBATCH --open-mode=append\n"
             "# Continues job 41, restart 1: node1, node2 found bad and no spare node in its allocation "
             "(direct.exclude_bad_nodes).\nexec true\n");
   EXPECT_FALSE(ContinuationScript("#!/bin/bash\nexec true\n", *continuation, {"node1"}, 1).ok())

@@ -27,6 +27,8 @@
 #include "monitor/job_list.h"
 #include "tasks/task.h"
 #include "telemetry/job_view.h"
+#include "util/clock.h"
+#include "util/files.h"
 #include "util/json_fields.h"
 #include "util/option_parser.h"
 #include "util/strings.h"
@@ -201,11 +203,17 @@ std::vector<std::unique_ptr<RankLog>> OpenRankLogs(const std::filesystem::path& 
   return logs;
 }
 
+// Whether the job still runs, as ListJobs judges it: its view says so and
+// is still rewritten (an agent on another host that died says nothing).
 bool JobRunning(const monitor::JobSource& source) {
   auto text = monitor::ReadJobViewText(source, 5);
   if (!text.ok()) return false;
   auto view = monitor::ParseJobView(*text, source.file);
-  return view.ok() && !telemetry::IsEndedJobState(json_fields::Text(json_fields::Object(*view, "job"), "state"));
+  if (!view.ok()) return false;
+  const nlohmann::json& job = json_fields::Object(*view, "job");
+  if (telemetry::IsEndedJobState(json_fields::Text(job, "state"))) return false;
+  double interval = json_fields::Number(job, "interval_s").value_or(5);
+  return WallSeconds() - static_cast<double>(ModificationTimeNs(source.file)) / 1e9 <= std::max(60.0, 10 * interval);
 }
 
 class LogsTask : public Task {
@@ -235,7 +243,8 @@ class LogsTask : public Task {
   Result<int> Run(const TaskContext& context) override {
     auto args = ParseLogsArgs(context.args);
     if (!args.ok()) return args.error();
-    auto source = monitor::ResolveJob(args->target, monitor::SearchPlaces::FromEnvironment(), /*or_latest=*/true);
+    auto source = monitor::ResolveJob(args->target, monitor::SearchPlaces::FromEnvironment(),
+                                      monitor::JobChoice::kRunningOrLatest);
     if (!source.ok()) return source.error();
     if (source->http) {
       return UsageError("logs reads the job's files, and " + source->Describe() + " is a port",

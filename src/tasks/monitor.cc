@@ -224,7 +224,7 @@ class MonitorTask : public Task {
     auto args = ParseMonitorArgs(context.args);
     if (!args.ok()) return args.error();
     monitor::SearchPlaces places = monitor::SearchPlaces::FromEnvironment();
-    auto source = monitor::ResolveJob(args->target, places, /*or_latest=*/false);
+    auto source = monitor::ResolveJob(args->target, places, monitor::JobChoice::kRunning);
     if (!source.ok()) return source.error();
     if (context.dry_run) {
       std::cout << "monitor: would read " << source->Describe() << (args->once ? " once" : " until the job ends")

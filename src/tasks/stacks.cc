@@ -111,7 +111,7 @@ class StacksTask : public Task {
     auto args = ParseStacksArgs(context.args);
     if (!args.ok()) return args.error();
     monitor::SearchPlaces places = monitor::SearchPlaces::FromEnvironment();
-    auto source = monitor::ResolveJob(args->target, places, /*or_latest=*/false);
+    auto source = monitor::ResolveJob(args->target, places, monitor::JobChoice::kRunning);
     if (!source.ok()) return source.error();
     if (source->http) {
       return UsageError("stacks asks the agent on this host, and " + source->Describe() + " is a metrics port",

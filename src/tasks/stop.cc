@@ -11,6 +11,8 @@
 // Exit codes: 0 stopped, 2 bad arguments or several jobs to choose from,
 // 4 no such running job here, or it did not end within --timeout.
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -21,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "agent/process_tree.h"
+#include "io/spawn.h"
 #include "monitor/job_list.h"
 #include "tasks/task.h"
 #include "telemetry/job_view.h"
@@ -101,11 +104,18 @@ class StopTask : public Task {
     auto args = ParseStopArgs(context.args);
     if (!args.ok()) return args.error();
     monitor::SearchPlaces places = monitor::SearchPlaces::FromEnvironment();
-    auto source = monitor::ResolveJob(args->target, places, /*or_latest=*/false);
+    auto source = monitor::ResolveJob(args->target, places, monitor::JobChoice::kRunningHere);
     if (!source.ok()) return source.error();
     if (source->http) {
       return UsageError("stop signals the job's agent on this host, and " + source->Describe() + " is a port",
                         "name the job by its run id or directory, on the host of its node 0");
+    }
+    // The view names the process to signal: it must be ours (a shared
+    // directory may hold another user's view naming any pid).
+    struct stat info{};
+    if (::lstat(source->file.c_str(), &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != ::getuid()) {
+      return UnavailableError(source->Describe() + " is not a job view of yours: nothing is stopped through it",
+                              "primus-cli ps lists your jobs");
     }
     auto text = monitor::ReadJobViewText(*source, 5);
     if (!text.ok()) return text.error();
@@ -118,7 +128,7 @@ class StopTask : public Task {
       return UnavailableError("job " + run_id + " is not running: " + state, "primus-cli ps lists your running jobs");
     }
     std::optional<ProcessStamp> agent = StampFromJson(jf::Object(job, "agent"));
-    if (!agent || agent->pid <= 1) {
+    if (!agent || agent->pid <= 1 || agent->start == 0) {
       return UnavailableError("the view of job " + run_id + " names no agent (" + source->Describe() + ")");
     }
     if (agent->host != log::HostName()) {
@@ -126,6 +136,9 @@ class StopTask : public Task {
                                   log::HostName() + ")",
                               "run primus-cli stop there (a Slurm job: scancel JOBID)");
     }
+    // Held by a pidfd from here on, the pid cannot be reused under us; the
+    // checks after opening it are of the process the signal will reach.
+    io::UniqueFd pidfd = io::OpenPidfd(agent->pid);
     if (CheckAlive(*agent) != Liveness::kAlive || !agent::IsOurAgent(agent->pid)) {
       return UnavailableError("job " + run_id + "'s agent (pid " + std::to_string(agent->pid) +
                                   ") is not a running primus-cli of yours",
@@ -135,7 +148,8 @@ class StopTask : public Task {
       std::cout << "stop: would send SIGTERM to agent " << agent->pid << " of job " << run_id << "\n";
       return 0;
     }
-    if (::kill(agent->pid, SIGTERM) != 0) {
+    bool signalled = pidfd.valid() ? io::SignalThroughPidfd(pidfd.get(), SIGTERM) : ::kill(agent->pid, SIGTERM) == 0;
+    if (!signalled) {
       return UnavailableError("cannot signal agent " + std::to_string(agent->pid) + ": " + std::strerror(errno));
     }
     std::cout << "stopping job " << run_id << " (SIGTERM to its agent, pid " << agent->pid << ")" << std::endl;

@@ -122,7 +122,7 @@ TEST_F(JobsTest, PsLogsStopAndHistoryShowAndTouchOnlyYourJob) {
   // Nothing of ours runs now: stop says so, and names no one else's job.
   ProcessResult again = RunPrimus({"stop"}, Options());
   EXPECT_EQ(again.exit_code, 4) << again.all();
-  EXPECT_TRUE(Contains(again.err, "none of your jobs is running on this host")) << again.err;
+  EXPECT_TRUE(Contains(again.err, "none of your jobs started from this directory is running")) << again.err;
   // logs of a finished job, one rank: every line is rank 1's.
   ProcessResult one = RunPrimus({"logs", run_id, "--rank", "1"}, Options());
   EXPECT_EQ(one.exit_code, 0) << one.all();

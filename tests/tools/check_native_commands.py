@@ -110,7 +110,7 @@ def megatron_examples(primus, release, checks, temp, env):
                 if argv is None:
                     # An example written for a newer release may be refused at load, naming the key;
                     # never handed to Megatron to be refused on every rank.
-                    refused = re.search(r"\[ERROR\] .*(takes|is not a Megatron-LM|needs Megatron-LM)", error)
+                    refused = re.search(r"primus-cli: error: .*(takes|is not a Megatron-LM|needs Megatron-LM)", error)
                     checks.expect(bool(refused), f"{name}: {release}: refused at load: {error[-220:]}")
                     continue
                 checks.expect("CUDA_DEVICE_MAX_CONNECTIONS=1" in plan[0],

@@ -81,6 +81,8 @@ def launch(binary, example, suite, env, cwd, dry_run, nnodes=1):
 
 def first_error(text):
     for line in text.splitlines():
+        if line.startswith("primus-cli: error: "):
+            return line[len("primus-cli: error: "):].strip()
         if "[ERROR]" in line or line.startswith("error"):
             return line.split("[ERROR]", 1)[-1].strip()
     return ""

@@ -5,10 +5,13 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <optional>
 
 #include "agent/line_stamp.h"
+#include "analyze/signature_db.h"
 #include "io/signal_channel.h"
 #include "io/unique_fd.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace primus::agent {
@@ -100,6 +103,41 @@ std::vector<std::string> LastLines(const std::string& path, size_t count) {
   return lines;
 }
 
+namespace {
+
+// The first fatal (else error, else warning) signature of analyze logs'
+// database that the root cause's own words match: its message, its
+// traceback, the end of its log.
+std::optional<analyze::Signature> MatchedSignature(const WorkerFailure& root, const std::vector<std::string>& tail) {
+  static const Result<analyze::SignatureDb>* db = new Result<analyze::SignatureDb>(analyze::SignatureDb::Builtin());
+  if (!db->ok()) return std::nullopt;
+  std::vector<std::string> lines = Split(root.message + "\n" + root.traceback, '\n');
+  lines.insert(lines.end(), tail.begin(), tail.end());
+  std::optional<analyze::Signature> best;
+  for (const std::string& line : lines) {
+    for (int index : (*db)->Match(line)) {
+      const analyze::Signature& signature = (*db)->signatures()[static_cast<size_t>(index)];
+      if (!best || signature.severity > best->severity) best = signature;
+    }
+  }
+  return best;
+}
+
+// The log's last lines without the traceback the banner already shows from
+// the error file: what the worker printed before it.
+std::vector<std::string> WithoutTraceback(std::vector<std::string> tail, const std::string& traceback) {
+  if (traceback.empty()) return tail;
+  for (size_t i = tail.size(); i-- > 0;) {
+    if (tail[i].find("Traceback (most recent call last):") != std::string::npos) {
+      tail.erase(tail.begin() + static_cast<std::ptrdiff_t>(i), tail.end());
+      break;
+    }
+  }
+  return tail;
+}
+
+}  // namespace
+
 std::string FormatFailureBanner(const BannerInput& input) {
   const WorkerFailure& root = input.root_cause;
   std::string rule(78, '=');
@@ -127,8 +165,19 @@ std::string FormatFailureBanner(const BannerInput& input) {
     if (!root.message.empty()) out += fmt::format("  message:    {}\n", root.message);
     if (!root.traceback.empty()) out += "  traceback:\n" + Indent(root.traceback, "    ");
   }
-  std::vector<std::string> tail = root.log_tail.empty() ? LastLines(root.log_file, input.tail_lines) : root.log_tail;
-  if (tail.empty() && root.log_file.empty()) {
+  std::vector<std::string> full_tail =
+      root.log_tail.empty() ? LastLines(root.log_file, input.tail_lines) : root.log_tail;
+  if (std::optional<analyze::Signature> signature = MatchedSignature(root, full_tail)) {
+    out += fmt::format("  signature:  {} ({}): {}\n", signature->id, analyze::SeverityName(signature->severity),
+                       signature->meaning);
+    out += fmt::format("  fix:        {}\n", signature->fix);
+  }
+  // The traceback once: from the error file above, not again in the log's tail.
+  std::vector<std::string> tail = WithoutTraceback(full_tail, root.traceback);
+  bool tail_was_traceback = tail.empty() && !full_tail.empty();
+  if (tail_was_traceback) {
+    out += fmt::format("  log:        {} (it ends with the traceback above)\n", root.log_file);
+  } else if (tail.empty() && root.log_file.empty()) {
     // none known: the culprit that node 0 named from its place alone
   } else if (tail.empty()) {
     out += fmt::format("  log:        {} (no output)\n", root.log_file);
@@ -148,6 +197,11 @@ std::string FormatFailureBanner(const BannerInput& input) {
   if (!input.stopped_ranks.empty()) {
     out += "Stopped by the agent: rank" + std::string(input.stopped_ranks.size() > 1 ? "s " : " ") +
            JoinNumbers(input.stopped_ranks, ", ") + "\n";
+  }
+  // <log dir>/attempt_<n>/<host>.rank<R>.log: the run's log directory, for analyze.
+  std::string attempt_dir = root.log_file.empty() ? "" : DirName(root.log_file);
+  if (attempt_dir.find("/attempt_") != std::string::npos) {
+    out += "Next: primus-cli analyze logs " + ShellQuote(DirName(attempt_dir)) + "\n";
   }
   out += rule + "\n";
   return out;

@@ -86,6 +86,36 @@ TEST(FailureReportTest, BannerNamesTheRootCauseItsErrorAndItsOutput) {
   EXPECT_NE(banner.find("Stopped by the agent: ranks 0, 2"), std::string::npos);
 }
 
+// The traceback once (from the error file, not again from the log), the
+// failure's signature with its fix as analyze logs knows it, and what to run next.
+TEST(FailureReportTest, BannerShowsTheTracebackOnceAndTheSignaturesFix) {
+  testing::ScopedTempDir scratch("failure");
+  ASSERT_TRUE(MakeDirs(scratch.path() + "/logs/attempt_1").ok());
+  BannerInput input;
+  input.root_cause = Failure(1, 1795341600.25);
+  input.root_cause.log_file = scratch.path() + "/logs/attempt_1/node1.rank1.log";
+  std::string traceback = "Traceback (most recent call last):\n  File \"train.py\", line 9, in step\n"
+                          "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n";
+  ASSERT_TRUE(WriteFileAtomic(input.root_cause.log_file,
+                              "2026 O step 41\n2026 E Traceback (most recent call last):\n"
+                              "2026 E   File \"train.py\", line 9, in step\n"
+                              "2026 E torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n").ok());
+  input.root_cause.error_file = scratch.path() + "/error.json";
+  input.root_cause.message = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB";
+  input.root_cause.traceback = traceback;
+  std::string banner = FormatFailureBanner(input);
+  size_t first = banner.find("Traceback (most recent call last)");
+  ASSERT_NE(first, std::string::npos) << banner;
+  EXPECT_EQ(banner.find("Traceback (most recent call last)", first + 1), std::string::npos) << "once:\n" << banner;
+  EXPECT_NE(banner.find("last 1 lines of " + input.root_cause.log_file + ":\n    2026 O step 41\n"),
+            std::string::npos)
+      << banner;
+  EXPECT_NE(banner.find("  signature:  "), std::string::npos) << banner;
+  EXPECT_NE(banner.find("out of memory"), std::string::npos);
+  EXPECT_NE(banner.find("  fix:        "), std::string::npos) << banner;
+  EXPECT_NE(banner.find("Next: primus-cli analyze logs " + scratch.path() + "/logs\n"), std::string::npos) << banner;
+}
+
 TEST(FailureReportTest, BannerForAHang) {
   BannerInput input;
   input.root_cause = Failure(2, 1795341600);

@@ -142,10 +142,11 @@ int RunConfigCommand(const CommandLine& command) {
     return Fail(UsageError("unexpected argument '" + args[parsed->next] + "' for config show",
                            usage));
   }
-  bool with_origin = false;
+  bool with_origin = false, as_json = false;
   std::string experiment;
   for (const ParsedOption& option : parsed->options) {
     if (option.spec->names[0] == "--origin") with_origin = option.value == "true";
+    if (option.spec->names[0] == "--json") as_json = option.value == "true";
     if (option.spec->names[0] == "--experiment") experiment = option.value;
   }
   auto launcher = LoadLauncher(command);
@@ -154,7 +155,8 @@ int RunConfigCommand(const CommandLine& command) {
     launcher = WithExperiment(*launcher, experiment);
     if (!launcher.ok()) return Fail(launcher.error());
   }
-  std::cout << config::RenderConfig(launcher->effective(), with_origin);
+  std::cout << (as_json ? config::RenderConfigJson(launcher->effective(), with_origin)
+                       : config::RenderConfig(launcher->effective(), with_origin));
   return 0;
 }
 

@@ -106,7 +106,8 @@ Result<std::string> TopicHelp(const std::string& topic) {
   }
   if (topic == "config") {
     return std::string(
-               "usage: primus-cli [--config FILE] [--set KEY=VALUE]... config show [--origin] [--experiment FILE]\n\n"
+               "usage: primus-cli [--config FILE] [--set KEY=VALUE]... config show [--origin] [--json]\n"
+               "         [--experiment FILE]\n\n"
                "Prints the effective launcher configuration, merged key by key from: built-in defaults <\n"
                "/etc/primus/config.yaml < ~/.config/primus/config.yaml < ./.primus.yaml < --config FILE <\n"
                "the experiment's launch settings (--experiment FILE) < the scheduler < PRIMUS_* environment <\n"
@@ -139,6 +140,7 @@ Result<std::string> TopicHelp(const std::string& topic) {
 const std::vector<OptionSpec>& ConfigShowOptions() {
   static const std::vector<OptionSpec> table = {
       {{"--origin"}, OptionSpec::Kind::kFlag, "", "", "name where each value came from (file and line, variable, flag)"},
+      {{"--json"}, OptionSpec::Kind::kFlag, "", "", "JSON on standard output: {\"config\": ..., \"origins\": ...}"},
       {{"--experiment"}, OptionSpec::Kind::kValue, "FILE", "",
        "include an experiment's launch settings (what `train --config FILE` launches with)"},
   };

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace primus::config {
 namespace {
 
@@ -33,6 +35,30 @@ std::string RenderConfig(const Value& effective, bool with_origin) {
     out += "\n";
   }
   return out;
+}
+
+namespace {
+
+void CollectOrigins(const Value& value, const std::string& key, nlohmann::ordered_json* origins) {
+  if (value.IsMap()) {
+    for (const auto& [name, child] : value.AsMap()) CollectOrigins(child, key.empty() ? name : key + "." + name, origins);
+    return;
+  }
+  std::string origin = value.origin().Describe();
+  if (!key.empty() && !origin.empty()) (*origins)[key] = origin;
+}
+
+}  // namespace
+
+std::string RenderConfigJson(const Value& effective, bool with_origin) {
+  nlohmann::ordered_json out;
+  out["config"] = effective.ToJson();
+  if (with_origin) {
+    nlohmann::ordered_json origins = nlohmann::ordered_json::object();
+    CollectOrigins(effective, "", &origins);
+    out["origins"] = std::move(origins);
+  }
+  return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace primus::config

@@ -12,4 +12,9 @@ namespace primus::config {
 
 std::string RenderConfig(const Value& effective, bool with_origin);
 
+// The same as JSON (`config show --json`): the configuration, and with
+// `with_origin` each value's origin by its dotted key:
+//   {"config": {...}, "origins": {"direct.max_restarts": "flag --max-restarts", ...}}
+std::string RenderConfigJson(const Value& effective, bool with_origin);
+
 }  // namespace primus::config

@@ -51,6 +51,19 @@ TEST(RenderConfigTest, EveryLeafIsFollowedByItsAlignedOrigin) {
             "    - /a:/a           # exp.yaml:6:12\n");
 }
 
+// config show --json: the same values, and each leaf's origin by its dotted key.
+TEST(RenderConfigTest, JsonHasTheValuesAndTheirOriginsByKey) {
+  Value tree = Yaml("direct:\n  nnodes: 2\n  env: {NCCL_DEBUG: INFO}\n");
+  tree.Find("direct")->Put("master_port", Value::Int(29500, Origin::Set()));
+  EXPECT_EQ(RenderConfigJson(tree, /*with_origin=*/false),
+            "{\n  \"config\": {\n    \"direct\": {\n      \"nnodes\": 2,\n      \"env\": {\n"
+            "        \"NCCL_DEBUG\": \"INFO\"\n      },\n      \"master_port\": 29500\n    }\n  }\n}\n");
+  std::string with_origin = RenderConfigJson(tree, /*with_origin=*/true);
+  EXPECT_NE(with_origin.find("\"direct.nnodes\": \"exp.yaml:2:11\""), std::string::npos) << with_origin;
+  EXPECT_NE(with_origin.find("\"direct.env.NCCL_DEBUG\": \"exp.yaml:3:21\""), std::string::npos) << with_origin;
+  EXPECT_NE(with_origin.find("\"direct.master_port\": \"--set\""), std::string::npos) << with_origin;
+}
+
 // A collection inside a list shows the item's origin once, on its first line.
 TEST(RenderConfigTest, ACollectionInAListShowsItsOriginOnItsFirstLine) {
   Value tree = Yaml("stages:\n  - {name: a, steps: 2}\n  - [x, z]\n");

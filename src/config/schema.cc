@@ -234,6 +234,19 @@ Error Schema::UnknownKey(const std::string& path, const Value& value) const {
   }
   std::string hint = parent.empty() ? "the sections are: " + Join(siblings, ", ")
                                     : "the keys of '" + parent + "' are: " + Join(siblings, ", ");
+  // The common mix-up: an experiment given as the launcher's --config (before
+  // the mode or task) instead of train's (after the subtask).
+  static const std::vector<std::string> experiment_keys = {"exp_name", "workspace", "backend", "modules",
+                                                           "framework", "model", "training", "parallelism"};
+  if (parent.empty() && suggestion.empty() &&
+      std::find(experiment_keys.begin(), experiment_keys.end(), leaf) != experiment_keys.end()) {
+    return ConfigErrorAt(value.key_origin(),
+                         "unknown key '" + path + "': this file looks like an experiment, given as the launcher's "
+                         "configuration",
+                         "--config before the mode or task names the launcher's configuration (" +
+                             Join(siblings, ", ") + "); an experiment's --config goes after the subtask: "
+                             "primus-cli train pretrain --config FILE");
+  }
   return ConfigErrorAt(value.key_origin(), "unknown key '" + path + "'" + suggestion, hint);
 }
 

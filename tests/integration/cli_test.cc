@@ -248,6 +248,20 @@ TEST_F(CliTest, ErrorsSayPrimusCliErrorAndTheHint) {
   EXPECT_EQ(result.err.find("\033["), std::string::npos) << "no colour without a terminal";
 }
 
+// The common mix-up: the experiment given as the launcher's --config.
+TEST_F(CliTest, AnExperimentAsTheLaunchersConfigIsNamedAsSuch) {
+  std::string experiment = std::string(PRIMUS_SOURCE_DIR) + "/examples/gpt/configs/tiny-cpu.yaml";
+  ProcessResult result = RunPrimus({"--config", experiment, "train", "pretrain"}, Isolated());
+  EXPECT_EQ(result.exit_code, 3) << result.all();
+  EXPECT_NE(result.err.find("tiny-cpu.yaml:5:1: unknown key 'exp_name': this file looks like an experiment"),
+            std::string::npos)
+      << result.err;
+  EXPECT_NE(result.err.find("an experiment's --config goes after the subtask: primus-cli train pretrain --config "
+                            "FILE"),
+            std::string::npos)
+      << result.err;
+}
+
 TEST_F(CliTest, AnalyzeWithoutSubtaskIsAUsageErrorNamingThem) {
   ProcessResult result = Run("direct -- analyze");
   EXPECT_EQ(result.exit_code, 2) << result.all();

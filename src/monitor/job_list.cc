@@ -10,6 +10,7 @@
 #include "telemetry/job_view.h"
 #include "util/clock.h"
 #include "util/files.h"
+#include "util/private_files.h"
 #include "util/json_fields.h"
 #include "util/strings.h"
 
@@ -18,15 +19,6 @@ namespace {
 
 namespace jf = json_fields;
 
-constexpr size_t kMaxListedViewBytes = 64u << 20;
-
-// The view is this user's, and a regular file: stat, not following a link.
-bool OwnedByUs(const std::string& path, double* modified) {
-  struct stat info{};
-  if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != ::getuid()) return false;
-  *modified = static_cast<double>(info.st_mtim.tv_sec) + info.st_mtim.tv_nsec / 1e9;
-  return true;
-}
 
 std::string LogDirOfView(const std::string& view_file) { return DirName(DirName(view_file)); }
 
@@ -40,6 +32,12 @@ std::string Listed(const std::vector<const JobEntry*>& jobs) {
 }
 
 }  // namespace
+
+bool IsRunningView(const nlohmann::json& job, double modified, double now) {
+  if (telemetry::IsEndedJobState(jf::Text(job, "state"))) return false;
+  double interval = jf::Number(job, "interval_s").value_or(5);
+  return now - modified <= std::max(60.0, 10 * interval);
+}
 
 std::string JobEntry::What() const {
   if (!experiment.empty()) return experiment;
@@ -66,10 +64,12 @@ std::vector<JobEntry> ListJobs(const SearchPlaces& places, double now) {
   std::vector<JobEntry> jobs;
   for (const std::string& path : JobViewFiles(places)) {
     JobEntry entry;
-    if (!OwnedByUs(path, &entry.updated)) continue;
-    auto text = ReadRegularFile(path, kMaxListedViewBytes);
-    if (!text.ok()) continue;
-    auto view = ParseJobView(*text, path);
+    int64_t modified_ns = 0;
+    if (!IsOwnRegularFile(path, &modified_ns)) continue;  // a shared ./output holds others' too
+    entry.updated = static_cast<double>(modified_ns) / 1e9;
+    JobSource source;
+    source.file = path;
+    auto view = ReadJobView(source, 5);
     if (!view.ok()) continue;
     const nlohmann::json& job = jf::Object(*view, "job");
     entry.view_file = path;
@@ -90,11 +90,8 @@ std::vector<JobEntry> ListJobs(const SearchPlaces& places, double now) {
     entry.agent_stamp = jf::Object(job, "agent");
     entry.agent_host = jf::Text(entry.agent_stamp, "host");
     entry.agent_pid = static_cast<pid_t>(jf::IntegerIn(entry.agent_stamp, "pid", 0, 1 << 30).value_or(0));
-    double interval = jf::Number(job, "interval_s").value_or(5);
-    bool ended = telemetry::IsEndedJobState(entry.state);
-    bool silent = now - entry.updated > std::max(60.0, 10 * interval);
-    if (!ended && silent) entry.state = "gone";
-    entry.running = !ended && !silent;
+    entry.running = IsRunningView(job, entry.updated, now);
+    if (!entry.running && !telemetry::IsEndedJobState(entry.state)) entry.state = "gone";
     jobs.push_back(std::move(entry));
   }
   std::stable_sort(jobs.begin(), jobs.end(), [](const JobEntry& a, const JobEntry& b) {

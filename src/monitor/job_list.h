@@ -45,6 +45,12 @@ struct JobEntry {
   nlohmann::json ToJson() const;
 };
 
+// Whether a view's job (its "job" object; the file last written at
+// `modified`) is running: its state is not an ended one and the view is
+// still rewritten, within 10 sampling intervals and at least a minute (an
+// agent that died on another host says nothing).
+bool IsRunningView(const nlohmann::json& job, double modified, double now);
+
 // Every job found under `places`, newest first (by start, else last write).
 // `now`: seconds since the epoch.
 std::vector<JobEntry> ListJobs(const SearchPlaces& places, double now);

@@ -37,12 +37,6 @@ bool IsFile(const std::string& path) {
   return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
 }
 
-// A regular file of this user, not reached through a link.
-bool IsOwnFile(const std::string& path) {
-  struct stat info{};
-  return ::lstat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == ::getuid();
-}
-
 // The directories directly under `dir`, sorted ("" entries never).
 std::vector<std::string> SubDirs(const std::string& dir) {
   std::vector<std::string> out;
@@ -171,7 +165,7 @@ Result<JobSource> ResolveTarget(const std::string& target, const SearchPlaces& p
   if (!newest.empty()) return FileSource(newest);
   if (candidates.size() > 1) tried.push_back(ViewIn(JoinPath(places.runs_dir, target + "_*")));
   for (const std::string& path : ViewsUnderOutput(places.output_dir)) {
-    if (!IsOwnFile(path)) continue;  // a shared ./output: another user's view may claim any run id
+    if (!IsOwnRegularFile(path)) continue;  // a shared ./output: another user's view may claim any run id
     auto view = ReadViewFile(path);
     if (view.ok() && RunIdOf(*view) == target) return FileSource(path);
   }
@@ -223,6 +217,12 @@ Result<std::string> ReadJobViewText(const JobSource& source, double timeout_s) {
                             "is this the port given to --metrics-port? The agent serves /job.json there");
   }
   return response->body;
+}
+
+Result<json> ReadJobView(const JobSource& source, double timeout_s) {
+  auto text = ReadJobViewText(source, timeout_s);
+  if (!text.ok()) return text.error();
+  return ParseJobView(*text, source.Describe());
 }
 
 Result<json> ParseJobView(const std::string& text, const std::string& where) {

@@ -5,7 +5,7 @@
 // a run id (the agent's default log directory, or an experiment under
 // ./output whose view names that run), a Slurm job id (the experiment
 // directory `slurm sbatch` made, ./output/<name>_<id>), or host:port. With no
-// TARGET the newest running job this host can find is taken.
+// TARGET, monitor/job_list.h chooses among this user's jobs.
 //
 // Every failure is an UnavailableError (exit 4) naming each place looked at.
 #pragma once
@@ -46,6 +46,9 @@ Error NoJobFound(const std::string& what, const SearchPlaces& places);
 
 // The view's text as read (the file, or the body of GET /job.json).
 Result<std::string> ReadJobViewText(const JobSource& source, double timeout_s);
+
+// ReadJobViewText, then ParseJobView: the view, whose errors name the source.
+Result<nlohmann::json> ReadJobView(const JobSource& source, double timeout_s);
 
 // The text parsed and checked to be a job view ("format":
 // "primus-job-telemetry/1"); `where` names it in errors.

@@ -25,8 +25,8 @@
 #include "analyze/run_files.h"
 #include "io/unique_fd.h"
 #include "monitor/job_list.h"
+#include "tasks/job_target_args.h"
 #include "tasks/task.h"
-#include "telemetry/job_view.h"
 #include "util/clock.h"
 #include "util/files.h"
 #include "util/json_fields.h"
@@ -57,31 +57,22 @@ struct LogsArgs {
 };
 
 Result<LogsArgs> ParseLogsArgs(const std::vector<std::string>& args) {
+  auto job = ParseJobTargetArgs(args, LogsOptions(), "logs", "e.g. primus-cli logs RUN_ID -f");
+  if (!job.ok()) return job.error();
   LogsArgs parsed;
-  size_t at = 0;
-  while (at < args.size()) {
-    auto options = ParseOptions(args, at, {&LogsOptions()}, UnknownOptionPolicy::kReject, "logs");
-    if (!options.ok()) return options.error();
-    for (const ParsedOption& option : options->options) {
-      const std::string& name = option.spec->names.front();
-      if (name == "--follow") parsed.follow = true;
-      if (name == "--json") parsed.json = true;
-      if (name == "--rank" || name == "--attempt") {
-        std::optional<int64_t> number = ParseInt(option.value);
-        if (!number || *number < 0 || *number > (1 << 24)) {
-          return UsageError("logs " + name + " '" + option.value + "' is not a number", "e.g. " + name + " 0");
-        }
-        if (name == "--rank") parsed.ranks.push_back(static_cast<int>(*number));
-        else parsed.attempt = static_cast<int>(*number);
+  parsed.target = job->target;
+  for (const ParsedOption& option : job->options) {
+    const std::string& name = option.spec->names.front();
+    if (name == "--follow") parsed.follow = true;
+    if (name == "--json") parsed.json = true;
+    if (name == "--rank" || name == "--attempt") {
+      std::optional<int64_t> number = ParseInt(option.value);
+      if (!number || *number < 0 || *number > (1 << 24)) {
+        return UsageError("logs " + name + " '" + option.value + "' is not a number", "e.g. " + name + " 0");
       }
+      if (name == "--rank") parsed.ranks.push_back(static_cast<int>(*number));
+      else parsed.attempt = static_cast<int>(*number);
     }
-    at = options->next;
-    if (at >= args.size()) break;
-    if (!parsed.target.empty()) {
-      return UsageError("logs takes one job, not '" + parsed.target + "' and '" + args[at] + "'",
-                        "e.g. primus-cli logs RUN_ID -f");
-    }
-    parsed.target = args[at++];
   }
   return parsed;
 }
@@ -203,17 +194,12 @@ std::vector<std::unique_ptr<RankLog>> OpenRankLogs(const std::filesystem::path& 
   return logs;
 }
 
-// Whether the job still runs, as ListJobs judges it: its view says so and
-// is still rewritten (an agent on another host that died says nothing).
+// Whether the job still runs, as ListJobs judges it.
 bool JobRunning(const monitor::JobSource& source) {
-  auto text = monitor::ReadJobViewText(source, 5);
-  if (!text.ok()) return false;
-  auto view = monitor::ParseJobView(*text, source.file);
+  auto view = monitor::ReadJobView(source, 5);
   if (!view.ok()) return false;
-  const nlohmann::json& job = json_fields::Object(*view, "job");
-  if (telemetry::IsEndedJobState(json_fields::Text(job, "state"))) return false;
-  double interval = json_fields::Number(job, "interval_s").value_or(5);
-  return WallSeconds() - static_cast<double>(ModificationTimeNs(source.file)) / 1e9 <= std::max(60.0, 10 * interval);
+  double modified = static_cast<double>(ModificationTimeNs(source.file)) / 1e9;
+  return monitor::IsRunningView(json_fields::Object(*view, "job"), modified, WallSeconds());
 }
 
 class LogsTask : public Task {

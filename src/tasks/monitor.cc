@@ -18,6 +18,7 @@
 #include <optional>
 
 #include "monitor/job_list.h"
+#include "tasks/job_target_args.h"
 #include "monitor/job_view_text.h"
 #include "monitor/terminal_screen.h"
 #include "tasks/task.h"
@@ -51,34 +52,25 @@ struct MonitorArgs {
 };
 
 Result<MonitorArgs> ParseMonitorArgs(const std::vector<std::string>& args) {
+  auto job = ParseJobTargetArgs(args, MonitorOptions(), "monitor",
+                                "name an experiment directory, a log directory, a run id, a Slurm job id or HOST:PORT");
+  if (!job.ok()) return job.error();
   MonitorArgs parsed;
-  size_t at = 0;
-  std::vector<std::string> targets;
-  while (at < args.size()) {
-    auto options = ParseOptions(args, at, {&MonitorOptions()}, UnknownOptionPolicy::kReject, "monitor");
-    if (!options.ok()) return options.error();
-    for (const ParsedOption& option : options->options) {
-      const std::string& name = option.spec->names.front();
-      if (name == "--once") parsed.once = true;
-      else if (name == "--json") parsed.json = true;
-      else if (name == "--ascii") parsed.ascii = true;
-      else if (name == "--interval") {
-        auto seconds = ParseDouble(option.value);
-        if (!seconds || !(*seconds >= 0.1) || *seconds > 86400) {
-          return UsageError(option.written + " '" + option.value + "' is not a number of seconds from 0.1 to 86400",
-                            "e.g. --interval 2");
-        }
-        parsed.interval_s = *seconds;
+  parsed.target = job->target;
+  for (const ParsedOption& option : job->options) {
+    const std::string& name = option.spec->names.front();
+    if (name == "--once") parsed.once = true;
+    else if (name == "--json") parsed.json = true;
+    else if (name == "--ascii") parsed.ascii = true;
+    else if (name == "--interval") {
+      auto seconds = ParseDouble(option.value);
+      if (!seconds || !(*seconds >= 0.1) || *seconds > 86400) {
+        return UsageError(option.written + " '" + option.value + "' is not a number of seconds from 0.1 to 86400",
+                          "e.g. --interval 2");
       }
+      parsed.interval_s = *seconds;
     }
-    at = options->next;
-    if (at < args.size()) targets.push_back(args[at++]);
   }
-  if (targets.size() > 1) {
-    return UsageError("monitor takes one TARGET, not " + std::to_string(targets.size()) + " (" + ShellJoin(targets) + ")",
-                      "name an experiment directory, a log directory, a run id, a Slurm job id or HOST:PORT");
-  }
-  if (!targets.empty()) parsed.target = targets.front();
   return parsed;
 }
 
@@ -164,8 +156,7 @@ class Monitor {
 
  private:
   void Refresh() {
-    auto text = monitor::ReadJobViewText(source_, 5);
-    Result<json> view = text.ok() ? monitor::ParseJobView(*text, source_.Describe()) : Result<json>(text.error());
+    Result<json> view = monitor::ReadJobView(source_, 5);
     if (!view.ok()) {
       // The last view stays up, and says why it is not new.
       ++failures_;
@@ -209,8 +200,8 @@ class MonitorTask : public Task {
            "TARGET  an experiment directory (its logs/telemetry/job.json), a log directory (telemetry/job.json),\n"
            "        a job.json file, a run id (${TMPDIR:-/tmp}/primus-<uid>/<run id>, or an experiment under\n"
            "        ./output whose job is that run), a Slurm job id (./output/<name>_<job id>, as slurm sbatch\n"
-           "        names it), or HOST:PORT of a job run with --metrics-port. None: the running job written\n"
-           "        to last on this host.\n"
+           "        names it), or HOST:PORT of a job run with --metrics-port. None: your running job, the one\n"
+           "        started from this directory when several run (listed, not guessed, when that is not one).\n"
            "\n" +
            FormatOptionHelp(MonitorOptions()) +
            "\nKeys: q or Ctrl-C leave the view (the job goes on).\n"

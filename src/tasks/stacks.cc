@@ -2,8 +2,8 @@
 // a job running on this host, now, without stopping it:
 //   stacks [TARGET] [--json]
 // TARGET names the job as for `monitor` (an experiment or log directory, a
-// job.json, a run id, a Slurm job id; none: the running job written to last
-// on this host). The job's agent on this host is asked, by StackSignal(), to
+// job.json, a run id, a Slurm job id; none: your running job, as
+// monitor/job_list.h chooses it). The job's agent on this host is asked, by StackSignal(), to
 // take its workers' stacks as it does on a hang (py-spy, else the stack
 // dumper every Python worker loads); it saves them as
 // <host>.rank<R>.stacks.txt in the attempt's directory, which this task
@@ -30,6 +30,7 @@
 #include "analyze/hang_culprit.h"
 #include "analyze/run_files.h"
 #include "monitor/job_list.h"
+#include "tasks/job_target_args.h"
 #include "tasks/task.h"
 #include "util/clock.h"
 #include "util/files.h"
@@ -57,21 +58,12 @@ struct StacksArgs {
 };
 
 Result<StacksArgs> ParseStacksArgs(const std::vector<std::string>& args) {
+  auto job = ParseJobTargetArgs(args, StacksOptions(), "stacks", "e.g. primus-cli stacks output/exp_20261124_091927");
+  if (!job.ok()) return job.error();
   StacksArgs parsed;
-  size_t at = 0;
-  while (at < args.size()) {
-    auto options = ParseOptions(args, at, {&StacksOptions()}, UnknownOptionPolicy::kReject, "stacks");
-    if (!options.ok()) return options.error();
-    for (const ParsedOption& option : options->options) {
-      if (option.spec->names.front() == "--json") parsed.json = true;
-    }
-    at = options->next;
-    if (at >= args.size()) break;
-    if (!parsed.target.empty()) {
-      return UsageError("stacks takes one job, not '" + parsed.target + "' and '" + args[at] + "'",
-                        "e.g. primus-cli stacks output/exp_20261124_091927");
-    }
-    parsed.target = args[at++];
+  parsed.target = job->target;
+  for (const ParsedOption& option : job->options) {
+    if (option.spec->names.front() == "--json") parsed.json = true;
   }
   return parsed;
 }
@@ -98,7 +90,7 @@ class StacksTask : public Task {
            "On a multi-node job, run it on each host (each host's agent holds its own workers).\n"
            "\n"
            "TARGET  as for monitor: an experiment directory, a log directory, a job.json, a run id or a Slurm\n"
-           "        job id. None: the running job written to last on this host.\n"
+           "        job id. None: your running job, the one started from this directory when several run.\n"
            "\n" +
            FormatOptionHelp(StacksOptions()) +
            "\nExample: primus-cli stacks output/exp_20261124_091927\n"
@@ -117,9 +109,7 @@ class StacksTask : public Task {
       return UsageError("stacks asks the agent on this host, and " + source->Describe() + " is a metrics port",
                         "name the job's experiment or log directory, or run it on the job's host");
     }
-    auto text = monitor::ReadJobViewText(*source, 5);
-    if (!text.ok()) return text.error();
-    auto view = monitor::ParseJobView(*text, source->Describe());
+    auto view = monitor::ReadJobView(*source, 5);
     if (!view.ok()) return view.error();
 
     // This host's workers in the view, and the agent whose children they are.

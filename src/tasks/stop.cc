@@ -11,8 +11,6 @@
 // Exit codes: 0 stopped, 2 bad arguments or several jobs to choose from,
 // 4 no such running job here, or it did not end within --timeout.
 #include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -25,11 +23,13 @@
 #include "agent/process_tree.h"
 #include "io/spawn.h"
 #include "monitor/job_list.h"
+#include "tasks/job_target_args.h"
 #include "tasks/task.h"
 #include "telemetry/job_view.h"
 #include "util/json_fields.h"
 #include "util/log.h"
 #include "util/option_parser.h"
+#include "util/private_files.h"
 #include "util/process_stamp.h"
 #include "util/strings.h"
 
@@ -52,25 +52,16 @@ struct StopArgs {
 };
 
 Result<StopArgs> ParseStopArgs(const std::vector<std::string>& args) {
+  auto job = ParseJobTargetArgs(args, StopOptions(), "stop", "stop them one by one: primus-cli stop RUN_ID");
+  if (!job.ok()) return job.error();
   StopArgs parsed;
-  size_t at = 0;
-  while (at < args.size()) {
-    auto options = ParseOptions(args, at, {&StopOptions()}, UnknownOptionPolicy::kReject, "stop");
-    if (!options.ok()) return options.error();
-    for (const ParsedOption& option : options->options) {
-      std::optional<double> seconds = ParseDouble(option.value);
-      if (!seconds || *seconds < 0 || *seconds > 86400) {
-        return UsageError("stop --timeout '" + option.value + "' is not a number of seconds", "e.g. --timeout 60");
-      }
-      parsed.timeout_s = *seconds;
+  parsed.target = job->target;
+  for (const ParsedOption& option : job->options) {
+    std::optional<double> seconds = ParseDouble(option.value);
+    if (!seconds || *seconds < 0 || *seconds > 86400) {
+      return UsageError("stop --timeout '" + option.value + "' is not a number of seconds", "e.g. --timeout 60");
     }
-    at = options->next;
-    if (at >= args.size()) break;
-    if (!parsed.target.empty()) {
-      return UsageError("stop takes one job, not '" + parsed.target + "' and '" + args[at] + "'",
-                        "stop them one by one: primus-cli stop RUN_ID");
-    }
-    parsed.target = args[at++];
+    parsed.timeout_s = *seconds;
   }
   return parsed;
 }
@@ -112,14 +103,11 @@ class StopTask : public Task {
     }
     // The view names the process to signal: it must be ours (a shared
     // directory may hold another user's view naming any pid).
-    struct stat info{};
-    if (::lstat(source->file.c_str(), &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != ::getuid()) {
+    if (!IsOwnRegularFile(source->file)) {
       return UnavailableError(source->Describe() + " is not a job view of yours: nothing is stopped through it",
                               "primus-cli ps lists your jobs");
     }
-    auto text = monitor::ReadJobViewText(*source, 5);
-    if (!text.ok()) return text.error();
-    auto view = monitor::ParseJobView(*text, source->Describe());
+    auto view = monitor::ReadJobView(*source, 5);
     if (!view.ok()) return view.error();
     const nlohmann::json& job = jf::Object(*view, "job");
     std::string run_id = jf::Text(job, "run_id");
@@ -164,11 +152,7 @@ class StopTask : public Task {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     std::string ended;
-    if (auto after = monitor::ReadJobViewText(*source, 5); after.ok()) {
-      if (auto read = monitor::ParseJobView(*after, source->Describe()); read.ok()) {
-        ended = jf::Text(jf::Object(*read, "job"), "state");
-      }
-    }
+    if (auto after = monitor::ReadJobView(*source, 5); after.ok()) ended = jf::Text(jf::Object(*after, "job"), "state");
     std::cout << "job " << run_id << " ended" << (ended.empty() ? "" : ": " + ended) << "\n";
     return 0;
   }

@@ -81,6 +81,13 @@ Status CheckDirectoryInfo(const std::string& path, const struct stat& info) {
 
 }  // namespace
 
+bool IsOwnRegularFile(const std::string& path, int64_t* modified_ns) {
+  struct stat info{};
+  if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != ::geteuid()) return false;
+  if (modified_ns != nullptr) *modified_ns = static_cast<int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec;
+  return true;
+}
+
 void ShareWithGroup(bool share) { g_share_with_group = share; }
 int PrivateDirMode() { return g_share_with_group ? 0750 : 0700; }
 int PrivateFileMode() { return g_share_with_group ? 0640 : 0600; }

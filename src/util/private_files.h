@@ -19,6 +19,7 @@
 
 #include <fcntl.h>
 
+#include <cstdint>
 #include <string>
 
 #include "util/error.h"
@@ -53,6 +54,12 @@ Status MakePrivateDirs(const std::string& base, const std::string& relative);
 enum class FreshName { kRandom, kCounter };
 Result<std::string> MakeFreshDir(const std::string& parent, const std::string& name,
                                  FreshName suffix = FreshName::kRandom);
+
+// Whether `path` is a regular file of this user, looked at without following
+// a link (another user's file, or a link in a shared directory, is not): for
+// readers of what a shared directory may hold. `modified_ns` (optional): its
+// modification time.
+bool IsOwnRegularFile(const std::string& path, int64_t* modified_ns = nullptr);
 
 // A new file opened for writing: O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, mode
 // PrivateFileMode(). Returns the descriptor; the caller closes it.

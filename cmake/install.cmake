@@ -10,6 +10,7 @@
 #   share/primus-cli/python/megatron_option_table.py   reads a Megatron-LM checkout's option table
 #   share/primus-cli/python/torchtitan_config_keys.py  reads a TorchTitan job.custom_config_module's keys
 #   share/primus-cli/python/primus_stacks/sitecustomize.py  the workers' stack dumper
+#   share/primus-cli/examples/gpt/*.py                  the example trainer `init` names
 #   share/primus-cli/profiles/, share/primus-cli/signatures.yaml
 #     copies of what is compiled in, to read and to start one's own from
 #     (PRIMUS_PROFILE_PATH, analyze logs --signatures); the binary never needs them.
@@ -74,6 +75,9 @@ install(FILES ${PROJECT_SOURCE_DIR}/data/signatures.yaml DESTINATION ${CMAKE_INS
 install(FILES ${PROJECT_SOURCE_DIR}/python/primus_hooks.py ${PROJECT_SOURCE_DIR}/python/megatron_option_table.py
               ${PROJECT_SOURCE_DIR}/python/torchtitan_config_keys.py
         DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/primus-cli/python)
+install(FILES ${PROJECT_SOURCE_DIR}/examples/gpt/train.py ${PROJECT_SOURCE_DIR}/examples/gpt/model.py
+              ${PROJECT_SOURCE_DIR}/examples/gpt/data.py ${PROJECT_SOURCE_DIR}/examples/gpt/checkpoint.py
+        DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/primus-cli/examples/gpt)
 install(FILES ${PROJECT_SOURCE_DIR}/python/primus_stacks/sitecustomize.py
         DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/primus-cli/python/primus_stacks)
 

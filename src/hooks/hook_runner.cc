@@ -89,6 +89,10 @@ std::string BuiltinHooksDirectory() { return BesideTheBinary("share/primus/hooks
 
 std::string PythonApiDirectory() { return BesideTheBinary("share/primus-cli/python", "python", "primus_hooks.py"); }
 
+std::string ExampleTrainerDirectory() {
+  return BesideTheBinary("share/primus-cli/examples/gpt", "examples/gpt", "train.py");
+}
+
 std::string PythonApiFile(const std::string& relative) {
   std::string directory = PythonApiDirectory();
   if (directory.empty()) return "";

@@ -46,6 +46,11 @@ std::string PythonApiDirectory();
 // "primus_stacks/sitecustomize.py") when it is there; "" otherwise.
 std::string PythonApiFile(const std::string& relative);
 
+// The example trainer (examples/gpt: train.py and its modules) beside the
+// binary: <prefix>/share/primus-cli/examples/gpt installed, the repository's
+// examples/gpt for build/primus-cli; "" when neither exists. `init` names it.
+std::string ExampleTrainerDirectory();
+
 struct HookQuery {
   std::vector<std::string> directories;  // searched in this order
   std::string task;

@@ -12,7 +12,10 @@
 #include "agent/launch_summary.h"
 #include "preflight/preflight_runner.h"
 #include "snapshot/redaction.h"
+#include "io/subprocess.h"
+#include "platform/visible_devices.h"
 #include "train/earlier_checkpoints.h"
+#include "train/framework_needs.h"
 #include "train/launch_settings.h"
 #include "train/progress.h"
 #include "train/system_info.h"
@@ -63,6 +66,55 @@ std::string DescribeLaunchSettings(const config::LauncherConfig& launcher) {
                                    launcher.OriginOf(key).Describe()));
   }
   return "  launch settings: " + Join(settings, ", ") + "\n";
+}
+
+// The GPU-visibility variables the workers will start with, as set: what
+// hid GPUs when fewer are visible than the host has.
+std::string VisibilitySetting(const TrainLaunch& launch) {
+  Environment workers = launch.workers.setup.plan.ApplyTo(launch.process_env);
+  std::vector<std::string> set;
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}) {
+    if (auto value = Lookup(workers, name)) set.push_back(std::string(name) + "=" + *value);
+  }
+  return Join(set, ", ");
+}
+
+// Whether this host's visible GPUs can take the workers the backend puts on
+// them (train/framework_needs.h).
+Status CheckGpusFitHost(const TrainLaunch& launch) {
+  const platform::HostInfo& host = launch.workers.setup.host;
+  int visible = platform::CountVisibleGpus(host, launch.workers.setup.plan.ApplyTo(launch.process_env));
+  train::FrameworkNeeds needs = train::NeedsOf(launch.experiment, visible);
+  return train::CheckGpusFit(needs, launch.workers.spec.nproc_per_node, visible,
+                             host.hostname.empty() ? log::HostName() : host.hostname, VisibilitySetting(launch));
+}
+
+// Whether the workers' interpreter finds the modules the backend imports.
+Status CheckInterpreterHasFramework(const TrainLaunch& launch) {
+  const train::ExperimentConfig& experiment = launch.experiment;
+  int visible = platform::CountVisibleGpus(launch.workers.setup.host,
+                                           launch.workers.setup.plan.ApplyTo(launch.process_env));
+  train::FrameworkNeeds needs = train::NeedsOf(experiment, visible);
+  if (needs.modules.empty()) return Status::Ok();
+  if (!experiment.conda_env.empty()) {
+    log::Debug("the conda environment {} is not probed for {} (conda run takes seconds)", experiment.conda_env,
+               Join(needs.modules, ", "));
+    return Status::Ok();
+  }
+  std::string interpreter = experiment.interpreter.empty() ? "python3" : experiment.interpreter;
+  std::vector<std::string> argv = {interpreter};
+  for (const std::string& arg : train::FindModulesArgs(needs)) argv.push_back(arg);
+  auto probe = RunCommand(argv, {.timeout_s = 30});
+  if (!probe.ok()) {
+    return UnavailableError("the workers' interpreter " + interpreter + " cannot be started: " + probe.error().message,
+                            "install it, or name another: python.interpreter or python.venv in the experiment");
+  }
+  if (probe->exit_code != 0) {
+    return UnavailableError("the workers' interpreter " + interpreter + " failed to start (exit " +
+                                std::to_string(probe->exit_code) + "): " + std::string(Trim(probe->Tail(2))),
+                            "name a working interpreter: python.interpreter or python.venv in the experiment");
+  }
+  return train::CheckModulesFound(needs, probe->out, interpreter, experiment.backend);
 }
 
 std::string DescribeWorld(const TrainLaunch& launch) {
@@ -468,6 +520,10 @@ Result<int> PrintDryRun(const TrainLaunch& launch) {
                                              "judged by node 0, would gate the launch\n"
                 : launch.run_preflight ? "preflight: the fast checks would run before the launch (--no-preflight skips them)\n"
                                        : "preflight: off\n");
+  // Planned elsewhere (init --gpus 8 on a laptop) is fine; said, not refused.
+  if (Status fit = CheckGpusFitHost(launch); !fit.ok()) {
+    std::cout << "note: on this host the launch would stop: " << fit.error().message << "\n";
+  }
   if (launch.replay) {
     std::vector<train::SystemDifference> differences = ReplayDifferences(launch, DescribeThisSystem(launch));
     std::cout << "replay of " << launch.replay->dir.root << " (" << launch.replay->metadata.start_time
@@ -542,8 +598,11 @@ Status RunFullPreflight(const TrainLaunch& launch) {
 }
 
 Status RunPreflight(const TrainLaunch& launch) {
+  if (!launch.args.full_preflight && !launch.run_preflight) return Status::Ok();
+  // Before any worker starts: a GPU for each, and the framework importable.
+  if (Status fit = CheckGpusFitHost(launch); !fit.ok()) return fit;
+  if (Status found = CheckInterpreterHasFramework(launch); !found.ok()) return found;
   if (launch.args.full_preflight) return RunFullPreflight(launch);
-  if (!launch.run_preflight) return Status::Ok();
   const agent::LaunchSpec& spec = launch.workers.spec;
   preflight::JobPlacement placement{spec.nnodes, spec.node_rank, spec.master_addr, spec.master_port, {}};
   // The host ApplyPlatform detected, from the same roots.

@@ -253,7 +253,7 @@ TEST_F(CliTest, AnExperimentAsTheLaunchersConfigIsNamedAsSuch) {
   std::string experiment = std::string(PRIMUS_SOURCE_DIR) + "/examples/gpt/configs/tiny-cpu.yaml";
   ProcessResult result = RunPrimus({"--config", experiment, "train", "pretrain"}, Isolated());
   EXPECT_EQ(result.exit_code, 3) << result.all();
-  EXPECT_NE(result.err.find("tiny-cpu.yaml:5:1: unknown key 'exp_name': this file looks like an experiment"),
+  EXPECT_NE(result.err.find("tiny-cpu.yaml:7:1: unknown key 'exp_name': this file looks like an experiment"),
             std::string::npos)
       << result.err;
   EXPECT_NE(result.err.find("an experiment's --config goes after the subtask: primus-cli train pretrain --config "

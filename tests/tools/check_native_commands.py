@@ -11,8 +11,9 @@ compiled table (data/megatron_flags-<release>.tsv) and an archive, it checks:
   * the compiled table is what python/megatron_option_table.py makes of the
     release now, and matches the options of its live parser (Kitchen's two
     options exist only where Kitchen is installed);
-  * for every Megatron example (examples/megatron/*.yaml and
-    src/train/testdata/megatron_llama.yaml), at every world size its variants
+  * for every Megatron example (examples/megatron/*.yaml,
+    src/train/testdata/megatron_llama.yaml and the Megatron-LM template of
+    every `primus-cli init` model at 8 GPUs), at every world size its variants
     name and at 8, for pretrain and posttrain, the worker command that
     `primus-cli --dry-run direct --nproc-per-node N -- train SUBTASK --config F
     megatron.release=<release>` prints passes Megatron-LM's own parse_args()
@@ -95,11 +96,26 @@ def worker_command(primus, config, world_size, subtask, env, overrides=(), plan=
     return None, "no worker command in the plan"
 
 
+def init_templates(primus, temp):
+    """`primus-cli init`'s Megatron-LM templates, written for one node of 8 GPUs."""
+    listed = run([primus, "init", "--list", "--json"])
+    paths = []
+    for model in json.loads(listed.stdout):
+        if "megatron" not in model["backends"]:
+            continue
+        path = os.path.join(temp, f"init-{model['model']}.yaml")
+        if not os.path.exists(path):
+            run([primus, "init", model["model"], "--backend", "megatron", "--gpus", "8", "-o", path])
+        paths.append(path)
+    return paths
+
+
 def megatron_examples(primus, release, checks, temp, env):
     """(name, path of a JSON command file) for every example at every size and subtask."""
     files = []
     configs = sorted(glob.glob(os.path.join(ROOT, "examples", "megatron", "*.yaml")))
     configs.append(os.path.join(ROOT, "src", "train", "testdata", "megatron_llama.yaml"))
+    configs += init_templates(primus, temp)
     for config in configs:
         for world_size in world_sizes(config):
             for subtask in ("pretrain", "posttrain"):

@@ -115,6 +115,46 @@ TEST_F(TrainTest, TinyCpuTrainsAndLeavesACompleteSnapshotWithoutSecrets) {
   }
 }
 
+// The shipped example at any worker count: one worker on its own.
+TEST_F(TrainTest, TinyCpuTrainsWithDirectSingle) {
+  ProcessOptions options;
+  options.cwd = PRIMUS_SOURCE_DIR;
+  options.timeout_s = 240;
+  ProcessResult result = RunPrimus({"direct", "--single", "--", "train", "pretrain", "--config",
+                                    "examples/gpt/configs/tiny-cpu.yaml", "workspace=" + workspace_.path(),
+                                    "training.steps=20", "checkpoint.interval=0"},
+                                   options);
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  ASSERT_EQ(Experiments().size(), 1u);
+  auto metrics = Metrics(Experiments().front());
+  ASSERT_FALSE(metrics.empty()) << result.all();
+  EXPECT_EQ(metrics.back()["step"], 20);
+  EXPECT_EQ(metrics.back()["world_size"], 1) << metrics.back().dump();
+}
+
+// init's CPU template (no GPU here) trains as written, from another directory.
+TEST_F(TrainTest, AnInitTemplateTrainsOnTheCpu) {
+  ProcessOptions options;
+  options.cwd = workspace_.path();
+  options.timeout_s = 240;
+  // The template runs `python3`: Debian's, which has torch, first on the PATH.
+  options.env["PATH"] = "/usr/bin:/bin:" + std::string(getenv("PATH") ? getenv("PATH") : "");
+  ProcessResult init = RunPrimus({"init", "gpt2-124m", "--gpus", "0", "-o", "gpt2.yaml"}, options);
+  ASSERT_EQ(init.exit_code, 0) << init.all();
+  ProcessResult result = RunPrimus({"direct", "--", "train", "pretrain", "--config", "gpt2.yaml", "training.steps=10",
+                                    "checkpoint.interval=0"},
+                                   options);
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  std::vector<fs::path> runs;
+  for (const auto& entry : fs::directory_iterator(workspace_.path() + "/output")) runs.push_back(entry.path());
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_TRUE(runs.front().filename().string().starts_with("gpt2-124m-torch_")) << runs.front();
+  auto metrics = Metrics(runs.front());
+  ASSERT_FALSE(metrics.empty()) << result.all();
+  EXPECT_EQ(metrics.back()["step"], 10);
+  EXPECT_EQ(metrics.back()["world_size"], 2);
+}
+
 TEST_F(TrainTest, AKilledWorkerRestartsAndContinuesFromTheCheckpoint) {
   ProcessResult result = Train({"training.steps=40", "checkpoint.interval=10", "fault_tolerance.max_restarts=1",
                                 "--fail-at-step", "25", "--fail-rank", "1"});

@@ -109,18 +109,9 @@ namespace {
 // database that the root cause's own words match: its message, its
 // traceback, the end of its log.
 std::optional<analyze::Signature> MatchedSignature(const WorkerFailure& root, const std::vector<std::string>& tail) {
-  static const Result<analyze::SignatureDb>* db = new Result<analyze::SignatureDb>(analyze::SignatureDb::Builtin());
-  if (!db->ok()) return std::nullopt;
   std::vector<std::string> lines = Split(root.message + "\n" + root.traceback, '\n');
   lines.insert(lines.end(), tail.begin(), tail.end());
-  std::optional<analyze::Signature> best;
-  for (const std::string& line : lines) {
-    for (int index : (*db)->Match(line)) {
-      const analyze::Signature& signature = (*db)->signatures()[static_cast<size_t>(index)];
-      if (!best || signature.severity > best->severity) best = signature;
-    }
-  }
-  return best;
+  return analyze::StrongestSignature(lines);
 }
 
 // The log's last lines without the traceback the banner already shows from

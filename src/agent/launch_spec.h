@@ -189,6 +189,9 @@ struct RunResult {
   int master_port = 0;
   int agent_signal = 0;  // the signal that stopped the agent, 0 when none
   std::optional<WorkerFailure> root_cause;  // of the last attempt
+  // Each failed attempt's root cause, oldest first: what caused each restart,
+  // then the last attempt's when it failed too.
+  std::vector<WorkerFailure> attempt_causes;
   std::vector<WorkerFailure> other_failures;
   // direct.exclude_bad_nodes: the host left out of the job, and why; this
   // node's own when exit_code is ExitCode::kNodeExcluded.

@@ -9,6 +9,7 @@
 #include <re2/re2.h>
 
 #include "analyze/log_line.h"
+#include "config/launcher_schema.h"
 #include "config/yaml_parser.h"
 #include "telemetry/node_sample.h"
 #include "util/json_fields.h"
@@ -243,6 +244,17 @@ void ReadConfig(const std::string& dir, RunReport* report) {
     }
     report->config.push_back(std::move(entry));
   }
+  // The launch settings a flag, a variable or --set gave instead of the
+  // experiment's: what ran is said beside the file's value.
+  std::map<std::string, const OriginEntry*> launcher;
+  for (const OriginEntry& setting : report->launcher) launcher[setting.name] = &setting;
+  for (OriginEntry& entry : report->config) {
+    for (const auto& [experiment_key, launcher_key] : config::ExperimentLaunchKeys()) {
+      auto ran = launcher.find(launcher_key);
+      if (entry.name != experiment_key || ran == launcher.end() || ran->second->value == entry.value) continue;
+      entry.origin += "; the launch ran with " + launcher_key + " " + ran->second->value + " (" + ran->second->origin + ")";
+    }
+  }
 }
 
 void ReadEnvironmentFile(const std::string& dir, RunReport* report) {
@@ -279,6 +291,9 @@ Result<RunReport> LoadRunReport(const std::string& dir) {
   ReadRankMetrics(attempts, &report);
   ReadHistory(JoinPath(logs, "telemetry/history.jsonl"), &report);
   ReadAttempts(attempts, &report);
+  for (const LaunchSetting& setting : ReadLaunchSettings(dir)) {
+    report.launcher.push_back({setting.key, setting.value, setting.origin});
+  }
   ReadConfig(dir, &report);
   ReadEnvironmentFile(dir, &report);
   return report;

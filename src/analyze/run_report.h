@@ -70,6 +70,9 @@ struct RunReport {
   std::vector<NodeHistory> nodes;    // by node rank; empty: no telemetry history
   std::vector<AttemptRecord> attempts;
   std::vector<OriginEntry> config;       // resolved.yaml's leaves; empty: none recorded
+  // The launcher's settings as the launch ran with them (config/launcher.json,
+  // flags and --set included); empty: none recorded (an older run).
+  std::vector<OriginEntry> launcher;
   std::vector<OriginEntry> environment;  // env/env.json; empty: none recorded
   std::vector<std::string> notes;        // files that were there but could not be read, one line each
 };

@@ -74,7 +74,8 @@ std::string SummarySection(const RunReport& report) {
   rows.emplace_back("started", EscapeXml(s.start_time.empty() ? "-" : s.start_time));
   rows.emplace_back("duration", EscapeXml(s.duration_s > 0 || !s.end_time.empty() ? Seconds(s.duration_s) : "- (no end time)"));
   rows.emplace_back("restarts", fmt::format("{}", s.restarts));
-  rows.emplace_back("root cause", EscapeXml(DescribeRootCause(s.root_cause)));
+  for (const AttemptFailure& failure : s.failures) rows.emplace_back("failed", EscapeXml(DescribeAttemptFailure(failure)));
+  rows.emplace_back("root cause", EscapeXml(DescribeRunRootCause(s)));
   const auto& hosts = report.metadata["hosts"];
   if (hosts.is_array() && !hosts.empty()) {
     std::vector<std::string> names;
@@ -393,7 +394,14 @@ std::string WorkerName(const EndingLine& ending) {
 std::string AttemptsSection(const RunReport& report, double t0) {
   std::string html = "<section id=\"attempts\"><h2>Attempts, restarts and failures</h2>\n";
   html += fmt::format("<p>{} restart(s); root cause: {}</p>\n", report.summary.restarts,
-                      EscapeXml(DescribeRootCause(report.summary.root_cause)));
+                      EscapeXml(DescribeRunRootCause(report.summary)));
+  if (!report.summary.failures.empty()) {
+    html += "<ul class=\"causes\">\n";
+    for (const AttemptFailure& failure : report.summary.failures) {
+      html += "<li>" + EscapeXml(DescribeAttemptFailure(failure)) + "</li>\n";
+    }
+    html += "</ul>\n";
+  }
   if (report.attempts.empty()) return html + Missing("No attempt logs under logs/attempt_<n>/.") + "</section>\n";
   Timeline timeline{"attempts-timeline", "attempts", "seconds since the run started", {}, {}, {}};
   std::vector<const EndingLine*> failures;
@@ -442,7 +450,12 @@ std::string ConfigSection(const RunReport& report) {
   std::string html = "<section id=\"configuration\"><h2>Configuration</h2>\n";
   if (report.config.empty()) return html + Missing("No configuration recorded (config/resolved.yaml).") + "</section>\n";
   html += fmt::format("<details open><summary>{} settings from config/resolved.yaml</summary>\n", report.config.size());
-  return html + OriginTable(report.config, "key") + "</details>\n</section>\n";
+  html += OriginTable(report.config, "key") + "</details>\n";
+  if (report.launcher.empty()) return html + Missing("No launcher settings recorded (config/launcher.json).") + "</section>\n";
+  html += fmt::format("<details open><summary>{} launcher settings the launch ran with, flags and --set included "
+                      "(config/launcher.json)</summary>\n",
+                      report.launcher.size());
+  return html + OriginTable(report.launcher, "key") + "</details>\n</section>\n";
 }
 
 std::string EnvironmentSection(const RunReport& report) {

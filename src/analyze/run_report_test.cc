@@ -69,6 +69,36 @@ TEST_F(RunReportTest, ReadsEveryPartOfTheFixtureRun) {
   ASSERT_EQ(report->nodes[1].gpu_utilization.size(), 2u);
   ASSERT_EQ(report->notes.size(), 1u) << "the history's garbage line is counted";
 
+  // The failure that caused the restart, and what the launch ran with.
+  ASSERT_EQ(report->summary.failures.size(), 1u);
+  EXPECT_EQ(DescribeAttemptFailure(report->summary.failures[0]),
+            "attempt 0: rank 3 on host2 (exit code 1): RuntimeError: CUDA error: an illegal memory access was "
+            "encountered [gpu-illegal-memory-access: " +
+                report->summary.failures[0].meaning + "]; restarted");
+  EXPECT_EQ(DescribeRunRootCause(report->summary), "none: the run recovered from 1 failure(s)");
+  bool annotated = false;
+  for (const OriginEntry& entry : report->config) {
+    if (entry.name == "fault_tolerance.max_restarts") {
+      EXPECT_EQ(entry.value, "0");
+      EXPECT_EQ(entry.origin, "config/exp.yaml; the launch ran with direct.max_restarts 1 (flag --max-restarts)");
+      annotated = true;
+    }
+  }
+  EXPECT_TRUE(annotated) << "the experiment's max_restarts is in the table";
+  ASSERT_EQ(report->launcher.size(), 4u);
+  EXPECT_EQ(report->launcher[1].name, "direct.max_restarts");
+  EXPECT_EQ(report->launcher[1].origin, "flag --max-restarts");
+  std::string text = FormatRunSummary(report->summary);
+  EXPECT_NE(text.find("  failed:     attempt 0: rank 3 on host2 (exit code 1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("  launched:   nnodes 2 (flag --nnodes), nproc_per_node 2 (experiment config/exp.yaml), "
+                      "max_restarts 1 (flag --max-restarts), hang_timeout 1800.0 (default)"),
+            std::string::npos)
+      << text;
+  nlohmann::json json = nlohmann::json::parse(RunSummaryJson(report->summary));
+  EXPECT_EQ(json["failures"][0]["cause"]["rank"], 3);
+  EXPECT_EQ(json["failures"][0]["restarted"], true);
+  EXPECT_EQ(json["launch_settings"]["direct.max_restarts"]["origin"], "flag --max-restarts");
+
   ASSERT_EQ(report->attempts.size(), 2u);
   const AttemptRecord& first = report->attempts[0];
   EXPECT_EQ(first.start, report->summary.start_s + 10);

@@ -9,12 +9,14 @@
 
 #include "analyze/log_line.h"
 #include "analyze/log_scan.h"
+#include "analyze/signature_db.h"
 #include "util/svg_chart.h"
 #include "snapshot/metadata.h"
 #include "telemetry/node_sample.h"
 #include "telemetry/progress_line.h"
 #include "util/files.h"
 #include "util/json_fields.h"
+#include "util/strings.h"
 
 namespace primus::analyze {
 namespace {
@@ -86,6 +88,39 @@ void Derive(RunSummary* summary) {
 
 }  // namespace
 
+std::vector<LaunchSetting> ReadLaunchSettings(const std::string& dir, const std::vector<std::string>& keys) {
+  std::vector<LaunchSetting> settings;
+  auto text = ReadRegularFile(JoinPath(dir, "config/launcher.json"), 4 << 20);
+  if (!text.ok()) return settings;
+  std::optional<nlohmann::json> json = json_fields::Parse(*text);
+  if (!json || !json->is_object()) return settings;
+  const nlohmann::json& config = json_fields::Object(*json, "config");
+  const nlohmann::json& origins = json_fields::Object(*json, "origins");
+  // "direct.max_restarts" -> its value in config, as text (a scalar; lists joined).
+  auto value_of = [&](const std::string& key) -> std::optional<std::string> {
+    const nlohmann::json* at = &config;
+    for (const std::string& part : Split(key, '.')) {
+      if (!at->is_object() || !at->contains(part)) return std::nullopt;
+      at = &(*at)[part];
+    }
+    if (at->is_string()) return at->get<std::string>().substr(0, 1000);
+    if (at->is_object()) return std::nullopt;
+    return at->dump().substr(0, 1000);
+  };
+  std::vector<std::string> wanted = keys;
+  if (wanted.empty()) {
+    for (const auto& [key, origin] : origins.items()) wanted.push_back(key);
+    std::sort(wanted.begin(), wanted.end());
+    if (wanted.size() > 10000) wanted.resize(10000);
+  }
+  for (const std::string& key : wanted) {
+    std::optional<std::string> value = value_of(key);
+    if (!value) continue;
+    settings.push_back({key, *value, json_fields::Text(origins, key.c_str(), "default").substr(0, 1000)});
+  }
+  return settings;
+}
+
 Result<RunSummary> LoadRunSummary(const std::string& dir) {
   std::string metadata_path = JoinPath(dir, "metadata.json");
   if (!PathExists(metadata_path)) {
@@ -110,6 +145,23 @@ Result<RunSummary> LoadRunSummary(const std::string& dir) {
   summary.start_s = start;
   if (start > 0 && end >= start) summary.duration_s = end - start;
   summary.root_cause = metadata->root_cause;
+  for (const auto& recorded : metadata->failures) {
+    nlohmann::json cause = recorded;
+    AttemptFailure failure;
+    failure.attempt = json_fields::SmallInteger(cause, "attempt").value_or(0);
+    failure.cause = recorded;
+    if (auto signature = StrongestSignature(Split(json_fields::Text(cause, "message"), '\n'))) {
+      failure.signature = signature->id;
+      failure.meaning = signature->meaning;
+    }
+    summary.failures.push_back(std::move(failure));
+  }
+  // Each failure but a failed run's last was followed by a restart.
+  for (size_t i = 0; i < summary.failures.size(); ++i) {
+    summary.failures[i].restarted = i + 1 < summary.failures.size() || summary.status == "succeeded";
+  }
+  summary.launch_settings = ReadLaunchSettings(
+      dir, {"direct.nnodes", "direct.nproc_per_node", "direct.max_restarts", "direct.hang_timeout"});
   summary.log_dir = IsDirectory(metadata->log_dir) ? metadata->log_dir : JoinPath(dir, "logs");
 
   std::string metrics = JoinPath(dir, "metrics.jsonl");
@@ -176,6 +228,17 @@ std::string DescribeRootCause(const nlohmann::ordered_json& cause) {
                      ending, message.empty() ? "" : ": " + message);
 }
 
+std::string DescribeRunRootCause(const RunSummary& s) {
+  if (s.root_cause.is_object() || s.failures.empty()) return DescribeRootCause(s.root_cause);
+  return fmt::format("none: the run recovered from {} failure(s)", s.failures.size());
+}
+
+std::string DescribeAttemptFailure(const AttemptFailure& failure) {
+  return fmt::format("attempt {}: {}{}; {}", failure.attempt, DescribeRootCause(failure.cause),
+                     failure.signature.empty() ? "" : " [" + failure.signature + ": " + failure.meaning + "]",
+                     failure.restarted ? "restarted" : "the run ended");
+}
+
 std::string FormatMeasure(double value) { return fmt::format("{:.4g}", value); }
 
 std::string FormatRunSummary(const RunSummary& s) {
@@ -186,7 +249,16 @@ std::string FormatRunSummary(const RunSummary& s) {
   out += fmt::format("  duration:   {}\n", s.duration_s > 0 || !s.end_time.empty() ? fmt::format("{:g} s", s.duration_s)
                                                                                     : std::string("- (no end time)"));
   out += fmt::format("  restarts:   {}\n", s.restarts);
-  out += fmt::format("  root cause: {}\n", DescribeRootCause(s.root_cause));
+  for (const AttemptFailure& failure : s.failures) out += "  failed:     " + DescribeAttemptFailure(failure) + "\n";
+  out += fmt::format("  root cause: {}\n", DescribeRunRootCause(s));
+  if (!s.launch_settings.empty()) {
+    std::vector<std::string> parts;
+    for (const LaunchSetting& setting : s.launch_settings) {
+      std::string name = setting.key.substr(setting.key.find('.') + 1);
+      parts.push_back(fmt::format("{} {} ({})", name, setting.value, setting.origin));
+    }
+    out += "  launched:   " + Join(parts, ", ") + "\n";
+  }
   if (s.points.empty()) return out + "  metrics:    none found (no metrics.jsonl, no progress lines in the ranks' logs)\n";
   out += fmt::format("  metrics:    {} point(s) from {}\n", s.points.size(), s.metrics_source);
   out += fmt::format("  steps:      {} (last), {} steps/s\n", s.step_last, FormatMeasure(s.steps_per_s));
@@ -206,6 +278,8 @@ std::string RunSummaryJson(const RunSummary& s) {
                                  {"end_time", s.end_time},
                                  {"duration_s", s.duration_s},
                                  {"root_cause", s.root_cause},
+                                 {"failures", nlohmann::ordered_json::array()},
+                                 {"launch_settings", nlohmann::ordered_json::object()},
                                  {"metrics_source", s.metrics_source},
                                  {"points", s.points.size()},
                                  {"step_last", s.step_last},
@@ -214,7 +288,17 @@ std::string RunSummaryJson(const RunSummary& s) {
                                  {"loss_first", s.loss_first},
                                  {"loss_last", s.loss_last},
                                  {"loss_min", s.loss_min}};
-  return root.dump(2) + "\n";
+  for (const AttemptFailure& failure : s.failures) {
+    root["failures"].push_back({{"attempt", failure.attempt},
+                                {"cause", failure.cause},
+                                {"signature", failure.signature.empty() ? nlohmann::ordered_json(nullptr)
+                                                                         : nlohmann::ordered_json(failure.signature)},
+                                {"restarted", failure.restarted}});
+  }
+  for (const LaunchSetting& setting : s.launch_settings) {
+    root["launch_settings"][setting.key] = {{"value", setting.value}, {"origin", setting.origin}};
+  }
+  return root.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 std::string RenderRunPlot(const RunSummary& s) {

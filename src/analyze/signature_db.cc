@@ -117,4 +117,17 @@ std::vector<int> SignatureDb::Match(std::string_view line) const {
   return hits;
 }
 
+std::optional<Signature> StrongestSignature(const std::vector<std::string>& lines) {
+  static const Result<SignatureDb>* db = new Result<SignatureDb>(SignatureDb::Builtin());
+  if (!db->ok()) return std::nullopt;
+  std::optional<Signature> best;
+  for (const std::string& line : lines) {
+    for (int index : (*db)->Match(line)) {
+      const Signature& signature = (*db)->signatures()[static_cast<size_t>(index)];
+      if (!best || signature.severity > best->severity) best = signature;
+    }
+  }
+  return best;
+}
+
 }  // namespace primus::analyze

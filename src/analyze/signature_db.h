@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,5 +57,11 @@ class SignatureDb {
   std::vector<Signature> signatures_;
   std::unique_ptr<Compiled> compiled_;
 };
+
+// The strongest signature of the compiled-in database (fatal, else error,
+// else warning; the first in file order among equals) that any of `lines`
+// matches: what a failure's own words (its message, traceback, last log
+// lines) say it was. nullopt when none matches.
+std::optional<Signature> StrongestSignature(const std::vector<std::string>& lines);
 
 }  // namespace primus::analyze

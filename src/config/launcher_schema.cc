@@ -170,4 +170,15 @@ const Schema& LauncherSchema() {
   return schema;
 }
 
+const std::vector<std::pair<std::string, std::string>>& ExperimentLaunchKeys() {
+  static const std::vector<std::pair<std::string, std::string>> keys = {
+      {"distributed.nproc_per_node", "direct.nproc_per_node"},
+      {"distributed.nnodes", "direct.nnodes"},
+      {"fault_tolerance.max_restarts", "direct.max_restarts"},
+      {"fault_tolerance.hang_timeout", "direct.hang_timeout"},
+      {"fault_tolerance.exclude_bad_nodes", "direct.exclude_bad_nodes"},
+  };
+  return keys;
+}
+
 }  // namespace primus::config

@@ -10,4 +10,9 @@ namespace primus::config {
 
 const Schema& LauncherSchema();
 
+// The experiment keys that are launcher settings (train/launch_settings.h
+// makes them a layer): experiment key -> the launcher key it sets. Where a
+// flag or variable beats the experiment, the launcher key holds what ran.
+const std::vector<std::pair<std::string, std::string>>& ExperimentLaunchKeys();
+
 }  // namespace primus::config

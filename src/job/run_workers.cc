@@ -427,6 +427,7 @@ Result<RunResult> RunJobNode(const LaunchPlan& plan, LaunchHandles& handles, tel
     }
     result.exit_code = decision.exit_code;
     result.root_cause = decision.root_cause;
+    if (decision.root_cause) result.attempt_causes.push_back(*decision.root_cause);
     result.other_failures = decision.other_failures;
     result.restarts = decision.restarts - plan.spec.restarts_before;
     result.master_port = layout.master_port;
@@ -507,6 +508,7 @@ Result<RunResult> RunWorkers(const LaunchSpec& spec) {
     result.exit_code = outcome->exit_code;
     result.agent_signal = outcome->agent_signal;
     result.root_cause = outcome->root_cause;
+    if (outcome->root_cause) result.attempt_causes.push_back(*outcome->root_cause);
     result.other_failures = outcome->other_failures;
     using Ending = AttemptResult::Ending;
     // A stuck exit comes after the work was done: a restart would redo nothing.

@@ -66,6 +66,7 @@ nlohmann::ordered_json MetadataToJson(const RunMetadata& metadata, const Redacto
   json["exit_code"] = metadata.exit_code;
   json["restarts"] = metadata.restarts;
   json["root_cause"] = metadata.root_cause;
+  if (metadata.failures.is_array() && !metadata.failures.empty()) json["failures"] = metadata.failures;
   if (metadata.excluded_nodes.is_array() && !metadata.excluded_nodes.empty()) json["excluded_nodes"] = metadata.excluded_nodes;
   json["replay_of"] = metadata.replay_of.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(metadata.replay_of);
   json["log_dir"] = metadata.log_dir;
@@ -128,6 +129,11 @@ Result<RunMetadata> MetadataFromJson(const nlohmann::json& json) {
   metadata.restarts = json_fields::IntegerIn(json, "restarts", 0, INT32_MAX).value_or(0);
   if (json.contains("root_cause") && (json["root_cause"].is_object() || json["root_cause"].is_null())) {
     metadata.root_cause = json["root_cause"];
+  }
+  if (json.contains("failures") && json["failures"].is_array()) {
+    for (const auto& failure : json["failures"]) {
+      if (failure.is_object() && metadata.failures.size() < 1024) metadata.failures.push_back(nlohmann::ordered_json::parse(failure.dump()));
+    }
   }
   if (json.contains("excluded_nodes") && json["excluded_nodes"].is_array()) {
     for (const auto& node : json["excluded_nodes"]) {

@@ -77,6 +77,10 @@ struct RunMetadata {
   int exit_code = -1;
   int restarts = 0;
   nlohmann::ordered_json root_cause;  // null, or the failing worker as the agent reported it
+  // Each failed attempt's root cause, oldest first, as root_cause is: the
+  // failure that caused each restart, and the last one's when the run
+  // failed. Empty: none (not written).
+  nlohmann::ordered_json failures = nlohmann::ordered_json::array();
   // direct.exclude_bad_nodes: [{host, reason}] of the nodes left out; empty: none (not written)
   nlohmann::ordered_json excluded_nodes = nlohmann::ordered_json::array();
   std::string replay_of;              // the experiment directory this run replays, if any

@@ -12,6 +12,7 @@
 #include "agent/launch_summary.h"
 #include "preflight/preflight_runner.h"
 #include "snapshot/redaction.h"
+#include "config/render_config.h"
 #include "io/subprocess.h"
 #include "platform/visible_devices.h"
 #include "train/earlier_checkpoints.h"
@@ -115,6 +116,14 @@ Status CheckInterpreterHasFramework(const TrainLaunch& launch) {
                             "name a working interpreter: python.interpreter or python.venv in the experiment");
   }
   return train::CheckModulesFound(needs, probe->out, interpreter, experiment.backend);
+}
+
+// A failing worker as metadata.json records it (root_cause, failures).
+nlohmann::ordered_json FailureJson(const agent::WorkerFailure& cause) {
+  return {{"host", cause.host},     {"rank", cause.rank},       {"local_rank", cause.local_rank},
+          {"pid", cause.pid},       {"attempt", cause.attempt}, {"exit_code", cause.exit_code},
+          {"signal", cause.signal}, {"hung", cause.hung},       {"message", cause.message},
+          {"log_file", cause.log_file}};
 }
 
 std::string DescribeWorld(const TrainLaunch& launch) {
@@ -722,7 +731,12 @@ Status WriteSnapshot(TrainLaunch* launch) {
       (launch->primus ? experiment.primus_file : experiment.resolved).ToYaml(/*escape_dollars_for_reload=*/true),
       redactor);
   if (!copied.ok()) return copied.error();
-  return Status::Ok();
+  // The launcher's configuration as this launch used it (the experiment's
+  // launch settings, files, PRIMUS_* variables, --set and flags), with each
+  // value's origin: `analyze run` shows it beside the experiment's keys.
+  nlohmann::ordered_json launcher =
+      nlohmann::ordered_json::parse(config::RenderConfigJson(launch->launcher->effective(), /*with_origin=*/true));
+  return snapshot::WriteJsonFile(JoinPath(launch->dir.config_dir(), "launcher.json"), redactor.Json(launcher));
 }
 
 Status RunHooks(TrainLaunch* launch) {
@@ -894,13 +908,8 @@ int RecordOutcome(TrainLaunch* launch, const agent::RunResult& result) {
   }
   if (!result.log_dir.empty()) metadata.log_dir = result.log_dir;  // a fresh one when logs/ held an earlier run's
   metadata.hosts = JobHosts(JoinPath(launch->log_dir, "telemetry/job.json"));
-  if (result.root_cause) {
-    const agent::WorkerFailure& cause = *result.root_cause;
-    metadata.root_cause = {{"host", cause.host},         {"rank", cause.rank},       {"local_rank", cause.local_rank},
-                           {"pid", cause.pid},           {"attempt", cause.attempt}, {"exit_code", cause.exit_code},
-                           {"signal", cause.signal},     {"hung", cause.hung},       {"message", cause.message},
-                           {"log_file", cause.log_file}};
-  }
+  if (result.root_cause) metadata.root_cause = FailureJson(*result.root_cause);
+  for (const agent::WorkerFailure& cause : result.attempt_causes) metadata.failures.push_back(FailureJson(cause));
   std::string status = result.exit_code == 0                                           ? "succeeded"
                        : result.agent_signal                                           ? "interrupted"
                        : result.exit_code == static_cast<int>(ExitCode::kStuckAtExit) ? "stuck_at_exit"

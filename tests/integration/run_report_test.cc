@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <regex>
 
+#include <nlohmann/json.hpp>
+
 #include "run_process.h"
 #include "util/files.h"
 #include "util/strings.h"
@@ -50,15 +52,54 @@ ProcessResult Chromium(const std::vector<std::string>& args, const TempDir& prof
 }
 
 // The example trainer's tiny-cpu experiment, with these overrides and trainer flags, into `workspace`.
-ProcessResult TrainTinyCpu(const TempDir& workspace, const std::vector<std::string>& extra) {
+// `direct_flags` go to the launcher, before "--".
+ProcessResult TrainTinyCpu(const TempDir& workspace, const std::vector<std::string>& extra,
+                           const std::vector<std::string>& direct_flags = {}) {
   ProcessOptions options;
   options.cwd = PRIMUS_SOURCE_DIR;
   options.env["NO_COLOR"] = "1";
   options.timeout_s = 300;
-  std::vector<std::string> argv = {"direct", "--hang-timeout", "60", "--", "train", "pretrain", "--config",
-                                   "examples/gpt/configs/tiny-cpu.yaml", "workspace=" + workspace.path()};
+  std::vector<std::string> argv = {"direct", "--hang-timeout", "60"};
+  argv.insert(argv.end(), direct_flags.begin(), direct_flags.end());
+  for (std::string arg : {"--", "train", "pretrain", "--config", "examples/gpt/configs/tiny-cpu.yaml"}) argv.push_back(arg);
+  argv.push_back("workspace=" + workspace.path());
   argv.insert(argv.end(), extra.begin(), extra.end());
   return RunPrimus(argv, options);
+}
+
+// A run launched with --max-restarts 1 over the file's max_restarts 0: rank 1
+// fails once, the run recovers, and `analyze run` names the failure behind
+// the restart and the flag the run had (no browser needed).
+TEST(RunReportRestartTest, AnalyzeRunNamesTheFailureBehindTheRestartAndTheFlagTheRunHad) {
+  TempDir workspace;
+  ProcessResult train = TrainTinyCpu(workspace, {"training.steps=30", "checkpoint.interval=10", "--fail-at-step", "15",
+                                                 "--fail-rank", "1"},
+                                     {"--max-restarts", "1"});
+  ASSERT_EQ(train.exit_code, 0) << train.all();
+  std::vector<fs::path> dirs;
+  for (const auto& entry : fs::directory_iterator(workspace.path())) dirs.push_back(entry.path());
+  ASSERT_EQ(dirs.size(), 1u);
+  ProcessResult text = RunPrimus({"analyze", "run", dirs[0].string()});
+  ASSERT_EQ(text.exit_code, 0) << text.all();
+  EXPECT_NE(text.out.find("  failed:     attempt 0: rank 1 on "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("fails on purpose"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("; restarted\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  root cause: none: the run recovered from 1 failure(s)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("max_restarts 1 (flag --max-restarts)"), std::string::npos) << text.out;
+  ProcessResult json = RunPrimus({"analyze", "run", dirs[0].string(), "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.all();
+  nlohmann::json summary = nlohmann::json::parse(json.out);
+  ASSERT_EQ(summary["failures"].size(), 1u) << json.out;
+  EXPECT_EQ(summary["failures"][0]["cause"]["rank"], 1);
+  EXPECT_EQ(summary["failures"][0]["signature"], "python-exception");
+  EXPECT_EQ(summary["launch_settings"]["direct.max_restarts"]["value"], "1");
+  EXPECT_EQ(summary["launch_settings"]["direct.max_restarts"]["origin"], "flag --max-restarts");
+  // The report's configuration table: the file's 0, and what the launch ran with.
+  std::string page = (dirs[0] / "report.html").string();
+  ASSERT_EQ(RunPrimus({"analyze", "run", dirs[0].string(), "--html", page}).exit_code, 0);
+  std::string html = Slurp(page);
+  EXPECT_NE(html.find("the launch ran with direct.max_restarts 1 (flag --max-restarts)"), std::string::npos);
+  EXPECT_NE(html.find("attempt 0: rank 1 on "), std::string::npos);
 }
 
 TEST(RunReportBrowserTest, ARealRunWithARestartRendersInABrowser) {

@@ -25,14 +25,16 @@ const std::vector<OptionSpec>& CommOptions() {
       {{"--op"}, K::kValue, "OP[,OP]", "",
        "allreduce|allgather|reducescatter|alltoall|broadcast|sendrecv, a comma list, or all (default allreduce)"},
       {{"--sizes"}, K::kValue, "SIZE,SIZE", "", "exactly these sizes (K/M/G), instead of -b/-e/-f/-i"},
-      {{"-b", "--minbytes"}, K::kValue, "SIZE", "", "smallest size, bytes with K/M/G (default 32M)"},
-      {{"-e", "--maxbytes"}, K::kValue, "SIZE", "", "largest size (default 32M)"},
-      {{"-f", "--stepfactor"}, K::kValue, "FACTOR", "", "multiply the size by this between rows (default 1: add -i)"},
-      {{"-i", "--stepbytes"}, K::kValue, "SIZE", "", "add this between rows when -f is 1 (default 1M)"},
-      {{"-n", "--iters"}, K::kValue, "N", "", "timed iterations per row (default 20)"},
-      {{"-w", "--warmup-iters"}, K::kValue, "N", "", "warm-up iterations (default 5)"},
+      {{"--min-bytes", "-b", "--minbytes"}, K::kValue, "SIZE", "", "smallest size, bytes with K/M/G (default 32M)"},
+      {{"--max-bytes", "-e", "--maxbytes"}, K::kValue, "SIZE", "", "largest size (default 32M)"},
+      {{"--step-factor", "-f", "--stepfactor"}, K::kValue, "FACTOR", "", "multiply the size by this between rows (default 1: add -i)"},
+      {{"--step-bytes", "-i", "--stepbytes"}, K::kValue, "SIZE", "", "add this between rows when -f is 1 (default 1M)"},
+      {{"--iters", "-n"}, K::kValue, "N", "", "timed iterations per row (default 20)"},
+      {{"--warmup", "-w", "--warmup-iters"}, K::kValue, "N", "", "warm-up iterations (default 5)"},
       {{"-c", "--check"}, K::kValue, "N", "", "check the results N times per row; 0 turns checking off (default 1)"},
-      {{"-d", "--datatype"}, K::kValue, "TYPE", "", "float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64 (default float)"},
+      {{"--dtype", "-d", "--datatype"}, K::kValue, "TYPE", "",
+       "fp32|fp16|bf16|fp64|int8|uint8|int32|uint32|int64|uint64, or nccl-tests' float|half|bfloat16|double "
+       "(default fp32)"},
       {{"-r", "--root"}, K::kValue, "RANK", "", "broadcast root (default 0)"},
       {{"--stride"}, K::kValue, "N", "", "N groups of every Nth rank (r, r+N, r+2N ...), each one running the collectives"},
       {{"--parallel-groups"}, K::kFlag, "", "", "with --stride: every group at once (default: one group after the other)"},
@@ -103,25 +105,25 @@ Result<CommRequest> ParseCommRequest(const std::vector<std::string>& args) {
       }
       if (request.sizes.empty()) return UsageError("option " + option.written + " needs at least one size", "write e.g. --sizes 1M,64M");
       sizes_given = true;
-    } else if (name == "-b" || name == "-e" || name == "-i") {
+    } else if (name == "--min-bytes" || name == "--max-bytes" || name == "--step-bytes") {
       auto size = size_option(option);
       if (!size.ok()) return size.error();
-      (name == "-b" ? request.min_bytes : name == "-e" ? request.max_bytes : request.step_bytes) = *size;
+      (name == "--min-bytes" ? request.min_bytes : name == "--max-bytes" ? request.max_bytes : request.step_bytes) = *size;
       range_given_with = option.written;
-    } else if (name == "-f") {
+    } else if (name == "--step-factor") {
       range_given_with = option.written;
       auto factor = CountOption(option, 1);
       if (!factor.ok()) return factor.error();
       request.step_factor = static_cast<size_t>(*factor);
-    } else if (name == "-n") {
+    } else if (name == "--iters") {
       auto value = CountOption(option, 1);
       if (!value.ok()) return value.error();
       request.iters = *value;
-    } else if (name == "-w" || name == "-c" || name == "-r") {
+    } else if (name == "--warmup" || name == "-c" || name == "-r") {
       auto value = CountOption(option, 0);
       if (!value.ok()) return value.error();
-      (name == "-w" ? request.warmup : name == "-c" ? request.check : request.root) = *value;
-    } else if (name == "-d") {
+      (name == "--warmup" ? request.warmup : name == "-c" ? request.check : request.root) = *value;
+    } else if (name == "--dtype") {
       auto type = ParseDataType(option.value);
       if (!type) {
         return UsageError("unknown -d/--datatype '" + option.value + "'" + DidYouMean(ToLower(option.value), DataTypeNames()),

@@ -73,5 +73,21 @@ TEST(CommRequestTest, SizeListAndSeveralOps) {
   EXPECT_NE(op.error().message.find("did you mean 'allgather'"), std::string::npos) << op.error().message;
 }
 
+// One spelling per concept across the benchmark family: gemm's and rccl's
+// --dtype, --warmup, --iters, --min-bytes; nccl-tests' short flags and names stay.
+TEST(CommRequestTest, TheFamilysSpellingsAndNcclTestsOnesMeanTheSame) {
+  auto canonical = ParseCommRequest({"--dtype", "bf16", "--warmup", "3", "--iters", "7", "--min-bytes", "1K",
+                                     "--max-bytes", "4K", "--step-factor", "2"});
+  auto nccl_tests = ParseCommRequest({"-d", "bfloat16", "-w", "3", "-n", "7", "-b", "1K", "-e", "4K", "-f", "2"});
+  ASSERT_TRUE(canonical.ok()) << canonical.error().message;
+  ASSERT_TRUE(nccl_tests.ok()) << nccl_tests.error().message;
+  EXPECT_EQ(canonical->type, DataType::kBfloat16);
+  EXPECT_EQ(nccl_tests->type, DataType::kBfloat16);
+  EXPECT_EQ(canonical->warmup, nccl_tests->warmup);
+  EXPECT_EQ(canonical->iters, nccl_tests->iters);
+  EXPECT_EQ(RowSizes(*canonical), RowSizes(*nccl_tests));
+  EXPECT_EQ(RowSizes(*canonical), (std::vector<size_t>{1024, 2048, 4096}));
+}
+
 }  // namespace
 }  // namespace primus::benchmark

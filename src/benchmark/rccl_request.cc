@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "benchmark/collective.h"
+#include "benchmark/comm_data.h"
 #include "benchmark/comm_request.h"
 #include "benchmark/report_file.h"
 #include "util/strings.h"
@@ -20,14 +21,16 @@ const std::vector<OptionSpec>& SharedOptions() {
   return table;
 }
 
+// The element type by any name `benchmark comm --dtype` takes (bfloat16,
+// half, float, ...), as bf16, fp16 or fp32: the types these runs support.
 Result<std::string> Dtype(const ParsedOption& option) {
-  std::string value = ToLower(option.value);
-  if (value != "bf16" && value != "fp16" && value != "fp32") {
-    return UsageError("option " + option.written + " must be bf16, fp16 or fp32, not '" + option.value + "'" +
-                          DidYouMean(value, {"bf16", "fp16", "fp32"}),
-                      "benchmark comm -d takes the other types of nccl-tests");
-  }
-  return value;
+  std::optional<DataType> type = ParseDataType(option.value);
+  if (type == DataType::kBfloat16) return std::string("bf16");
+  if (type == DataType::kHalf) return std::string("fp16");
+  if (type == DataType::kFloat) return std::string("fp32");
+  return UsageError("option " + option.written + " must be bf16, fp16 or fp32, not '" + option.value + "'" +
+                        DidYouMean(ToLower(option.value), {"bf16", "fp16", "fp32"}),
+                    "benchmark comm --dtype takes the other types of nccl-tests");
 }
 
 // Primus's --op takes several words: `--op all_reduce all_gather` is `--op all_reduce,all_gather`.
@@ -199,8 +202,8 @@ Result<CollectiveTranslation> TranslateRccl(const std::vector<std::string>& raw_
   } else if (out.append) {
     return UsageError("--append needs --output-file FILE", "write --output-file rccl_report.csv --append");
   }
-  out.comm_args = {"--op", ops, "--sizes", SizeList(sizes), "-d", dtype, "-w", std::to_string(warmup),
-                   "-n", std::to_string(iters), "-c", check ? "1" : "0"};
+  out.comm_args = {"--op", ops, "--sizes", SizeList(sizes), "--dtype", dtype, "--warmup", std::to_string(warmup),
+                   "--iters", std::to_string(iters), "-c", check ? "1" : "0"};
   out.comm_args.insert(out.comm_args.end(), extra.begin(), extra.end());
   // The names must be ours: an unknown --op is reported here, with its spelling.
   if (auto request = ParseCommRequest(out.comm_args); !request.ok()) return request.error();
@@ -259,8 +262,8 @@ Result<CollectiveTranslation> TranslateStridedAllgather(const std::vector<std::s
   }
   if (device.empty() || device == "auto") device = expected.empty() ? "auto" : expected;
   CollectiveTranslation out;
-  out.comm_args = {"--op", "allgather", "--sizes", Join(sizes, ","), "-d", dtype, "-w", std::to_string(warmup),
-                   "-n", std::to_string(iters), "-c", "0", "--stride", std::to_string(stride)};
+  out.comm_args = {"--op", "allgather", "--sizes", Join(sizes, ","), "--dtype", dtype, "--warmup", std::to_string(warmup),
+                   "--iters", std::to_string(iters), "-c", "0", "--stride", std::to_string(stride)};
   if (parallel) out.comm_args.push_back("--parallel-groups");
   if (device != "auto") out.comm_args.insert(out.comm_args.end(), {"--device", device});
   if (auto request = ParseCommRequest(out.comm_args); !request.ok()) return request.error();

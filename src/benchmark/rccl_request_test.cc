@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/strings.h"
+
 #include "benchmark/comm_request.h"
 
 namespace primus::benchmark {
@@ -58,6 +60,10 @@ TEST(RcclRequestTest, WhatIsNotHereIsRefusedWithTheEquivalent) {
   ASSERT_FALSE(op.ok());
   EXPECT_NE(op.error().message.find("did you mean"), std::string::npos) << op.error().message;
   EXPECT_FALSE(TranslateRccl({"--dtype", "fp8"}).ok());
+  // comm's names of the same types are taken too.
+  auto bfloat16 = TranslateRccl({"--dtype", "bfloat16"});
+  ASSERT_TRUE(bfloat16.ok()) << bfloat16.error().message;
+  EXPECT_NE(ShellJoin(bfloat16->comm_args).find("--dtype bf16"), std::string::npos) << ShellJoin(bfloat16->comm_args);
   EXPECT_FALSE(TranslateRccl({"--output-file", "r.csv.gz"}).ok());
 }
 

@@ -245,7 +245,7 @@ TEST_F(PrimusCompatTest, RcclRunsAsCommAndWritesItsReport) {
   ProcessResult plan = Run({"--dry-run", "direct", "--nproc-per-node", "2", "--", "benchmark", "rccl", "--op", "all_reduce",
                             "all_gather", "--min-bytes", "1K", "--max-bytes", "4K", "--device", "cpu"});
   ASSERT_EQ(plan.exit_code, 0) << plan.all();
-  EXPECT_NE(plan.out.find("runs as: benchmark comm --op all_reduce,all_gather --sizes 1024,2048,4096 -d bf16 -w 20 -n 100 -c 0 "
+  EXPECT_NE(plan.out.find("runs as: benchmark comm --op all_reduce,all_gather --sizes 1024,2048,4096 --dtype bf16 --warmup 20 --iters 100 -c 0 "
                           "--device cpu"),
             std::string::npos)
       << plan.out;

@@ -27,8 +27,10 @@ ReportDocument CommReportDocument(const nlohmann::json& report, const std::strin
   doc.settings.push_back("datatype: " + config.value("datatype", std::string("?")));
   doc.settings.push_back(fmt::format("iterations: {}, warm-up: {}", config.value("iterations", 0), config.value("warmup_iters", 0)));
   doc.settings.push_back(config.value("validation", 0) > 0 ? "results checked" : "results not checked");
-  doc.header = {"collective", "size_bytes", "count", "type", "time_us", "algbw_gbps", "busbw_gbps", "wrong",
-                "inplace_time_us", "inplace_algbw_gbps", "inplace_busbw_gbps", "inplace_wrong"};
+  // The JSON's field names (nccl-tests' -J), its in_place object's with an
+  // in_place_ prefix: time in microseconds, bandwidths in GB/s.
+  doc.header = {"collective", "size",    "count",  "type",          "redop",           "root",           "time",
+                "alg_bw",     "bus_bw",  "nwrong", "in_place_time", "in_place_alg_bw", "in_place_bus_bw", "in_place_nwrong"};
   for (const auto& section : report.value("collectives", nlohmann::json::array())) {
     std::string name = section.value("collective", std::string("?"));
     if (section.contains("slowest_rank") && section["slowest_rank"].is_object()) {
@@ -39,12 +41,32 @@ ReportDocument CommReportDocument(const nlohmann::json& report, const std::strin
     for (const auto& row : section.value("results", nlohmann::json::array())) {
       const auto& out = row["out_of_place"];
       const auto& in = row["in_place"];
-      doc.rows.push_back({name, std::to_string(row.value("size", int64_t{0})), std::to_string(row.value("count", int64_t{0})),
-                          row.value("type", std::string()), Number(out["time"], "{:.2f}"), Number(out["alg_bw"], "{:.2f}"),
-                          Number(out["bus_bw"], "{:.2f}"), Wrong(out), Number(in["time"], "{:.2f}"),
-                          Number(in["alg_bw"], "{:.2f}"), Number(in["bus_bw"], "{:.2f}"), Wrong(in)});
+      std::vector<std::string> cells = {name,
+                                        std::to_string(row.value("size", int64_t{0})),
+                                        std::to_string(row.value("count", int64_t{0})),
+                                        row.value("type", std::string()),
+                                        row.value("redop", std::string()),
+                                        row.contains("root") && row["root"].is_number() ? row["root"].dump() : "",
+                                        Number(out["time"], "{:.2f}"),
+                                        Number(out["alg_bw"], "{:.2f}"),
+                                        Number(out["bus_bw"], "{:.2f}"),
+                                        Wrong(out),
+                                        Number(in["time"], "{:.2f}"),
+                                        Number(in["alg_bw"], "{:.2f}"),
+                                        Number(in["bus_bw"], "{:.2f}"),
+                                        Wrong(in)};
+      // .jsonl: the same fields, flat, with the JSON's values.
       nlohmann::ordered_json record = {{"collective", name}};
-      for (const auto& [key, value] : row.items()) record[key] = value;
+      for (const char* key : {"size", "count", "type", "redop", "root"}) {
+        record[key] = row.contains(key) ? nlohmann::ordered_json::parse(row[key].dump()) : nullptr;
+      }
+      for (const auto& [prefix, half] : {std::pair{"", &out}, std::pair{"in_place_", &in}}) {
+        for (const char* key : {"time", "alg_bw", "bus_bw", "nwrong"}) {
+          record[std::string(prefix) + key] =
+              half->is_object() && half->contains(key) ? nlohmann::ordered_json::parse((*half)[key].dump()) : nullptr;
+        }
+      }
+      doc.rows.push_back(std::move(cells));
       doc.records.push_back(record);
     }
   }

@@ -18,11 +18,16 @@ TEST(CommReportFileTest, OneRowPerCollectiveAndSize) {
   EXPECT_EQ(doc.settings[2], "ranks: 2");
   EXPECT_EQ(doc.settings.back(), "allreduce: slowest rank 1 on n2 (3.5% above the mean rank)");
   ASSERT_EQ(doc.rows.size(), 1u);
-  EXPECT_EQ(doc.rows[0], (std::vector<std::string>{"allreduce", "1024", "512", "bfloat16", "12.35", "0.08", "0.08", "N/A",
-                                                   "11.00", "0.09", "0.09", "0"}));
+  EXPECT_EQ(doc.rows[0], (std::vector<std::string>{"allreduce", "1024", "512", "bfloat16", "", "", "12.35", "0.08", "0.08",
+                                                   "N/A", "11.00", "0.09", "0.09", "0"}));
+  // One set of names: the columns are the JSON's fields, and so are the records'.
   ASSERT_EQ(doc.records.size(), 1u);
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : doc.records[0].items()) keys.push_back(key);
+  EXPECT_EQ(keys, doc.header);
   EXPECT_EQ(doc.records[0]["collective"], "allreduce");
   EXPECT_EQ(doc.records[0]["size"], 1024);
+  EXPECT_EQ(doc.records[0]["in_place_time"], 11.0);
   EXPECT_EQ(doc.json["backend"], "gloo 0.0.0");
 }
 

@@ -19,11 +19,6 @@ std::string CheckText(const GemmCheck& check) {
   return fmt::format("ok ({} {})", check.mode, check.checked);
 }
 
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  return "\"" + ReplaceAll(text, "\"", "\"\"") + "\"";
-}
-
 }  // namespace
 
 std::vector<SlowestDevice> FindSlowestDevices(const std::vector<GemmResult>& results) {
@@ -109,21 +104,61 @@ std::string FormatGemmTable(const std::vector<GemmResult>& results) {
   return out;
 }
 
+namespace {
+
+// The columns of one GEMM result in every tabular format (standard output's
+// CSV, and .md/.csv/.tsv files): the names of its JSON (GemmResultToJson),
+// the check object's fields as check_<field>.
+const std::vector<std::string>& GemmColumns() {
+  static const std::vector<std::string> columns = {
+      "rank",          "host",          "device",          "device_id",      "library",   "m",
+      "n",             "k",             "trans_a",         "trans_b",        "dtype_requested",
+      "dtype_used",    "iterations",    "mean_ms",         "min_ms",         "median_ms", "max_ms",
+      "tflops",        "peak_tflops",   "percent_of_peak", "bandwidth_gbs",  "arithmetic_intensity",
+      "rotation_sets", "rotation_bytes", "algorithm",      "check_passed",   "check_mode", "check_max_error",
+      "name"};
+  return columns;
+}
+
+std::vector<std::string> GemmCells(const GemmResult& r) {
+  return {std::to_string(r.rank),
+          r.host,
+          r.device,
+          r.device_id,
+          r.library,
+          std::to_string(r.shape.m),
+          std::to_string(r.shape.n),
+          std::to_string(r.shape.k),
+          r.shape.trans_a ? "1" : "0",
+          r.shape.trans_b ? "1" : "0",
+          r.dtype_requested,
+          r.dtype_used,
+          std::to_string(r.timing.iterations),
+          fmt::format("{:.6f}", r.timing.mean_ms),
+          fmt::format("{:.6f}", r.timing.min_ms),
+          fmt::format("{:.6f}", r.timing.median_ms),
+          fmt::format("{:.6f}", r.timing.max_ms),
+          fmt::format("{:.4f}", r.tflops),
+          fmt::format("{}", r.peak_tflops),
+          fmt::format("{:.3f}", r.percent_of_peak),
+          fmt::format("{:.3f}", r.bandwidth_gbs),
+          fmt::format("{:.3f}", r.arithmetic_intensity),
+          std::to_string(r.rotation_sets),
+          std::to_string(r.rotation_bytes),
+          r.algorithm,
+          r.check.passed ? "1" : "0",
+          r.check.mode,
+          fmt::format("{:.3g}", r.check.max_error),
+          r.shape.name};
+}
+
+}  // namespace
+
 std::string FormatGemmCsv(const std::vector<GemmResult>& results) {
-  std::string out =
-      "rank,host,device,device_id,library,m,n,k,trans_a,trans_b,dtype_requested,dtype_used,iterations,mean_ms,min_ms,"
-      "median_ms,max_ms,tflops,peak_tflops,percent_of_peak,bandwidth_gbs,arithmetic_intensity,rotation_sets,"
-      "rotation_bytes,algorithm,check_passed,check_mode,check_max_error,name\n";
-  for (const GemmResult& r : results) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{},{:.3f},{:.3f},{:.3f},{},{},{},{},{},{:.3g},{}\n",
-                       r.rank, CsvField(r.host), CsvField(r.device), r.device_id, CsvField(r.library), r.shape.m, r.shape.n,
-                       r.shape.k, r.shape.trans_a ? 1 : 0, r.shape.trans_b ? 1 : 0, r.dtype_requested, r.dtype_used,
-                       r.timing.iterations, r.timing.mean_ms, r.timing.min_ms, r.timing.median_ms, r.timing.max_ms, r.tflops,
-                       r.peak_tflops, r.percent_of_peak, r.bandwidth_gbs, r.arithmetic_intensity, r.rotation_sets,
-                       r.rotation_bytes, CsvField(r.algorithm), r.check.passed ? 1 : 0, r.check.mode, r.check.max_error,
-                       CsvField(r.shape.name));
-  }
-  return out;
+  ReportDocument table;
+  table.header = GemmColumns();
+  for (const GemmResult& r : results) table.rows.push_back(GemmCells(r));
+  return FormatReportDocument(table, ReportFileFormat::kCsv, /*continuing=*/false);
 }
 
 nlohmann::ordered_json GemmReportJson(const std::vector<GemmResult>& results) {
@@ -145,17 +180,9 @@ ReportDocument GemmReportDocument(const std::vector<GemmResult>& results, const 
   std::set<std::string> libraries;
   for (const GemmResult& r : results) libraries.insert(r.library);
   for (const std::string& library : libraries) doc.settings.push_back("library: " + library);
-  doc.header = {"host", "rank", "device", "shape", "m", "n", "k", "op", "dtype", "iterations", "avg_time_ms", "tflop",
-                "tflops", "percent_of_peak", "bandwidth_gbps", "arith_intensity", "check"};
+  doc.header = GemmColumns();
   for (const GemmResult& r : results) {
-    std::string op = std::string(1, r.shape.trans_a ? 'T' : 'N') + (r.shape.trans_b ? 'T' : 'N');
-    doc.rows.push_back({r.host, std::to_string(r.rank), r.device, r.shape.name, std::to_string(r.shape.m),
-                        std::to_string(r.shape.n), std::to_string(r.shape.k), op, r.dtype_used,
-                        std::to_string(r.timing.iterations), fmt::format("{:.6f}", r.timing.mean_ms),
-                        fmt::format("{:.6f}", GemmFlops(r.shape) / 1e12), fmt::format("{:.4f}", r.tflops),
-                        r.peak_tflops > 0 ? fmt::format("{:.1f}", r.percent_of_peak) : "",
-                        fmt::format("{:.2f}", r.bandwidth_gbs), fmt::format("{:.2f}", r.arithmetic_intensity),
-                        CheckText(r.check)});
+    doc.rows.push_back(GemmCells(r));
     doc.records.push_back(GemmResultToJson(r));
   }
   doc.json = GemmReportJson(results);

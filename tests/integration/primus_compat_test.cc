@@ -180,8 +180,10 @@ TEST_F(PrimusCompatTest, GemmDenseRunsTheModelsShapesAndWritesTheReport) {
   std::string report = Read("out/dense.md");
   EXPECT_TRUE(report.starts_with("# benchmark gemm-dense: custom dimensions\n")) << report;
   EXPECT_NE(report.find("- hidden_size: 64\n"), std::string::npos) << report;
-  EXPECT_NE(report.find("| vocab.dgrad | 64 | 64 | 128 | NN | fp32 |"), std::string::npos) << report;
-  std::regex rows(R"(\n\| [^|]+ \| 0 \| cpu)");
+  // The columns of --csv and the JSON: ... m | n | k | trans_a | trans_b | dtype_requested | dtype_used ... name.
+  std::regex dgrad(R"(\| 64 \| 64 \| 128 \| 0 \| 0 \| bf16 \| fp32 \| .* \| vocab\.dgrad \|\n)");
+  EXPECT_TRUE(std::regex_search(report, dgrad)) << report;
+  std::regex rows(R"(\n\| 0 \| [^|]+ \| cpu)");
   EXPECT_EQ(std::distance(std::sregex_iterator(report.begin(), report.end(), rows), std::sregex_iterator()), 15) << report;
 }
 
@@ -235,7 +237,12 @@ TEST_F(PrimusCompatTest, GemmOutputFileFormatFollowsTheName) {
 
   ProcessResult csv = Run("benchmark gemm -M 32 --iters 1 --device cpu --output-file sub/r.csv");
   ASSERT_EQ(csv.exit_code, 0) << csv.all();
-  EXPECT_TRUE(Read("sub/r.csv").starts_with("host,rank,device,shape,m,n,k,op,dtype,iterations,avg_time_ms,tflop,tflops,"));
+  // One set of field names in every format: the file's columns are --csv's and the JSON's.
+  EXPECT_TRUE(Read("sub/r.csv").starts_with("rank,host,device,device_id,library,m,n,k,trans_a,trans_b,dtype_requested,"
+                                            "dtype_used,iterations,mean_ms,"))
+      << Read("sub/r.csv");
+  ProcessResult stdout_csv = Run("benchmark gemm -M 32 --iters 1 --device cpu --csv");
+  EXPECT_EQ(Split(stdout_csv.out, '\n').front(), Split(Read("sub/r.csv"), '\n').front());
   ProcessResult txt = Run("benchmark gemm --output-file r.txt --device cpu");
   EXPECT_EQ(txt.exit_code, 2) << txt.all();
   EXPECT_NE(txt.err.find("--output-file r.txt: the name must end in .md, .csv, .tsv, .json or .jsonl"), std::string::npos);

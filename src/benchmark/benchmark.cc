@@ -58,6 +58,8 @@ Result<BenchmarkRequest> CommBenchmark(std::vector<std::string> args, std::strin
   BenchmarkRequest request;
   request.kind = BenchmarkKind::kComm;
   request.args = std::move(args);
+  request.output_file = comm->output_file;
+  request.append = comm->append;
   request.comm = std::move(*comm);
   request.title = std::move(title);
   return request;

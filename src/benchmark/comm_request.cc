@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "benchmark/report_file.h"
 #include "util/strings.h"
 #include "util/svg_chart.h"
 
@@ -40,6 +41,8 @@ const std::vector<OptionSpec>& CommOptions() {
       {{"--parallel-groups"}, K::kFlag, "", "", "with --stride: every group at once (default: one group after the other)"},
       {{"--json"}, K::kFlag, "", "", "JSON on standard output instead of the nccl-tests table"},
       {{"--plot"}, K::kValue, "FILE.svg", "", "draw bus bandwidth against size"},
+      {{"--output", "--output-file"}, K::kValue, "FILE", "", "also write the results to FILE: .md, .csv, .tsv, .json or .jsonl"},
+      {{"--append"}, K::kFlag, "", "", "add the rows to an existing --output file"},
       {{"--device"}, K::kValue, "auto|cpu|gpu", "", "gloo on the CPU or NCCL/RCCL on GPUs (default: GPUs when the host has any)"},
   };
   return table;
@@ -141,6 +144,12 @@ Result<CommRequest> ParseCommRequest(const std::vector<std::string>& args) {
     } else if (name == "--plot") {
       if (Status status = CheckSvgPlotPath(option.value, "--plot busbw.svg"); !status) return status.error();
       request.plot = option.value;
+    } else if (name == "--output") {
+      auto format = ReportFileFormatFor(option.value, false, option.written);
+      if (!format.ok()) return format.error();
+      request.output_file = option.value;
+    } else if (name == "--append") {
+      request.append = option.value == "true";
     } else if (name == "--device") {
       auto device = ParseDeviceChoice(option.value);
       if (!device.ok()) return device.error();
@@ -150,9 +159,12 @@ Result<CommRequest> ParseCommRequest(const std::vector<std::string>& args) {
   if (request.parallel_groups && request.stride == 0) {
     return UsageError("--parallel-groups needs --stride N (the groups)", "write --stride 8 --parallel-groups");
   }
-  if (request.stride > 0 && (request.json || !request.plot.empty())) {
-    return UsageError("--stride prints one table per group: --json and --plot take a single group's results",
-                      "drop --json/--plot, or drop --stride");
+  if (request.stride > 0 && (request.json || !request.plot.empty() || !request.output_file.empty())) {
+    return UsageError("--stride prints one table per group: --json, --plot and --output take a single group's results",
+                      "drop --json/--plot/--output, or drop --stride");
+  }
+  if (request.append && request.output_file.empty()) {
+    return UsageError("--append needs --output FILE", "write --output comm.csv --append");
   }
   if (sizes_given && !range_given_with.empty()) {
     return UsageError("--sizes lists the sizes: " + range_given_with + " cannot be given with it",

@@ -34,6 +34,8 @@ struct CommRequest {
   bool parallel_groups = false;  // --parallel-groups: the groups at once (default: one after the other)
   bool json = false;
   std::string plot;
+  std::string output_file;  // --output FILE: the results as a file too, the format by its extension (report_file.h)
+  bool append = false;
   DeviceChoice device = DeviceChoice::kAuto;
 };
 

@@ -353,6 +353,31 @@ TEST_F(BenchmarkTest, CommJsonAndPlot) {
   EXPECT_NE(svg->find("reduce_scatter_perf out-of-place"), std::string::npos);
 }
 
+// The family's spellings (--dtype, --warmup, --iters, --min-bytes ...) and
+// --output FILE with the format from its name, whose fields are the JSON's.
+TEST_F(BenchmarkTest, CommTakesTheFamilysSpellingsAndWritesItsResultsToAFile) {
+  ProcessResult result = Run(
+      "direct --nproc-per-node 2 -- benchmark comm --op allgather --min-bytes 8K --max-bytes 16K --step-factor 2 "
+      "--iters 2 --warmup 1 --dtype bfloat16 --device cpu --output out/comm.csv");
+  ASSERT_EQ(result.exit_code, 0) << result.all();
+  std::vector<std::string> lines = Split(Trim(Slurp(dir_.path() + "/out/comm.csv")), '\n');
+  ASSERT_EQ(lines.size(), 3u) << "a header and one row per size";
+  EXPECT_EQ(lines[0], "collective,size,count,type,redop,root,time,alg_bw,bus_bw,nwrong,in_place_time,in_place_alg_bw,"
+                      "in_place_bus_bw,in_place_nwrong");
+  EXPECT_TRUE(lines[1].starts_with("allgather,8192,")) << lines[1];
+  ProcessResult jsonl = Run(
+      "direct --nproc-per-node 2 -- benchmark comm --op allgather --sizes 8K --iters 1 --warmup 0 --device cpu "
+      "--output comm.jsonl");
+  ASSERT_EQ(jsonl.exit_code, 0) << jsonl.all();
+  nlohmann::ordered_json record = nlohmann::ordered_json::parse(Trim(Slurp(dir_.path() + "/comm.jsonl")));
+  std::string keys;
+  for (const auto& [key, value] : record.items()) keys += (keys.empty() ? "" : ",") + key;
+  EXPECT_EQ(keys, lines[0]) << "the same names in every format";
+  ProcessResult wrong = Run("direct --nproc-per-node 2 -- benchmark comm --device cpu --output comm.txt");
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_NE(wrong.err.find("--output comm.txt"), std::string::npos) << wrong.err;
+}
+
 TEST_F(BenchmarkTest, CommDryRunNamesTheGlooWorkerAndRunsNothing) {
   ProcessResult result = Run("--dry-run direct --nproc-per-node 2 -- benchmark comm --device cpu -b 8 -e 1M -f 2");
   ASSERT_EQ(result.exit_code, 0) << result.all();

@@ -1,5 +1,7 @@
 #include "analyze/topology.h"
 
+#include <nlohmann/json.hpp>
+
 #include <fmt/format.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -207,6 +209,26 @@ std::string TopologyDot(const Topology& topology) {
     }
   }
   return dot + "}\n";
+}
+
+std::string TopologyJson(const Topology& topology) {
+  nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+  nlohmann::ordered_json links = nlohmann::ordered_json::object();
+  for (size_t i = 0; i < topology.devices.size(); ++i) {
+    const TopologyDevice& device = topology.devices[i];
+    devices.push_back({{"name", device.name},
+                       {"kind", device.kind},
+                       {"detail", device.detail},
+                       {"pci_bus_id", device.pci_bus_id},
+                       {"numa_node", device.numa_node}});
+    nlohmann::ordered_json row = nlohmann::ordered_json::object();
+    for (size_t j = 0; j < topology.devices.size() && i < topology.links.size() && j < topology.links[i].size(); ++j) {
+      if (i != j) row[topology.devices[j].name] = topology.links[i][j];
+    }
+    links[device.name] = row;
+  }
+  nlohmann::ordered_json json = {{"hostname", topology.hostname}, {"devices", devices}, {"links", links}};
+  return json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace primus::analyze

@@ -44,5 +44,8 @@ Topology BuildTopology(const platform::HostInfo& host, const platform::Roots& ro
 std::string FormatTopologyMatrix(const Topology& topology);
 // A Graphviz graph: NUMA nodes as clusters, XGMI and close PCIe links as edges.
 std::string TopologyDot(const Topology& topology);
+// The matrix as JSON: {"hostname", "devices": [{name, kind, detail,
+// pci_bus_id, numa_node}], "links": {"GPU0": {"GPU1": "XGMI", ...}, ...}}.
+std::string TopologyJson(const Topology& topology);
 
 }  // namespace primus::analyze

@@ -88,6 +88,7 @@ const std::vector<OptionSpec>& RcclOptions() {
         {{"--trace-sizes"}, K::kValue, "SIZES", "", "not here"},
     };
     t.insert(t.end(), SharedOptions().begin(), SharedOptions().end());
+    for (OptionSpec& spec : t) spec.hidden = spec.help.starts_with("not here");
     return t;
   }();
   return table;

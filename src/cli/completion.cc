@@ -68,6 +68,7 @@ std::vector<std::string> FlagNames(const Tables& tables) {
   std::vector<std::string> names;
   for (const auto* table : tables) {
     for (const OptionSpec& spec : *table) {
+      if (spec.hidden) continue;
       for (const std::string& name : spec.names) {
         if (name.starts_with("--")) names.push_back(name);
       }

@@ -164,7 +164,9 @@ int RunLaunch(const CommandLine& command, const std::vector<std::string>& args) 
   const runtime::Invocation& invocation = command.invocation;
   tasks::Task* task = tasks::TaskRegistry::Global().Find(invocation.task);
   if (task->IsHelpRequest(invocation.task_args)) {
-    std::cout << *TopicHelp(task->name());
+    // `benchmark gemm --help`: that subtask's page, where the task has one.
+    std::string scoped = invocation.task_args.empty() ? "" : task->subtask_help(invocation.task_args.front());
+    std::cout << (scoped.empty() ? *TopicHelp(task->name()) : scoped);
     return 0;
   }
   auto launcher = LoadLauncher(command);

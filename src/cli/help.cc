@@ -28,6 +28,10 @@ std::string ModeHelp(const runtime::Runtime& mode) {
     out += "  (other flags are passed through unchanged to " +
            std::string(mode.name() == "slurm" ? "srun/sbatch" : mode.name() == "ssh" ? "ssh" : "the container engine") + ")\n";
   }
+  if (!mode.examples().empty()) {
+    out += "\nExamples:\n";
+    for (const std::string& example : mode.examples()) out += "  " + example + "\n";
+  }
   if (!mode.inner_modes().empty()) {
     out += "\nafter '--': one of the modes " + Join(mode.inner_modes(), ", ") + ", or a task\n";
   }
@@ -115,7 +119,11 @@ Result<std::string> TopicHelp(const std::string& topic) {
                "`train --config FILE` launches with: its distributed.nproc_per_node, distributed.nnodes,\n"
                "fault_tolerance.max_restarts and hang watchdog, where nothing above them is set.\n\n"
                "config show options:\n") +
-           FormatOptionHelp(ConfigShowOptions());
+           FormatOptionHelp(ConfigShowOptions()) +
+           "\nExamples:\n"
+           "  primus-cli config show --origin\n"
+           "  primus-cli --set direct.max_restarts=3 config show --json\n"
+           "  primus-cli config show --origin --experiment exp.yaml\n";
   }
   if (topic == "completion") {
     return std::string(
@@ -126,7 +134,10 @@ Result<std::string> TopicHelp(const std::string& topic) {
         "        ~/.local/share/bash-completion/completions/primus-cli)\n"
         "  zsh:  primus-cli completion zsh > \"${fpath[1]}/_primus-cli\"\n"
         "  fish: primus-cli completion fish > ~/.config/fish/completions/primus-cli.fish\n"
-        "Installed packages put them where each shell finds them by itself.\n");
+        "Installed packages put them where each shell finds them by itself.\n"
+        "\nExamples:\n"
+        "  source <(primus-cli completion bash)\n"
+        "  primus-cli completion fish > ~/.config/fish/completions/primus-cli.fish\n");
   }
   std::vector<std::string> topics = runtime::RuntimeRegistry::Global().Names();
   for (const auto& name : tasks::TaskRegistry::Global().Names()) topics.push_back(name);

@@ -65,6 +65,7 @@ std::string Body(const std::vector<std::string>& lines) {
 std::string Options(const std::vector<OptionSpec>& table) {
   std::string out;
   for (const OptionSpec& spec : table) {
+    if (spec.hidden) continue;
     std::string names;
     for (const std::string& name : spec.names) names += (names.empty() ? "" : ", ") + ("\\fB" + Escape(name) + "\\fR");
     if (spec.kind != OptionSpec::Kind::kFlag) names += " \\fI" + Escape(spec.value_name) + "\\fR";

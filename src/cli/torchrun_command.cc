@@ -917,7 +917,11 @@ std::string TorchrunHelp() {
          "(/venv/bin/torchrun -> /venv/bin/python3), else python3 from PATH. primus-cli's global\n"
          "options (--dry-run, --debug, --config, --set, ...) may be given among torchrun's.\n"
          "Differences: a failure exits with the failing worker's own code (torchrun: 1; set\n"
-         "PRIMUS_DIRECT_FAILURE_EXIT_CODE=1 for torchrun's); the console lines carry [host:rank] prefixes.\n";
+         "PRIMUS_DIRECT_FAILURE_EXIT_CODE=1 for torchrun's); the console lines carry [host:rank] prefixes.\n"
+         "\nExamples:\n"
+         "  torchrun --nproc-per-node 8 train.py --epochs 1\n"
+         "  torchrun --nnodes 1:4 --rdzv-backend c10d --rdzv-endpoint node0:29400 train.py\n"
+         "  primus-cli --dry-run torchrun --standalone --nproc-per-node 2 -m my_package.train\n";
 }
 
 }  // namespace primus::cli

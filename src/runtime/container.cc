@@ -340,6 +340,13 @@ class ContainerRuntime : public Runtime {
   std::string usage() const override {
     return "primus-cli [global options] container [--image IMG] [container options] [engine flags] -- [direct ...] <task> [args]";
   }
+  std::vector<std::string> examples() const override {
+    return {
+        "primus-cli container --image rocm/megatron:v25.8 -- train pretrain --config exp.yaml",
+        "primus-cli container -- benchmark gemm -M 4096",
+        "primus-cli container --image IMG -v /data:/data:ro -- direct --nproc-per-node 8 -- run ./go.sh",
+    };
+  }
   std::string details() const override {
     return "The host's primus-cli is mounted read-only into the image and runs `direct` there,\n"
            "so the image needs no primus-cli, only glibc " + RequiredGlibcText() + " or newer. The working directory\n"

@@ -20,6 +20,14 @@ class DirectRuntime : public Runtime {
   std::string usage() const override {
     return "primus-cli [global options] direct [direct options] -- <task> [subtask] [args]";
   }
+  std::vector<std::string> examples() const override {
+    return {
+        "primus-cli direct -- train pretrain --config exp.yaml",
+        "primus-cli direct --nproc-per-node 2 -- run python3 train.py --epochs 1",
+        "primus-cli direct --single --script train.py -- --lr 1e-3",
+        "primus-cli direct --nnodes 2 --node-rank 0 --master-addr node0 -- train pretrain --config exp.yaml",
+    };
+  }
   std::string details() const override {
     return "Inside a Slurm allocation or a Kubernetes pod the distributed settings are derived\n"
            "from the scheduler's environment unless given here. torchrun spellings\n"

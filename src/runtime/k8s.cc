@@ -191,6 +191,12 @@ class KubernetesRuntime : public Runtime {
     return "primus-cli [global options] k8s [manifest|submit] -N NODES --image IMG [--gpus-per-node G] [k8s options] "
            "-- [direct [direct options] --] <task> [args]";
   }
+  std::vector<std::string> examples() const override {
+    return {
+        "primus-cli k8s manifest -N 4 --image IMG --gpus-per-node 8 -o job.yaml -- train pretrain",
+        "primus-cli k8s submit -N 2 --image IMG --gpus-per-node 8 -- benchmark gemm -M 8192",
+    };
+  }
   std::string details() const override {
     return "manifest (the default) writes an Indexed Job with a headless Service (--kind pytorchjob: a\n"
            "Kubeflow PyTorchJob) to stdout or -o FILE; each pod runs `primus-cli direct -- <task>`,\n"

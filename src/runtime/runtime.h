@@ -59,6 +59,7 @@ class Runtime {
   virtual std::string summary() const = 0;
   virtual std::string usage() const = 0;    // the synopsis line(s)
   virtual std::string details() const { return ""; }  // extra help paragraphs
+  virtual std::vector<std::string> examples() const { return {}; }  // whole command lines, for help and man pages
   virtual const std::vector<OptionSpec>& options() const = 0;
   // Modes that may follow this one after "--" (e.g. slurm -> container).
   virtual std::vector<std::string> inner_modes() const { return {}; }

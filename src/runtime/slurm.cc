@@ -134,6 +134,13 @@ class SlurmRuntime : public Runtime {
   std::string usage() const override {
     return "primus-cli [global options] slurm [srun|sbatch] [slurm flags] -- [container ... --|direct ... --] <task> [args]";
   }
+  std::vector<std::string> examples() const override {
+    return {
+        "primus-cli slurm srun -N 8 -- benchmark gemm -M 4096",
+        "primus-cli slurm sbatch -N 64 -p prod -- container --image IMG -- train pretrain --config exp.yaml",
+        "primus-cli slurm sbatch -N 2 --wait -- train pretrain --config exp.yaml",
+    };
+  }
   std::string details() const override {
     return "srun (the default) runs one node agent per node now:\n"
            "  srun --ntasks-per-node=1 --kill-on-bad-exit=1 [flags] primus-cli direct [...] -- <task> ...\n"

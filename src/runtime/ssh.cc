@@ -147,6 +147,12 @@ class SshRuntime : public Runtime {
     return "primus-cli [global options] ssh (--hostfile FILE | --hosts LIST) [-N COUNT] [--include/--exclude LIST] "
            "[ssh options] -- [container [options] --] [direct [options] --] <task> [args]";
   }
+  std::vector<std::string> examples() const override {
+    return {
+        "primus-cli ssh --hosts gpu[01-04] -- train pretrain --config exp.yaml",
+        "primus-cli ssh --hostfile hosts.txt -N 2 -- container --image IMG -- benchmark comm --op allreduce",
+    };
+  }
   std::string details() const override {
     return "Starts one node agent per host with the system's OpenSSH client (BatchMode: keys, ssh-agent,\n"
            "~/.ssh/config and ProxyJump apply; no password prompt):\n"

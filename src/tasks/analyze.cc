@@ -37,13 +37,14 @@ using K = OptionSpec::Kind;
 
 const std::vector<OptionSpec>& AnalyzeOptions() {
   static const std::vector<OptionSpec> table = {
-      {{"--json"}, K::kFlag, "", "", "JSON on standard output instead of text (logs, run, hang)"},
+      {{"--json"}, K::kFlag, "", "", "JSON on standard output instead of text"},
       {{"--attempt"}, K::kValue, "N", "", "hang: judge attempt N (default: the latest with stacks or dumps)"},
       {{"--signatures"}, K::kValue, "FILE", "", "logs: a signature file replacing the built-in data/signatures.yaml"},
       {{"--plot"}, K::kValue, "FILE.svg", "", "run: draw loss and tokens/s over time (default <dir>/run.svg)"},
       {{"--html"}, K::kValue, "FILE.html", "", "run: also write the run report, one self-contained HTML page"},
       {{"--visualize"}, K::kFlag, "", "", "topology: also draw the topology with Graphviz"},
-      {{"--output"}, K::kValue, "FILE", "", "topology --visualize: the picture (.svg, .png or .dot; default topology.svg)"},
+      {{"--output"}, K::kValue, "FILE", "",
+       "topology: also write it to FILE, the format from its name: .json, or a picture (.svg, .png, .dot)"},
   };
   return table;
 }
@@ -110,9 +111,6 @@ Result<AnalyzeArgs> ParseAnalyzeArgs(const std::vector<std::string>& args) {
                         only_for(parsed.attempt.has_value(), "--attempt", "hang")}) {
     if (!status) return status.error();
   }
-  if (parsed.json && parsed.subtask == "topology") {
-    return UsageError("--json is for analyze logs, run and hang", "analyze topology prints a matrix");
-  }
   if (parsed.subtask == "logs" && parsed.paths.empty()) {
     return UsageError("analyze logs needs an experiment directory, a log directory or log files",
                       "e.g. primus-cli analyze logs output/exp_20261124_091927");
@@ -135,10 +133,11 @@ Result<AnalyzeArgs> ParseAnalyzeArgs(const std::vector<std::string>& args) {
                       "write --html report.html");
   }
   if (!parsed.output.empty() && !parsed.output.ends_with(".svg") && !parsed.output.ends_with(".png") &&
-      !parsed.output.ends_with(".dot")) {
-    return UsageError("--output names an .svg, .png or .dot file, not '" + parsed.output + "'", "write --output topology.svg");
+      !parsed.output.ends_with(".dot") && !parsed.output.ends_with(".json")) {
+    return UsageError("--output names a .json, .svg, .png or .dot file, not '" + parsed.output + "'",
+                      "write --output topology.json, or --output topology.svg for a picture");
   }
-  if (!parsed.output.empty()) parsed.visualize = true;
+  if (!parsed.output.empty() && !parsed.output.ends_with(".json")) parsed.visualize = true;
   return parsed;
 }
 
@@ -195,7 +194,14 @@ Result<int> AnalyzeHang(const AnalyzeArgs& args) {
 Result<int> AnalyzeTopology(const AnalyzeArgs& args) {
   platform::Roots roots = platform::Roots::FromEnvironment();
   analyze::Topology topology = analyze::BuildTopology(platform::DetectHost(roots), roots);
-  std::cout << analyze::FormatTopologyMatrix(topology);
+  std::cout << (args.json ? analyze::TopologyJson(topology) : analyze::FormatTopologyMatrix(topology));
+  if (args.output.ends_with(".json")) {
+    if (Status written = WriteFileAtomic(args.output, analyze::TopologyJson(topology), kUserOutputMode); !written) {
+      return written.error();
+    }
+    if (!args.json) std::cout << "\nwritten: " << args.output << "\n";
+    return 0;
+  }
   if (!args.visualize) return 0;
   std::string output = args.output.empty() ? "topology.svg" : args.output;
   std::string dot_file = output.ends_with(".dot") ? output : output.substr(0, output.size() - 4) + ".dot";
@@ -218,6 +224,51 @@ Result<int> AnalyzeTopology(const AnalyzeArgs& args) {
   return 0;
 }
 
+constexpr const char* kAnalyzeExitCodes =
+    "Exit codes: 0 the analysis ran (whatever it found), 2 bad arguments, 3 a bad signature file,\n"
+    "4 a path that cannot be read, a run with no stacks (hang) or Graphviz missing. docs/analyze.md has\n"
+    "the details.\n";
+
+// One subtask's page of help: `analyze SUBTASK --help`.
+struct AnalyzePage {
+  const char* name;
+  const char* usage;
+  const char* about;
+  std::vector<std::string> options;  // the canonical names of AnalyzeOptions() it takes
+  const char* example;
+};
+
+const std::vector<AnalyzePage>& AnalyzePages() {
+  static const std::vector<AnalyzePage> pages = {
+      {"logs", "<experiment-dir | log-dir | files...> [--json] [--signatures FILE]",
+       "every known failure in the logs (data/signatures.yaml: pattern, meaning, fix), its first occurrence "
+       "(file, line, host, rank, time), repeats grouped, the first failing rank of each attempt by timestamp "
+       "across all files, and error-looking lines no signature explains",
+       {"--json", "--signatures"},
+       "primus-cli analyze logs output/exp_20261124_091927"},
+      {"run", "<experiment-dir> [--json] [--plot FILE.svg] [--html FILE.html]",
+       "a train run's summary (duration, restarts and the failure behind each, root cause, the launch settings "
+       "and where they came from, steps/s, tokens/s, loss) and a plot of loss and tokens/s over time (SVG, "
+       "<dir>/run.svg unless --plot); --html writes the run report: curves, step time per rank, GPU/CPU per "
+       "node, restarts and failures on a timeline, configuration and environment with their origins, in one "
+       "page that needs no network",
+       {"--json", "--plot", "--html"},
+       "primus-cli analyze run output/exp_20261124_091927 --html report.html"},
+      {"hang", "<experiment-dir | log-dir | attempt-dir> [--json] [--attempt N]",
+       "which rank a hung run's ranks wait for, from the stacks the agent took and the NCCL flight recorder's "
+       "dumps of every host in the attempt's directory: the rank outside the collective the others are in, "
+       "behind in a group's sequence, or in another collective",
+       {"--json", "--attempt"},
+       "primus-cli analyze hang output/exp_20261124_091927"},
+      {"topology", "[--json] [--visualize] [--output FILE.json|.svg|.png|.dot]",
+       "GPUs, NICs, NUMA and PCIe links as a matrix (nvidia-smi topo -m notation); --json gives it as JSON, "
+       "--visualize draws it with Graphviz",
+       {"--json", "--visualize", "--output"},
+       "primus-cli analyze topology --output topology.svg"},
+  };
+  return pages;
+}
+
 class AnalyzeTask : public Task {
  public:
   std::string name() const override { return "analyze"; }
@@ -225,31 +276,30 @@ class AnalyzeTask : public Task {
   std::vector<std::string> subtasks() const override { return {"logs", "run", "hang", "topology"}; }
   std::vector<const std::vector<OptionSpec>*> options(const std::string&) const override { return {&AnalyzeOptions()}; }
   std::string help() const override {
-    return "usage: primus-cli [direct --] analyze logs <experiment-dir | log-dir | files...> [--json]\n"
-           "                                      [--signatures FILE]\n"
-           "       primus-cli [direct --] analyze run <experiment-dir> [--json] [--plot FILE.svg]\n"
-           "                                      [--html FILE.html]\n"
-           "       primus-cli [direct --] analyze hang <experiment-dir | log-dir | attempt-dir> [--json]\n"
-           "                                       [--attempt N]\n"
-           "       primus-cli [direct --] analyze topology [--visualize] [--output FILE.svg|.png|.dot]\n"
-           "\n"
-           "logs      every known failure in the logs (data/signatures.yaml: pattern, meaning, fix), its first\n"
-           "          occurrence (file, line, host, rank, time), repeats grouped, the first failing rank of each\n"
-           "          attempt by timestamp across all files, and error-looking lines no signature explains\n"
-           "run       a train run's summary (duration, restarts, root cause, steps/s, tokens/s, loss) and a plot\n"
-           "          of loss and tokens/s over time (SVG, <dir>/run.svg unless --plot); --html writes the run\n"
-           "          report: curves, step time per rank, GPU/CPU per node, restarts and failures on a timeline,\n"
-           "          configuration and environment with their origins, in one page that needs no network\n"
-           "hang      which rank a hung run's ranks wait for, from the stacks the agent took and the NCCL\n"
-           "          flight recorder's dumps of every host in the attempt's directory: the rank outside the\n"
-           "          collective the others are in, behind in a group's sequence, or in another collective\n"
-           "topology  GPUs, NICs, NUMA and PCIe links as a matrix (nvidia-smi topo -m notation); --visualize\n"
-           "          draws it with Graphviz\n"
-           "\n" +
-           FormatOptionHelp(AnalyzeOptions()) +
-           "\nExit codes: 0 the analysis ran (whatever it found), 2 bad arguments, 3 a bad signature file,\n"
-           "4 a path that cannot be read, a run with no stacks (hang) or Graphviz missing. docs/analyze.md has\n"
-           "the details.\n";
+    std::string out = "usage: primus-cli [direct --] analyze logs|run|hang|topology [args]\n"
+                      "       primus-cli analyze SUBTASK --help     (that subtask's page)\n\n";
+    for (const AnalyzePage& page : AnalyzePages()) {
+      out += WrapText(std::string(page.name) + ": " + page.about, 2, 0, kHelpWidth) + "\n";
+    }
+    out += "\n" + FormatOptionHelp(AnalyzeOptions()) + "\nExamples:\n";
+    for (const AnalyzePage& page : AnalyzePages()) out += "  " + std::string(page.example) + "\n";
+    return out + kAnalyzeExitCodes;
+  }
+  std::string subtask_help(const std::string& subtask) const override {
+    for (const AnalyzePage& page : AnalyzePages()) {
+      if (subtask != page.name) continue;
+      std::vector<OptionSpec> own;
+      for (const OptionSpec& spec : AnalyzeOptions()) {
+        if (std::find(page.options.begin(), page.options.end(), spec.names.front()) != page.options.end()) {
+          own.push_back(spec);
+        }
+      }
+      return WrapText("usage: primus-cli [direct --] analyze " + std::string(page.name) + " " + page.usage, 9, 0,
+                      kHelpWidth) +
+             "\n\n" + WrapText(page.about, 0, 0, kHelpWidth) + "\n\n" + subtask + " options:\n" +
+             FormatOptionHelp(own) + "\nExample:\n  " + page.example + "\n\n" + kAnalyzeExitCodes;
+    }
+    return "";
   }
   bool in_process() const override { return true; }
   Result<int> Run(const TaskContext& context) override {

@@ -46,7 +46,11 @@ class InfoTask : public Task {
            "\n" +
            FormatOptionHelp(InfoOptions()) +
            "\nPRIMUS_SYSFS_ROOT, PRIMUS_PROCFS_ROOT and PRIMUS_ETC_ROOT read a captured tree\n"
-           "instead of this host's. See docs/platform.md and docs/profiles.md.\n";
+           "instead of this host's. See docs/platform.md and docs/profiles.md.\n"
+           "\nExamples:\n"
+           "  primus-cli info\n"
+           "  primus-cli info --json | jq '.gpus | length'\n"
+           "\nExit codes: 0, 2 bad arguments.\n";
   }
 
   Result<int> Run(const TaskContext& context) override {

@@ -204,6 +204,10 @@ class MonitorTask : public Task {
            "        started from this directory when several run (listed, not guessed, when that is not one).\n"
            "\n" +
            FormatOptionHelp(MonitorOptions()) +
+           "\nExamples:\n"
+           "  primus-cli monitor                      # your running job\n"
+           "  primus-cli monitor 1234567 --once       # a Slurm job, one view\n"
+           "  primus-cli monitor node0:9400 --json    # a job run with --metrics-port 9400\n"
            "\nKeys: q or Ctrl-C leave the view (the job goes on).\n"
            "Exit codes: 0 the job runs or succeeded, or the view was left; 1 the job failed; 2 bad arguments;\n"
            "4 no job view found or readable (the message lists where it looked), or a HOST:PORT that stopped\n"

@@ -242,6 +242,9 @@ class PreflightTask : public Task {
            "each, compares them, and writes passing_nodes.txt and failing_nodes.txt.\n"
            "\n" +
            FormatOptionHelp(PreflightOptionsTable()) +
+           "\nExamples:\n"
+           "  primus-cli direct -- preflight check --gpu --network\n"
+           "  primus-cli slurm srun -N 4 -- preflight --perf --quick --output preflight.json\n"
            "\nExit codes: 0 pass or warnings, 1 a check failed (on any node), 2 bad arguments,\n"
            "3 the --config experiment does not load, 4 the nodes could not reach each other.\n"
            "docs/preflight.md lists every check.\n";

@@ -31,7 +31,11 @@ class PrimusTask : public Task {
            "local rank; node_smoke: one per node), with the arguments passed verbatim. The Primus\n"
            "installation comes from PRIMUS_PATH, train.primus_path, the current directory, or\n"
            "/workspace/Primus (`info` and --dry-run say which). Subcommands that are ours too\n"
-           "(train, benchmark, preflight) run ours; `primus train ...` runs Primus's.\n";
+           "(train, benchmark, preflight) run ours; `primus train ...` runs Primus's.\n"
+           "\nExamples:\n"
+           "  primus-cli direct -- projection performance --config exp.yaml\n"
+           "  primus-cli slurm srun -N 2 -- primus node_smoke\n"
+           "\nExit codes: the Primus command's own; 4 no Primus installation found.\n";
   }
   bool IsHelpRequest(const std::vector<std::string>& args) const override {
     return !args.empty() && (args[0] == "--help" || args[0] == "-h");

@@ -27,7 +27,12 @@ class RunTask : public Task {
            "down on the first failure, exiting with that worker's own exit code.\n"
            "CMD runs as given (no implicit python): write `run python3 train.py`.\n"
            "Workers get the environment plan (profiles, network auto-config, --profile,\n"
-           "--env); --dry-run prints it with the origin of every variable, and the layout.\n";
+           "--env); --dry-run prints it with the origin of every variable, and the layout.\n"
+           "\nExamples:\n"
+           "  primus-cli direct --nproc-per-node 8 -- run python3 train.py --epochs 1\n"
+           "  primus-cli slurm srun -N 2 -- run bash -c 'echo $RANK of $WORLD_SIZE'\n"
+           "\nExit codes: 0 every worker succeeded; the failing worker's own code; 2 bad arguments;\n"
+           "128+N the launcher got signal N.\n";
   }
   // Everything after `run` belongs to the command, so `run CMD --help` is CMD's.
   bool IsHelpRequest(const std::vector<std::string>& args) const override {

@@ -34,6 +34,9 @@ class Task {
   virtual std::string summary() const = 0;    // one line for the task list
   virtual std::vector<std::string> subtasks() const { return {}; }
   virtual std::string help() const = 0;       // full --help text
+  // The help of one subtask (`benchmark gemm --help`): its usage, what it
+  // does, its options and examples; "" when the task has one page for all.
+  virtual std::string subtask_help(const std::string& subtask) const { return ""; }
   // The option tables the task parses `subtask`'s arguments with (the
   // subtask is "" for a task without subtasks): shell completion and the
   // man pages read the same tables. Empty where the arguments are passed on

@@ -114,7 +114,16 @@ class TrainTask : public Task {
            "environment, after comparing the hardware. Without --config, $EXP names the experiment\n"
            "file, as in the public Primus scripts. Schema: docs/experiment.md.\n"
            "\noptions:\n" +
-           FormatOptionHelp(TrainOptions());
+           FormatOptionHelp(TrainOptions()) +
+           "\nExamples:\n"
+           "  primus-cli direct -- train pretrain --config exp.yaml training.steps=50\n"
+           "  primus-cli slurm sbatch -N 8 -- train pretrain --config exp.yaml --preflight full\n"
+           "  primus-cli --dry-run direct -- train pretrain --config exp.yaml     # the plan; starts nothing\n"
+           "  primus-cli direct -- train pretrain --replay output/exp_2025_11_10_134522/\n"
+           "  primus-cli init llama3-8b --gpus 8                                  # an experiment to start from\n"
+           "\nExit codes: 0 the run succeeded; the failing worker's own code (the banner names it); 2 bad\n"
+           "arguments; 3 the experiment is wrong; 4 unavailable (a GPU, the framework, a checkout, preflight);\n"
+           "5 this node left the job; 6 a worker stuck at exit was stopped; 128+N the launcher got signal N.\n";
   }
 
   // One launch, step by step (tasks/train_steps.h).

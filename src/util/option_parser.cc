@@ -181,6 +181,7 @@ std::string FormatOptionHelp(const std::vector<OptionSpec>& table) {
   std::vector<std::pair<std::string, std::string>> rows;
   size_t width = 0;
   for (const auto& spec : table) {
+    if (spec.hidden) continue;
     std::string left = Join(spec.names, ", ");
     if (spec.kind != OptionSpec::Kind::kFlag) left += " " + spec.value_name;
     if (left.size() <= kMaxLeft) width = std::max(width, left.size());

@@ -30,6 +30,9 @@ struct OptionSpec {
   // Read by the primus-cli the user started, never handed on to an inner
   // mode, another node or a pod (--log-file: one process writes the file).
   bool outermost_only = false;
+  // Accepted only to be refused with what to write instead (Primus's flags
+  // we do not have): left out of help, man pages and completion.
+  bool hidden = false;
 };
 
 struct ParsedOption {

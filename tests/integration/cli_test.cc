@@ -2,6 +2,8 @@
 // documents under --dry-run, help at every level, the documented exit codes,
 // and the "only glibc at load time" property.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -132,6 +134,60 @@ TEST_F(CliTest, EverySeedCommandResolvesUnderDryRun) {
       EXPECT_NE(result.out.find(fragment), std::string::npos) << seed.line << "\nmissing: " << fragment << "\n" << result.out;
     }
   }
+}
+
+// Every example of every help page is a command line primus-cli reads: under
+// --dry-run none of them is a usage error (exit 2). A file or device it names
+// may be missing here (exit 3 or 4); the commands that act on running jobs
+// (monitor, stop, logs) and shell plumbing (pipes, redirections) are left out.
+TEST_F(CliTest, EveryHelpExampleIsACommandLinePrimusCliReads) {
+  WriteSeedFiles();
+  ProcessResult overview = Run("--help");
+  std::vector<std::string> topics;
+  for (const std::string& line : Split(overview.out, '\n')) {
+    if (line.size() > 2 && line.starts_with("  ") && line[2] != ' ' && line[2] != '-') {
+      topics.push_back(std::string(Split(Trim(line), ' ').front()));
+    }
+  }
+  for (const char* builtin : {"torchrun", "config", "completion"}) topics.push_back(builtin);
+  ASSERT_GE(topics.size(), 20u) << overview.out;
+  std::vector<std::string> pages;
+  for (const std::string& topic : topics) pages.push_back(Run("help " + topic).out);
+  for (const std::string& subtask : {"gemm", "gemm-dense", "gemm-deepseek", "comm", "rccl", "strided-allgather"}) {
+    pages.push_back(Run("direct -- benchmark " + subtask + " --help").out);
+  }
+  for (const std::string& subtask : {"logs", "run", "hang", "topology"}) pages.push_back(Run("analyze " + subtask + " --help").out);
+  int checked = 0;
+  for (const std::string& page : pages) {
+    bool in_examples = false;
+    for (const std::string& raw : Split(page, '\n')) {
+      if (raw.starts_with("Example")) in_examples = true;
+      if (raw.empty() || !raw.starts_with("  ")) {
+        if (!raw.starts_with("Example")) in_examples = false;
+        continue;
+      }
+      if (!in_examples) continue;
+      std::string line(Trim(raw.substr(0, raw.find(" #"))));
+      if (line.find_first_of("|<>$'") != std::string::npos) continue;
+      std::vector<std::string> words = Split(line, ' ');
+      words.erase(std::remove(words.begin(), words.end(), ""), words.end());
+      if (words.empty()) continue;
+      if (words[0] == "torchrun") words.insert(words.begin(), "primus-cli");
+      if (words[0] != "primus-cli") continue;
+      words.erase(words.begin());
+      bool acts_on_jobs = std::any_of(words.begin(), words.end(), [](const std::string& word) {
+        return word == "monitor" || word == "stop" || word == "logs";
+      });
+      if (acts_on_jobs) continue;
+      if (words.empty() || words[0] != "--dry-run") words.insert(words.begin(), "--dry-run");
+      ProcessOptions options = Isolated();
+      options.timeout_s = 30;
+      ProcessResult result = RunPrimus(words, options);
+      EXPECT_NE(result.exit_code, 2) << line << "\n" << result.all();
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 40) << "the examples were found";
 }
 
 TEST_F(CliTest, DryRunAfterTheModeAlsoWorks) {

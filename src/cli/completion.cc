@@ -1,10 +1,12 @@
 #include "cli/completion.h"
 
 #include "cli/help.h"
+#include "cli/torchrun_command.h"
 
 #include <algorithm>
 #include <cctype>
 
+#include "config/launcher_schema.h"
 #include "runtime/runtime.h"
 #include "tasks/task.h"
 #include "util/option_parser.h"
@@ -61,6 +63,10 @@ Completion ValueCompletion(const OptionSpec& spec) {
   if (completion.files == Completion::Files::kAny && (name == "--config" || name == "--exp")) {
     completion.files = Completion::Files::kYaml;
   }
+  if (name == "--set") {
+    // KEY=VALUE: the launcher's keys, each with its "=" (the shell adds no space after it).
+    for (const config::SchemaKey& key : config::LauncherSchema().keys()) completion.words.push_back(key.path + "=");
+  }
   return completion;
 }
 
@@ -114,6 +120,7 @@ void EnterWord(const std::string& word, bool top_level, Position* at) {
     at->stage = Position::Stage::kBuiltin;
     at->builtin = word;
     at->tables = {};
+    if (word == "torchrun") at->tables = {&TorchrunOptions()};
     return;
   }
   at->stage = Position::Stage::kDone;
@@ -173,6 +180,16 @@ Position Walk(const std::vector<std::string>& words) {
         }
         break;
       case Position::Stage::kBuiltin:
+        if (word.starts_with("-")) {
+          const OptionSpec* spec = FindFlag(at.tables, word);
+          if (TakesValue(spec) && word.find('=') == std::string::npos) at.pending = spec;
+          break;
+        }
+        if (at.builtin == "config" && word == "show" && at.builtin_args == 0) at.tables = {&ConfigShowOptions()};
+        if (at.builtin == "torchrun") {  // the training script: its own arguments follow
+          at.stage = Position::Stage::kDone;
+          at.tables = {};
+        }
         ++at.builtin_args;
         break;
       case Position::Stage::kDone:
@@ -268,9 +285,17 @@ Completion Complete(const std::vector<std::string>& words) {
     bool after_separator = !done.empty() && done.back() == "--";
     completion.words = Positionals(at, after_separator);
     if (at.stage == Position::Stage::kTask && !at.subtask_expected) {
-      // Task arguments: paths (analyze logs DIR, run's command) or flags.
-      completion.files = Completion::Files::kAny;
-      if (current.empty()) completion.words = FlagNames(at.tables);
+      // Task arguments: what the task names (init's models, a job's run
+      // id), else paths (analyze logs DIR, run's command); or flags.
+      completion.words = at.task->positional_words(at.subtask);
+      if (completion.words.empty()) completion.files = Completion::Files::kAny;
+      if (current.empty()) {
+        std::vector<std::string> flags = FlagNames(at.tables);
+        completion.words.insert(completion.words.end(), flags.begin(), flags.end());
+      }
+    }
+    if (at.stage == Position::Stage::kBuiltin && at.builtin == "torchrun" && !current.starts_with("-")) {
+      completion.files = Completion::Files::kAny;  // the training script
     }
   }
   KeepPrefix(current, &completion.words);
@@ -286,7 +311,7 @@ std::string FormatCompletion(const Completion& completion) {
 
 Result<std::string> CompletionScript(const std::string& shell) {
   if (shell == "bash") {
-    return std::string(R"(# bash completion for primus-cli (primus-cli completion bash)
+    return std::string(R"BASH(# bash completion for primus-cli (primus-cli completion bash)
 _primus_cli() {
     local cur=${COMP_WORDS[COMP_CWORD]} IFS=$'\n' kind
     local -a reply
@@ -308,7 +333,11 @@ _primus_cli() {
     return 0
 }
 complete -F _primus_cli primus-cli
-)");
+# torchrun, where it is primus-cli's link (python3-torch's own is left alone).
+if [[ $(readlink -f "$(type -P torchrun)" 2>/dev/null) == "$(readlink -f "$(type -P primus-cli)" 2>/dev/null)" ]]; then
+    complete -F _primus_cli torchrun
+fi
+)BASH");
   }
   if (shell == "zsh") {
     return std::string(R"(#compdef primus-cli

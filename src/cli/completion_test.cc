@@ -100,5 +100,23 @@ TEST(CompletionTest, ScriptsForThreeShells) {
   EXPECT_NE(unknown.error().message.find("did you mean 'bash'?"), std::string::npos) << unknown.error().message;
 }
 
+// What the issue found missing: the job commands, info, config show, --set,
+// init's models and backends, and torchrun (the link and the built-in).
+TEST(CompletionTest, EveryCommandCompletesItsFlagsAndTheWordsItTakes) {
+  EXPECT_TRUE(Has(Complete({"monitor", "--"}), "--once"));
+  EXPECT_TRUE(Has(Complete({"direct", "--", "monitor", "--i"}), "--interval"));
+  EXPECT_TRUE(Has(Complete({"info", "--"}), "--json"));
+  EXPECT_TRUE(Has(Complete({"config", "show", "--"}), "--experiment"));
+  EXPECT_EQ(Complete({"config", "show", "--experiment", ""}).files, Completion::Files::kAny);
+  EXPECT_EQ(Complete({"--set", "direct.max_re"}).words, std::vector<std::string>{"direct.max_restarts="});
+  EXPECT_TRUE(Has(Complete({"init", ""}), "deepseek-v2-lite"));
+  EXPECT_EQ(Complete({"init", "llama3-8b", "--backend", "torcht"}).words, std::vector<std::string>{"torchtitan"});
+  EXPECT_TRUE(Has(Complete({"torchrun", "--nproc"}), "--nproc-per-node"));
+  EXPECT_EQ(Complete({"torchrun", "--rdzv-backend", "c"}).words, std::vector<std::string>{"c10d"});
+  Completion script = Complete({"torchrun", "--standalone", ""});
+  EXPECT_EQ(script.files, Completion::Files::kAny) << "the training script";
+  EXPECT_TRUE(Complete({"torchrun", "train.py", "--"}).words.empty()) << "the script's own arguments";
+}
+
 }  // namespace
 }  // namespace primus::cli

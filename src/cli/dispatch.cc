@@ -296,6 +296,12 @@ int RunMain(std::string_view program, const std::vector<std::string>& args) {
   std::string_view name = slash == std::string_view::npos ? program : program.substr(slash + 1);
   if (name != "torchrun") {
     if (int status = RunHidden(args); status >= 0) return status;
+  } else if (!args.empty() && args[0] == "__complete") {
+    // The completion script, for the torchrun link: its words are torchrun's.
+    std::vector<std::string> words = {"torchrun"};
+    words.insert(words.end(), args.begin() + 1, args.end());
+    std::cout << FormatCompletion(Complete(words));
+    return 0;
   }
   auto command = ParseCommandLine(args, ProcessEnvironment(), name == "torchrun" ? "torchrun" : "primus-cli",
                                   name == "torchrun" ? PythonBesideTorchrun(program) : "");

@@ -874,6 +874,27 @@ Result<TorchrunCommand> ReadTorchrunCommand(const TorchrunRequest& inputs) {
   return command;
 }
 
+const std::vector<OptionSpec>& TorchrunOptions() {
+  static const std::vector<OptionSpec> table = [] {
+    const std::map<Arg, std::string> values = {
+        {Arg::kNnodes, "N|MIN:MAX"},           {Arg::kNprocPerNode, "N|auto|gpu|cpu"},
+        {Arg::kRdzvBackend, "static|c10d|etcd-v2"}, {Arg::kStartMethod, "spawn|fork|forkserver"},
+        {Arg::kLogDir, "DIR"},                  {Arg::kRdzvEndpoint, "HOST:PORT"}};
+    std::vector<OptionSpec> options;
+    for (const TorchrunFlag& flag : Flags()) {
+      if (flag.arg == Arg::kHelp) continue;
+      OptionSpec spec;
+      spec.names = flag.names;
+      spec.kind = flag.takes_value ? OptionSpec::Kind::kValue : OptionSpec::Kind::kFlag;
+      auto value = values.find(flag.arg);
+      spec.value_name = value != values.end() ? value->second : flag.takes_value ? "VALUE" : "";
+      options.push_back(std::move(spec));
+    }
+    return options;
+  }();
+  return table;
+}
+
 std::string TorchrunHelp() {
   return "usage: torchrun [options] training_script [training_script_args ...]\n"
          "       primus-cli [global options] torchrun [options] training_script [training_script_args ...]\n"

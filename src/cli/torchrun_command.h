@@ -16,6 +16,7 @@
 #include "util/environment.h"
 #include "config/launcher_config.h"
 #include "util/error.h"
+#include "util/option_parser.h"
 
 namespace primus::cli {
 
@@ -54,5 +55,9 @@ Result<TorchrunCommand> ReadTorchrunCommand(const TorchrunRequest& inputs);
 
 // `torchrun --help`: torchrun's synopsis and what each flag does here.
 std::string TorchrunHelp();
+
+// torchrun's flags as an option table, for shell completion (every
+// spelling; the values of those that have a few).
+const std::vector<OptionSpec>& TorchrunOptions();
 
 }  // namespace primus::cli

@@ -36,6 +36,7 @@ class InfoTask : public Task {
  public:
   std::string name() const override { return "info"; }
   std::string summary() const override { return "show the GPUs, network and environment primus-cli sees on this host"; }
+  std::vector<const std::vector<OptionSpec>*> options(const std::string&) const override { return {&InfoOptions()}; }
   std::string help() const override {
     return "usage: primus-cli [global options] [direct --] info [--json] [--live]\n"
            "\n"

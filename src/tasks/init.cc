@@ -29,7 +29,7 @@ using K = OptionSpec::Kind;
 
 const std::vector<OptionSpec>& InitOptions() {
   static const std::vector<OptionSpec> table = {
-      {{"--backend", "-b"}, K::kValue, "B", "", "megatron, torchtitan or torch (the example trainer at small scale); "
+      {{"--backend", "-b"}, K::kValue, "megatron|torchtitan|torch", "", "megatron, torchtitan or torch (the example trainer at small scale); "
                                                  "default: the model's first, torch without GPUs"},
       {{"--gpus"}, K::kValue, "N", "", "GPUs per node it will run on (default: those visible here; 0: CPU workers)"},
       {{"--nodes", "-N"}, K::kValue, "N", "", "nodes it will run on (default 1)"},
@@ -119,6 +119,11 @@ class InitTask : public Task {
   std::string name() const override { return "init"; }
   std::string summary() const override { return "write an experiment from a built-in template, sized for your GPUs"; }
   std::vector<const std::vector<OptionSpec>*> options(const std::string&) const override { return {&InitOptions()}; }
+  std::vector<std::string> positional_words(const std::string&) const override {
+    std::vector<std::string> names;
+    for (const train::ModelTemplate& model : train::ModelTemplates()) names.push_back(model.name);
+    return names;
+  }
   std::string help() const override {
     std::string models;
     for (const train::ModelTemplate& model : train::ModelTemplates()) {

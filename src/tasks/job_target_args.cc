@@ -1,5 +1,7 @@
 #include "tasks/job_target_args.h"
 
+#include "monitor/job_list.h"
+#include "util/clock.h"
 #include "util/strings.h"
 
 namespace primus::tasks {
@@ -22,6 +24,19 @@ Result<JobTargetArgs> ParseJobTargetArgs(const std::vector<std::string>& args, c
   }
   if (!targets.empty()) parsed.target = targets.front();
   return parsed;
+}
+
+std::vector<std::string> JobTargetWords(bool running_only) {
+  constexpr size_t kMaxWords = 50;
+  std::vector<monitor::JobEntry> jobs = monitor::ListJobs(monitor::SearchPlaces::FromEnvironment(), WallSeconds());
+  std::vector<std::string> words;
+  for (bool running : {true, false}) {
+    if (!running && running_only) break;
+    for (const monitor::JobEntry& job : jobs) {
+      if (job.running == running && !job.run_id.empty() && words.size() < kMaxWords) words.push_back(job.run_id);
+    }
+  }
+  return words;
 }
 
 }  // namespace primus::tasks

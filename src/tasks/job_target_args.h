@@ -21,4 +21,9 @@ struct JobTargetArgs {
 Result<JobTargetArgs> ParseJobTargetArgs(const std::vector<std::string>& args, const std::vector<OptionSpec>& table,
                                          const std::string& task, const std::string& example);
 
+// What a TARGET may be, for shell completion: the run ids of this user's
+// jobs on this host, the running ones first (`running_only`: only those),
+// at most 50.
+std::vector<std::string> JobTargetWords(bool running_only);
+
 }  // namespace primus::tasks

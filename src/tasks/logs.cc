@@ -207,6 +207,7 @@ class LogsTask : public Task {
   std::string name() const override { return "logs"; }
   std::string summary() const override { return "a job's worker logs, every rank's merged in time order; -f follows"; }
   std::vector<const std::vector<OptionSpec>*> options(const std::string&) const override { return {&LogsOptions()}; }
+  std::vector<std::string> positional_words(const std::string&) const override { return JobTargetWords(false); }
   std::string help() const override {
     return "usage: primus-cli logs [TARGET] [-f] [--rank R] [--attempt N] [--json]\n"
            "\n"

@@ -188,6 +188,8 @@ class MonitorTask : public Task {
  public:
   std::string name() const override { return "monitor"; }
   std::string summary() const override { return "a live view of a running job: progress, stragglers, every node and rank"; }
+  std::vector<const std::vector<OptionSpec>*> options(const std::string&) const override { return {&MonitorOptions()}; }
+  std::vector<std::string> positional_words(const std::string&) const override { return JobTargetWords(true); }
   std::string help() const override {
     return "usage: primus-cli [direct --] monitor [TARGET] [--once] [--json] [--interval S] [--ascii]\n"
            "\n"

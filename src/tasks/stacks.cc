@@ -79,6 +79,7 @@ class StacksTask : public Task {
   std::string name() const override { return "stacks"; }
   std::string summary() const override { return "every rank's stacks of a running job, now, without stopping it"; }
   std::vector<const std::vector<OptionSpec>*> options(const std::string&) const override { return {&StacksOptions()}; }
+  std::vector<std::string> positional_words(const std::string&) const override { return JobTargetWords(true); }
   std::string help() const override {
     return "usage: primus-cli stacks [TARGET] [--json]\n"
            "\n"

@@ -71,6 +71,7 @@ class StopTask : public Task {
   std::string name() const override { return "stop"; }
   std::string summary() const override { return "stop one of your running jobs, as Ctrl-C would"; }
   std::vector<const std::vector<OptionSpec>*> options(const std::string&) const override { return {&StopOptions()}; }
+  std::vector<std::string> positional_words(const std::string&) const override { return JobTargetWords(true); }
   std::string help() const override {
     return "usage: primus-cli stop [TARGET] [--timeout S]\n"
            "\n"

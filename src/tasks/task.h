@@ -42,6 +42,9 @@ class Task {
   // man pages read the same tables. Empty where the arguments are passed on
   // unread (run's command).
   virtual std::vector<const std::vector<OptionSpec>*> options(const std::string& subtask) const { return {}; }
+  // The words shell completion offers for a positional argument (init's
+  // models, a job command's run ids); empty: file names.
+  virtual std::vector<std::string> positional_words(const std::string& subtask) const { return {}; }
   // Whether these task arguments ask for the task's help. By default any
   // --help/-h does; a task that passes arguments on to a command (run)
   // only looks at the first one.

@@ -55,7 +55,7 @@ const std::vector<OptionSpec>& PreflightOptionsTable() {
       {{"--expect-gpus"}, K::kValue, "N", "", "the GPU count every node must have"},
       {{"--expect-model"}, K::kValue, "M", "", "the GPU model every node must have (MI300X, H100, ...)"},
       {{"--json"}, K::kFlag, "", "", "the results as JSON on standard output instead of text (node 0: every node's)"},
-      {{"--output"}, K::kValue, "FILE", "", "write every node's results as JSON to FILE (node 0 in a multi-node job)"},
+      {{"--output"}, K::kValue, "FILE.json", "", "write every node's results as JSON to FILE (node 0 in a multi-node job)"},
       {{"--report"}, K::kValue, "DIR", "", "where passing_nodes.txt and failing_nodes.txt go (default: here)"},
       {{"--config"}, K::kValue, "FILE", "", "an experiment file: its python.interpreter and workspace are checked"},
       {{"--python"}, K::kValue, "PATH", "", "the training interpreter (default: the experiment's, else python3 on PATH)"},
@@ -170,7 +170,14 @@ Result<PreflightArgs> ParsePreflightArgs(const std::vector<std::string>& given) 
       options.expect.count = static_cast<int>(*value);
     } else if (name == "--expect-model") options.expect.model = option.value;
     else if (name == "--json") options.json = option.value == "true";
-    else if (name == "--output") options.output_file = option.value;
+    else if (name == "--output") {
+      // The format follows the name, as everywhere (docs/cli.md): preflight's results are JSON.
+      if (!ToLower(option.value).ends_with(".json")) {
+        return UsageError("--output " + option.value + ": preflight writes its results as JSON; name the file *.json",
+                          "write --output preflight.json");
+      }
+      options.output_file = option.value;
+    }
     else if (name == "--report") options.report_dir = option.value;
     else if (name == "--python") options.python = option.value, result.python_given = true;
     else if (name == "--workspace") options.workspace = option.value, result.workspace_given = true;

@@ -42,6 +42,7 @@ namespace jf = json_fields;
 const std::vector<OptionSpec>& StopOptions() {
   static const std::vector<OptionSpec> table = {
       {{"--timeout"}, K::kValue, "S", "", "how long to wait for the job to end (default 90; 0: do not wait)"},
+      {{"--json"}, K::kFlag, "", "", "one JSON object on standard output: the job, its agent and how it ended"},
   };
   return table;
 }
@@ -49,6 +50,7 @@ const std::vector<OptionSpec>& StopOptions() {
 struct StopArgs {
   std::string target;
   double timeout_s = 90;
+  bool json = false;
 };
 
 Result<StopArgs> ParseStopArgs(const std::vector<std::string>& args) {
@@ -57,6 +59,10 @@ Result<StopArgs> ParseStopArgs(const std::vector<std::string>& args) {
   StopArgs parsed;
   parsed.target = job->target;
   for (const ParsedOption& option : job->options) {
+    if (option.spec->names.front() == "--json") {
+      parsed.json = true;
+      continue;
+    }
     std::optional<double> seconds = ParseDouble(option.value);
     if (!seconds || *seconds < 0 || *seconds > 86400) {
       return UsageError("stop --timeout '" + option.value + "' is not a number of seconds", "e.g. --timeout 60");
@@ -73,7 +79,7 @@ class StopTask : public Task {
   std::vector<const std::vector<OptionSpec>*> options(const std::string&) const override { return {&StopOptions()}; }
   std::vector<std::string> positional_words(const std::string&) const override { return JobTargetWords(true); }
   std::string help() const override {
-    return "usage: primus-cli stop [TARGET] [--timeout S]\n"
+    return "usage: primus-cli stop [TARGET] [--timeout S] [--json]\n"
            "\n"
            "Stops a running job of yours through its node 0 agent, as Ctrl-C would: the workers' Python\n"
            "stacks are saved, SIGTERM goes to every worker (SIGKILL after --term-timeout), the other nodes\n"
@@ -141,11 +147,21 @@ class StopTask : public Task {
     if (!signalled) {
       return UnavailableError("cannot signal agent " + std::to_string(agent->pid) + ": " + std::strerror(errno));
     }
-    std::cout << "stopping job " << run_id << " (SIGTERM to its agent, pid " << agent->pid << ")" << std::endl;
+    if (!args->json) {
+      std::cout << "stopping job " << run_id << " (SIGTERM to its agent, pid " << agent->pid << ")" << std::endl;
+    }
     auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(args->timeout_s);
     while (CheckAlive(*agent) == Liveness::kAlive) {
       if (std::chrono::steady_clock::now() >= give_up) {
-        if (args->timeout_s == 0) return 0;
+        if (args->timeout_s == 0) {
+          if (args->json) {
+            std::cout << nlohmann::ordered_json({{"run_id", run_id}, {"agent_pid", agent->pid}, {"signalled", true},
+                                                 {"ended", false}, {"state", nullptr}})
+                             .dump()
+                      << "\n";
+          }
+          return 0;
+        }
         return UnavailableError("job " + run_id + " has not ended within " + fmt::format("{:g}", args->timeout_s) +
                                     " s (its agent, pid " + std::to_string(agent->pid) + ", still runs)",
                                 "stop again to kill its workers at once, or wait: its --term-timeout may be longer");
@@ -154,6 +170,14 @@ class StopTask : public Task {
     }
     std::string ended;
     if (auto after = monitor::ReadJobView(*source, 5); after.ok()) ended = jf::Text(jf::Object(*after, "job"), "state");
+    if (args->json) {
+      std::cout << nlohmann::ordered_json({{"run_id", run_id}, {"agent_pid", agent->pid}, {"signalled", true},
+                                           {"ended", true}, {"state", ended.empty() ? nlohmann::ordered_json(nullptr)
+                                                                                    : nlohmann::ordered_json(ended)}})
+                       .dump()
+                << "\n";
+      return 0;
+    }
     std::cout << "job " << run_id << " ended" << (ended.empty() ? "" : ": " + ended) << "\n";
     return 0;
   }

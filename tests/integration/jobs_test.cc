@@ -107,9 +107,13 @@ TEST_F(JobsTest, PsLogsStopAndHistoryShowAndTouchOnlyYourJob) {
   }, 30)) << testing::ReadOrEmpty(dir_.path() + "/follow.err");
 
   // stop with no TARGET: ours, gracefully, recorded as stopped; theirs runs on.
-  ProcessResult stopped = RunPrimus({"stop"}, Options());
+  ProcessResult stopped = RunPrimus({"stop", "--json"}, Options());
   EXPECT_EQ(stopped.exit_code, 0) << stopped.all();
-  EXPECT_TRUE(Contains(stopped.out, "job " + run_id + " ended: stopped")) << stopped.out;
+  auto stop_record = nlohmann::json::parse(stopped.out, nullptr, false);
+  ASSERT_TRUE(stop_record.is_object()) << "one JSON object: " << stopped.out;
+  EXPECT_EQ(stop_record["run_id"], run_id);
+  EXPECT_EQ(stop_record["ended"], true);
+  EXPECT_EQ(stop_record["state"], "stopped") << stopped.out;
   EXPECT_EQ(testing::WaitForExit(ours_, 30), 128 + SIGTERM);
   ours_ = -1;
   EXPECT_EQ(testing::WaitForExit(follower, 30), 0) << "logs -f ends with the job";

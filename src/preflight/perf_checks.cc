@@ -191,8 +191,8 @@ std::vector<CheckResult> CheckPerf(const platform::HostInfo& host, const std::st
   };
   std::vector<CheckResult> results;
   std::vector<Collective> collectives;
-  if (tests.all_reduce) collectives.push_back({"allreduce", "all-reduce"});
-  if (tests.all_to_all) collectives.push_back({"alltoall", "all-to-all"});
+  if (tests.all_reduce) collectives.push_back({"allreduce", "intra-allreduce"});  // named as --tests names it
+  if (tests.all_to_all) collectives.push_back({"alltoall", "intra-alltoall"});
   if (host.gpus.empty()) {
     if (tests.gemm) {
       results.push_back(Skip(kPerf, "gemm", "no GPU: the performance screen is for GPU nodes (benchmark gemm measures CPUs)"));

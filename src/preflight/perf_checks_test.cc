@@ -84,10 +84,10 @@ TEST(PerfChecksTest, WithoutGpusEachSelectedTestIsSkipped) {
   PerfTests tests;
   tests.all_to_all = true;
   std::vector<CheckResult> results = CheckPerf(cpu_only, "/nonexistent/primus-cli", 5, tests);
-  EXPECT_EQ(Names(results), (std::vector<std::string>{"gemm", "all-reduce", "all-to-all"}));
+  EXPECT_EQ(Names(results), (std::vector<std::string>{"gemm", "intra-allreduce", "intra-alltoall"}));
   for (const CheckResult& r : results) EXPECT_EQ(r.status, CheckStatus::kSkip) << r.name;
   tests.gemm = tests.all_reduce = false;
-  EXPECT_EQ(Names(CheckPerf(cpu_only, "/nonexistent/primus-cli", 5, tests)), std::vector<std::string>{"all-to-all"});
+  EXPECT_EQ(Names(CheckPerf(cpu_only, "/nonexistent/primus-cli", 5, tests)), std::vector<std::string>{"intra-alltoall"});
 }
 
 // Ctrl-C (here SIGTERM) during a benchmark run: the run ends at once (not at

@@ -5,6 +5,7 @@
 //                           steps, final loss, restarts
 // Exit codes: 0 (an empty list too), 2 bad arguments.
 #include <time.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "monitor/job_list.h"
+#include "monitor/terminal_screen.h"
 #include "tasks/task.h"
 #include "util/clock.h"
 #include "util/option_parser.h"
@@ -82,6 +84,60 @@ std::string Shorten(const std::string& text, size_t width) {
   return text.size() <= width ? text : text.substr(0, width - 3) + "...";
 }
 
+// A listing's column: its header, width, alignment, and when it goes on a
+// narrow terminal (0: never; higher goes first). The last column is as wide
+// as its text, cut from the left to what the terminal leaves it.
+struct Column {
+  std::string header;
+  size_t width;
+  bool right = false;
+  int drop = 0;
+};
+
+// The table, fitted to `columns` (0: not a terminal, every column in full):
+// columns go by their drop order until the rest fit, so a line never wraps.
+std::string RenderTable(const std::vector<Column>& table, const std::vector<std::vector<std::string>>& rows,
+                        size_t columns) {
+  std::vector<bool> shown(table.size(), true);
+  auto fixed_width = [&] {
+    size_t width = 0;
+    for (size_t i = 0; i + 1 < table.size(); ++i) width += shown[i] ? table[i].width + 1 : 0;
+    return width;
+  };
+  constexpr size_t kLastColumnMin = 16;
+  while (columns > 0 && fixed_width() + kLastColumnMin > columns) {
+    int worst = 0;
+    size_t at = table.size();
+    for (size_t i = 0; i < table.size(); ++i) {
+      if (shown[i] && table[i].drop > worst) worst = table[i].drop, at = i;
+    }
+    if (at == table.size()) break;
+    shown[at] = false;
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t i = 0; i + 1 < table.size(); ++i) {
+      if (!shown[i]) continue;
+      out += table[i].right ? fmt::format("{:>{}} ", Shorten(cells[i], table[i].width), table[i].width)
+                            : fmt::format("{:<{}} ", Shorten(cells[i], table[i].width), table[i].width);
+    }
+    std::string last = cells.back();
+    if (columns > out.size() && last.size() > columns - out.size() - 1) {
+      size_t room = columns - out.size() - 1;
+      last = room > 3 ? "..." + last.substr(last.size() - (room - 3)) : "";
+    }
+    return out + last + "\n";
+  };
+  std::vector<std::string> headers;
+  for (const Column& column : table) headers.push_back(column.header);
+  std::string out = line(headers);
+  for (const auto& row : rows) out += line(row);
+  return out;
+}
+
+// The terminal's width when standard output is one; 0 otherwise.
+size_t OutputColumns() { return isatty(STDOUT_FILENO) ? monitor::TerminalSizeOf(STDOUT_FILENO).columns : 0; }
+
 std::string Steps(const monitor::JobEntry& job) {
   if (!job.step) return "-";
   return job.total_steps ? fmt::format("{}/{}", *job.step, *job.total_steps) : std::to_string(*job.step);
@@ -139,16 +195,19 @@ class PsTask : public Task {
                 << "\n";
       return 0;
     }
-    std::cout << fmt::format("{:<26} {:<10} {:<24} {:>7} {:>13} {:<16} {}\n", "RUN ID", "STATE", "WHAT",
-                             "NODESxW", "STEP", "STARTED", "DIRECTORY");
+    static const std::vector<Column> table = {{"RUN ID", 26},          {"STATE", 10},
+                                              {"WHAT", 24, false, 2},  {"NODESxW", 7, true, 3},
+                                              {"STEP", 13, true, 1},   {"STARTED", 16, false, 4},
+                                              {"DIRECTORY", 0}};
+    std::vector<std::vector<std::string>> rows;
     for (const monitor::JobEntry* job : shown) {
       std::string step = Steps(*job);
       if (job->running && job->eta_s) step += " " + Duration(*job->eta_s);
-      std::cout << fmt::format("{:<26} {:<10} {:<24} {:>7} {:>13} {:<16} {}\n", Shorten(job->run_id, 26),
-                               Shorten(job->state, 10), Shorten(job->What(), 24),
-                               fmt::format("{}x{}", job->nnodes, job->world_size / std::max(job->nnodes, 1)),
-                               step, LocalTime(job->started), job->log_dir);
+      rows.push_back({job->run_id, job->state, job->What(),
+                      fmt::format("{}x{}", job->nnodes, job->world_size / std::max(job->nnodes, 1)), step,
+                      LocalTime(job->started), job->log_dir});
     }
+    std::cout << RenderTable(table, rows, OutputColumns());
     if (ended_left > 0) {
       std::cout << "... and " << ended_left << " more that ended in the last day (primus-cli ps --all, or history)\n";
     }
@@ -190,15 +249,17 @@ class HistoryTask : public Task {
       std::cout << "no job of yours found on this host\n";
       return 0;
     }
-    std::cout << fmt::format("{:<16} {:<26} {:<10} {:<24} {:>8} {:>13} {:>10} {:>8}\n", "STARTED", "RUN ID",
-                             "STATUS", "WHAT", "DURATION", "STEP", "LOSS", "RESTARTS");
+    static const std::vector<Column> table = {{"STARTED", 16, false, 3}, {"RUN ID", 26},
+                                              {"STATUS", 10},            {"DURATION", 8, true, 2},
+                                              {"STEP", 13, true, 1},     {"LOSS", 10, true, 4},
+                                              {"RESTARTS", 8, true, 5},  {"WHAT", 0}};
+    std::vector<std::vector<std::string>> rows;
     for (const monitor::JobEntry* job : all) {
-      std::string loss = job->loss ? fmt::format("{:.4g}", *job->loss) : "-";
-      std::cout << fmt::format("{:<16} {:<26} {:<10} {:<24} {:>8} {:>13} {:>10} {:>8}\n", LocalTime(job->started),
-                               Shorten(job->run_id, 26), Shorten(job->state, 10), Shorten(job->What(), 24),
-                               job->started > 0 ? Duration(job->updated - job->started) : "-", Steps(*job), loss,
-                               job->restarts);
+      rows.push_back({LocalTime(job->started), job->run_id, job->state,
+                      job->started > 0 ? Duration(job->updated - job->started) : "-", Steps(*job),
+                      job->loss ? fmt::format("{:.4g}", *job->loss) : "-", std::to_string(job->restarts), job->What()});
     }
+    std::cout << RenderTable(table, rows, OutputColumns());
     return 0;
   }
 };

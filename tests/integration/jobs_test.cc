@@ -9,12 +9,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "run_process.h"
 #include "start_process.h"
 #include "text.h"
+#include "tmux.h"
 #include "util/files.h"
 #include "util/log.h"
 #include "wait_for.h"
@@ -132,6 +135,82 @@ TEST_F(JobsTest, PsLogsStopAndHistoryShowAndTouchOnlyYourJob) {
   EXPECT_EQ(one.exit_code, 0) << one.all();
   EXPECT_TRUE(Contains(one.out, "[" + host + ":1] step 0 of rank 1")) << one.out;
   EXPECT_FALSE(Contains(one.out, ":0]")) << one.out;
+}
+
+// ps and logs -f on a real terminal (tmux, 80 x 24), as a user types them:
+// ps fits the width (no line wraps), logs -f shows every rank's lines as they
+// come, Ctrl-C leaves it and the job runs on, and a second logs -f ends by
+// itself when the job is stopped.
+class JobsTerminalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (FindExecutable("tmux").empty()) GTEST_SKIP() << "tmux is not installed (scripts/setup.sh installs it)";
+  }
+  void TearDown() override {
+    if (job_ > 0) ::kill(job_, SIGKILL);
+  }
+  testing::TempDir dir_;
+  pid_t job_ = -1;
+};
+
+TEST_F(JobsTerminalTest, PsFitsTheTerminalAndLogsFollowsUntilCtrlCOrTheJobsEnd) {
+  ProcessOptions options;
+  options.cwd = dir_.path();
+  options.env["TMPDIR"] = dir_.path();
+  options.env["HOME"] = dir_.path();
+  job_ = testing::StartProcess({PRIMUS_BINARY, "direct", "--nproc-per-node", "2", "--telemetry-interval", "1", "--",
+                                "run", "/usr/bin/python3", "-c", kLoop},
+                               dir_.path() + "/job.out", dir_.path() + "/job.err", options);
+  ASSERT_GT(job_, 0);
+  std::string run_id;
+  ASSERT_TRUE(testing::WaitFor([&] {
+    ProcessResult listed = RunPrimus({"ps", "--json"}, options);
+    auto jobs = nlohmann::json::parse(listed.out, nullptr, false);
+    if (!jobs.is_array() || jobs.empty() || jobs[0]["state"] != "running") return false;
+    run_id = jobs[0]["run_id"];
+    return true;
+  }, 60)) << testing::ReadOrEmpty(dir_.path() + "/job.err");
+
+  testing::Tmux tmux(dir_.path(), 80, 24);
+  ASSERT_TRUE(tmux.ok()) << tmux.error();
+  // The user's shell: primus-cli on the PATH, the job's TMPDIR and HOME.
+  tmux.Type("export TMPDIR=" + dir_.path() + " HOME=" + dir_.path() + " PATH=" + DirName(PRIMUS_BINARY) + ":$PATH\n");
+  tmux.Type("clear; primus-cli ps; echo ps-done\n");
+  ASSERT_TRUE(testing::WaitFor([&] { return Contains(tmux.Screen(), "ps-done\n"); }, 20)) << tmux.Screen();
+  std::string screen = tmux.JoinedScreen();
+  EXPECT_TRUE(Contains(screen, "RUN ID")) << screen;
+  EXPECT_TRUE(Contains(screen, run_id + " ")) << screen;
+  EXPECT_TRUE(Contains(screen, "running")) << screen;
+  for (const std::string& line : Split(screen, '\n')) {
+    EXPECT_LE(line.size(), 80u) << "a line wider than the terminal wraps:\n" << line;
+  }
+
+  tmux.Type("clear; primus-cli logs -f\n");
+  std::string host = log::HostName();
+  ASSERT_TRUE(testing::WaitFor([&] {
+    std::string now = tmux.Screen();
+    return Contains(now, "[" + host + ":0] step") && Contains(now, "[" + host + ":1] step");
+  }, 30)) << tmux.Screen();
+  // Lines keep coming while it follows.
+  std::string before = tmux.Screen();
+  EXPECT_TRUE(testing::WaitFor([&] { return tmux.Screen() != before; }, 10)) << "logs -f follows";
+  tmux.Keys("C-c");
+  // The shell's prompt is back: the command ended; its status next.
+  ASSERT_TRUE(testing::WaitFor([&] { return tmux.Format("#{pane_current_command}") == "sh"; }, 10)) << tmux.Screen();
+  tmux.Type("echo logs-exit=$?\n");
+  ASSERT_TRUE(testing::WaitFor([&] { return Contains(tmux.Screen(), "logs-exit="); }, 10)) << tmux.Screen();
+  EXPECT_TRUE(Contains(tmux.Screen(), "logs-exit=130")) << "Ctrl-C leaves logs -f as it leaves any command\n"
+                                                          << tmux.Screen();
+  EXPECT_EQ(::kill(job_, 0), 0) << "the job runs on after logs -f was left";
+
+  // Followed again, logs -f ends by itself when the job ends.
+  tmux.Type("clear; primus-cli logs -f " + run_id + " > /dev/null; echo followed-exit=$?\n");
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ProcessResult stopped = RunPrimus({"stop", run_id}, options);
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.all();
+  EXPECT_EQ(testing::WaitForExit(job_, 30), 128 + SIGTERM);
+  job_ = -1;
+  EXPECT_TRUE(testing::WaitFor([&] { return Contains(tmux.Screen(), "followed-exit=0"); }, 20)) << tmux.Screen();
 }
 
 }  // namespace

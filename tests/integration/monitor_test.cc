@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "run_process.h"
+#include "tmux.h"
 #include "start_process.h"
 #include "util/files.h"
 #include "util/strings.h"
@@ -34,6 +35,7 @@ using testing::ProcessOptions;
 using testing::ProcessResult;
 using testing::RunPrimus;
 using testing::RunProcess;
+using testing::Tmux;
 using testing::WaitFor;
 
 const std::string kRunId = "20261125-093000-1a2b3c";
@@ -212,40 +214,6 @@ TEST_F(MonitorTest, InAPipeEachRefreshIsAPlainBlockThatFollowsTheFile) {
   EXPECT_GE(blocks, 3u) << text;
   EXPECT_NE(text.find(JoinPath(log_dir_, "telemetry/job.json")), std::string::npos) << text;
 }
-
-// A detached tmux session of a fixed size on a private server, typed into
-// like a user would.
-class Tmux {
- public:
-  Tmux(const std::string& dir, int columns, int rows) : socket_(JoinPath(dir, "tmux.sock")) {
-    ProcessResult started = Run({"new-session", "-d", "-s", "t", "-x", std::to_string(columns), "-y", std::to_string(rows),
-                                 "-e", "PS1=$ ", "-e", "LANG=C.UTF-8", "-e", "NO_COLOR=", "-c", dir, "sh"});
-    ok_ = started.exit_code == 0;
-    error_ = started.all();
-  }
-  ~Tmux() { Run({"kill-server"}); }
-  bool ok() const { return ok_; }
-  const std::string& error() const { return error_; }
-
-  ProcessResult Run(std::vector<std::string> args) const {
-    args.insert(args.begin(), {"tmux", "-u", "-S", socket_});
-    ProcessOptions options;
-    options.env["TMUX"] = std::nullopt;
-    options.timeout_s = 10;
-    return RunProcess(args, options);
-  }
-  void Type(const std::string& text) const { Run({"send-keys", "-t", "t", "-l", text}); }
-  void Keys(const std::string& keys) const { Run({"send-keys", "-t", "t", keys}); }
-  std::string Screen(bool colors = false) const {
-    return colors ? Run({"capture-pane", "-p", "-e", "-t", "t"}).out : Run({"capture-pane", "-p", "-t", "t"}).out;
-  }
-  std::string Format(const std::string& format) const { return std::string(Trim(Run({"display-message", "-p", "-t", "t", format}).out)); }
-
- private:
-  std::string socket_;
-  bool ok_ = false;
-  std::string error_;
-};
 
 size_t Count(const std::string& text, const std::string& what) {
   size_t count = 0;

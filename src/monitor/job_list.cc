@@ -48,7 +48,7 @@ nlohmann::json JobEntry::ToJson() const {
   nlohmann::json json{{"run_id", run_id},         {"state", state},       {"running", running},
                       {"log_dir", log_dir},       {"view_file", view_file}, {"nnodes", nnodes},
                       {"world_size", world_size}, {"restarts", restarts}, {"updated", updated},
-                      {"agent_host", agent_host}, {"agent_pid", agent_pid}};
+                      {"agent_host", agent_host}, {"agent_pid", agent_pid}, {"hosts", hosts}};
   if (!experiment.empty()) json["experiment"] = experiment;
   if (!command.empty()) json["command"] = command;
   if (!cwd.empty()) json["cwd"] = cwd;
@@ -90,6 +90,10 @@ std::vector<JobEntry> ListJobs(const SearchPlaces& places, double now) {
     entry.agent_stamp = jf::Object(job, "agent");
     entry.agent_host = jf::Text(entry.agent_stamp, "host");
     entry.agent_pid = static_cast<pid_t>(jf::IntegerIn(entry.agent_stamp, "pid", 0, 1 << 30).value_or(0));
+    for (const auto& node : jf::Array(*view, "nodes")) {
+      std::string host = EscapeControlCharacters(jf::Text(node, "host")).substr(0, 255);
+      if (!host.empty() && entry.hosts.size() < 4096) entry.hosts.push_back(std::move(host));
+    }
     entry.running = IsRunningView(job, entry.updated, now);
     if (!entry.running && !telemetry::IsEndedJobState(entry.state)) entry.state = "gone";
     jobs.push_back(std::move(entry));

@@ -37,6 +37,7 @@ struct JobEntry {
   std::optional<int64_t> step, total_steps;
   std::optional<double> eta_s, loss;
   std::string agent_host;  // node 0's agent
+  std::vector<std::string> hosts;  // every node's host, by node rank, as the view has them
   pid_t agent_pid = 0;
   nlohmann::json agent_stamp;  // util/process_stamp.h, as the view has it
 

@@ -10,6 +10,7 @@
 #include "http_test_server.h"
 #include "monitor/job_view_text.h"
 #include "util/process_stamp.h"
+#include "util/clock.h"
 #include "util/files.h"
 #include "util/scoped_temp_dir.h"
 
@@ -201,6 +202,24 @@ TEST_F(JobSourceTest, TheMetricsPortServesTheSameView) {
   auto text = ReadJobViewText(*source, 5);
   ASSERT_TRUE(text.ok()) << text.error().Format();
   EXPECT_EQ(*text, body);
+}
+
+// A multi-node job, found where node 0's view reaches (a shared ./output):
+// listed once, with every node's host, and not running once its view stops
+// being rewritten (node 0's agent on another host says nothing).
+TEST_F(JobSourceTest, AMultiNodeJobIsListedOnceWithEveryNodesHost) {
+  std::string view = Write("output/exp_4242/logs/telemetry/job.json",
+                           R"({"format": "primus-job-telemetry/1", "job": {"run_id": "r", "state": "running",
+                                "interval_s": 5, "nnodes": 2, "world_size": 16},
+                               "nodes": [{"host": "node1", "node_rank": 0}, {"host": "node2", "node_rank": 1}]})");
+  std::vector<JobEntry> jobs = ListJobs(places_, WallSeconds());
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].hosts, (std::vector<std::string>{"node1", "node2"}));
+  EXPECT_EQ(jobs[0].nnodes, 2);
+  EXPECT_TRUE(jobs[0].running);
+  EXPECT_EQ(jobs[0].ToJson()["hosts"], nlohmann::json::array({"node1", "node2"}));
+  SetTime(view, WallSeconds() - 3600);
+  EXPECT_EQ(ListJobs(places_, WallSeconds())[0].state, "gone");
 }
 
 }  // namespace

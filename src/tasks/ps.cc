@@ -197,14 +197,15 @@ class PsTask : public Task {
     }
     static const std::vector<Column> table = {{"RUN ID", 26},          {"STATE", 10},
                                               {"WHAT", 24, false, 2},  {"NODESxW", 7, true, 3},
-                                              {"STEP", 13, true, 1},   {"STARTED", 16, false, 4},
-                                              {"DIRECTORY", 0}};
+                                              {"HOSTS", 16, false, 5}, {"STEP", 13, true, 1},
+                                              {"STARTED", 16, false, 4}, {"DIRECTORY", 0}};
     std::vector<std::vector<std::string>> rows;
     for (const monitor::JobEntry* job : shown) {
       std::string step = Steps(*job);
       if (job->running && job->eta_s) step += " " + Duration(*job->eta_s);
+      std::string hosts = job->hosts.empty() ? job->agent_host : Join(job->hosts, ",");
       rows.push_back({job->run_id, job->state, job->What(),
-                      fmt::format("{}x{}", job->nnodes, job->world_size / std::max(job->nnodes, 1)), step,
+                      fmt::format("{}x{}", job->nnodes, job->world_size / std::max(job->nnodes, 1)), hosts, step,
                       LocalTime(job->started), job->log_dir});
     }
     std::cout << RenderTable(table, rows, OutputColumns());

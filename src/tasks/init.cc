@@ -181,7 +181,7 @@ class InitTask : public Task {
     if (args->json) {
       const train::TemplateLayout& l = rendered->layout;
       nlohmann::ordered_json out = {
-          {"file", path},          {"model", args->model},       {"backend", rendered->backend},
+          {"file", path},          {"model", rendered->model},   {"backend", rendered->backend},
           {"gpus_per_node", request.gpus_per_node},                {"gpus_from", gpus_from},
           {"nodes", request.nodes}, {"nproc_per_node", l.nproc_per_node},
           {"layout", {{"tensor", l.tensor}, {"pipeline", l.pipeline}, {"expert", l.expert},

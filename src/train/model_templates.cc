@@ -321,14 +321,29 @@ const std::vector<ModelTemplate>& ModelTemplates() {
   return templates;
 }
 
+// The template `name` means: its own name, in any case and with _ for -, or
+// the start (4 characters or more) of exactly one name (qwen3, deepseek_v2,
+// llama3, mixtral).
+const ModelSpec* FindSpec(const std::string& name) {
+  std::string wanted = ReplaceAll(ToLower(name), "_", "-");
+  const ModelSpec* prefixed = nullptr;
+  int prefixes = 0;
+  for (const ModelSpec& spec : Specs()) {
+    if (spec.about.name == wanted) return &spec;
+    if (wanted.size() >= 4 && spec.about.name.starts_with(wanted)) prefixed = &spec, ++prefixes;
+  }
+  return prefixes == 1 ? prefixed : nullptr;
+}
+
 Result<RenderedTemplate> RenderTemplate(const TemplateRequest& request) {
-  auto spec = std::find_if(Specs().begin(), Specs().end(),
-                           [&](const ModelSpec& s) { return s.about.name == request.model; });
+  const ModelSpec* found = FindSpec(request.model);
+  auto spec = found ? Specs().begin() + (found - Specs().data()) : Specs().end();
   if (spec == Specs().end()) {
     return UsageError("init: no template for '" + request.model + "'" + DidYouMean(request.model, ModelNames()),
                       "the templates: " + Join(ModelNames(), ", ") + " (primus-cli init --list)");
   }
   RenderedTemplate out;
+  out.model = spec->about.name;
   out.backend = !request.backend.empty() ? request.backend
                 : request.gpus_per_node == 0 ? "torch"
                                              : spec->about.backends.front();

@@ -41,6 +41,7 @@ struct TemplateLayout {
 };
 
 struct RenderedTemplate {
+  std::string model;     // the template's name (init took "qwen3" for qwen3-8b)
   std::string backend;   // as chosen
   std::string exp_name;  // <model>-<backend>
   std::string yaml;
@@ -48,7 +49,9 @@ struct RenderedTemplate {
   TemplateLayout layout;
 };
 
-// The experiment for `request`; a usage error names an unknown model or
+// The experiment for `request`; the model is a template's name, in any case
+// and with _ for -, or the start (4 characters or more) of exactly one name
+// ("qwen3", "deepseek_v2"). A usage error names an unknown model or
 // backend (with the near one) or a backend the model has no template for.
 Result<RenderedTemplate> RenderTemplate(const TemplateRequest& request);
 

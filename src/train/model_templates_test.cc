@@ -59,8 +59,18 @@ TEST(ModelTemplatesTest, WithoutGpusTheExampleTrainerRunsOnTheCpu) {
   EXPECT_NE(megatron.error().hint.find("--gpus 8"), std::string::npos);
 }
 
+TEST(ModelTemplatesTest, AModelIsFoundByTheWayPeopleWriteIt) {
+  for (const char* name : {"deepseek_v2", "DeepSeek-V2-Lite", "qwen3", "Qwen3", "mixtral", "llama3"}) {
+    auto rendered = Render(name, "megatron", 8);
+    ASSERT_TRUE(rendered.ok()) << name << ": " << rendered.error().message;
+  }
+  EXPECT_EQ(Render("qwen3", "megatron", 8)->model, "qwen3-8b");
+  EXPECT_EQ(Render("deepseek_v2", "megatron", 8)->exp_name, "deepseek-v2-lite-megatron");
+  EXPECT_FALSE(Render("l", "megatron", 8).ok()) << "too short to mean one";
+}
+
 TEST(ModelTemplatesTest, WhatHasNoTemplateIsNamedWithWhatHas) {
-  auto typo = Render("llama3-8", "", 8);
+  auto typo = Render("lama3-8b", "", 8);
   ASSERT_FALSE(typo.ok());
   EXPECT_NE(typo.error().message.find("did you mean 'llama3-8b'"), std::string::npos) << typo.error().message;
   auto titan = Render("mixtral-8x7b", "torchtitan", 8);

@@ -125,7 +125,7 @@ TEST_F(FirstContactTest, WithoutGpusInitWritesTheExampleTrainerOnTheCpuAndNeverO
   ProcessResult out = RunPrimus({"init", "qwen3-8b", "--gpus", "8", "-o", "-"}, User());
   EXPECT_TRUE(Has(out.out, "backend: megatron\n")) << out.all();
 
-  ProcessResult typo = RunPrimus({"init", "mixtral"}, User());
+  ProcessResult typo = RunPrimus({"init", "mixtrl-8x7b"}, User());
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_TRUE(Has(typo.err, "did you mean 'mixtral-8x7b'")) << typo.err;
 }

@@ -38,9 +38,16 @@ JobDecision JobCoordinator::EndGeneration(const NodeOutcome& outcome) {
     }
     return slots;
   };
-  // A stopping node may need its whole SIGTERM grace before it can report.
-  auto barrier_end = [this, start = SteadyClock::now()] {
+  // A stopping node may need its whole SIGTERM grace before it can report;
+  // a node whose worker is stuck at exit reports once its exit grace and
+  // that SIGTERM grace have passed (a node that died is lost sooner, by its
+  // heartbeat, and not waited for).
+  const SteadyTime barrier_start = SteadyClock::now();
+  auto barrier_end = [this, start = barrier_start] {
     double seconds = settings_.exit_barrier_timeout_s + (stop_reason_ ? settings_.term_timeout_s : 0);
+    if (!stop_reason_ && settings_.exit_grace_s > 0) {
+      seconds = std::max(seconds, settings_.exit_grace_s + settings_.term_timeout_s + 5);
+    }
     return start + Seconds(seconds);
   };
   while (!unreported().empty() && SteadyClock::now() < barrier_end()) {
@@ -54,8 +61,8 @@ JobDecision JobCoordinator::EndGeneration(const NodeOutcome& outcome) {
   if (!never_reported.empty()) {
     std::vector<std::string> names;
     for (int slot : never_reported) names.push_back(peers_[static_cast<size_t>(slot)].node.Describe());
-    log::Error("exit barrier: {} never reported the end of generation {} (waited {:g} s)", primus::Join(names, ", "),
-               generation_, settings_.exit_barrier_timeout_s);
+    log::Error("exit barrier: {} never reported the end of generation {} (waited {:.0f} s)", primus::Join(names, ", "),
+               generation_, std::chrono::duration<double>(SteadyClock::now() - barrier_start).count());
     if (AssignsRanks()) {
       // An elastic job goes on without them, as without any lost node.
       for (int slot : never_reported) {

@@ -195,6 +195,13 @@ Result<std::vector<std::pair<std::string, std::string>>> FlattenFile(const std::
 
 // resolved.yaml's leaves, each with where its value came from: a `key=value`
 // of the command line, the experiment file, a file it extends, or a default.
+// Two renderings of one setting: equal as text, or as numbers (900 and 900.0).
+bool SameValue(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  std::optional<double> x = ParseDouble(a), y = ParseDouble(b);
+  return x && y && *x == *y;
+}
+
 void ReadConfig(const std::string& dir, RunReport* report) {
   std::string config_dir = JoinPath(dir, "config"), resolved_path = JoinPath(config_dir, "resolved.yaml");
   if (!PathExists(resolved_path)) return;
@@ -251,7 +258,7 @@ void ReadConfig(const std::string& dir, RunReport* report) {
   for (OriginEntry& entry : report->config) {
     for (const auto& [experiment_key, launcher_key] : config::ExperimentLaunchKeys()) {
       auto ran = launcher.find(launcher_key);
-      if (entry.name != experiment_key || ran == launcher.end() || ran->second->value == entry.value) continue;
+      if (entry.name != experiment_key || ran == launcher.end() || SameValue(ran->second->value, entry.value)) continue;
       entry.origin += "; the launch ran with " + launcher_key + " " + ran->second->value + " (" + ran->second->origin + ")";
     }
   }

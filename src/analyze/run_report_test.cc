@@ -91,7 +91,7 @@ TEST_F(RunReportTest, ReadsEveryPartOfTheFixtureRun) {
   std::string text = FormatRunSummary(report->summary);
   EXPECT_NE(text.find("  failed:     attempt 0: rank 3 on host2 (exit code 1)"), std::string::npos) << text;
   EXPECT_NE(text.find("  launched:   nnodes 2 (flag --nnodes), nproc_per_node 2 (experiment config/exp.yaml), "
-                      "max_restarts 1 (flag --max-restarts), hang_timeout 1800.0 (default)"),
+                      "max_restarts 1 (flag --max-restarts), hang_timeout 1800 (default)"),
             std::string::npos)
       << text;
   nlohmann::json json = nlohmann::json::parse(RunSummaryJson(report->summary));

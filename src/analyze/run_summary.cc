@@ -105,6 +105,7 @@ std::vector<LaunchSetting> ReadLaunchSettings(const std::string& dir, const std:
     }
     if (at->is_string()) return at->get<std::string>().substr(0, 1000);
     if (at->is_object()) return std::nullopt;
+    if (at->is_number_float()) return fmt::format("{:g}", at->get<double>());
     return at->dump().substr(0, 1000);
   };
   std::vector<std::string> wanted = keys;
@@ -156,9 +157,13 @@ Result<RunSummary> LoadRunSummary(const std::string& dir) {
     }
     summary.failures.push_back(std::move(failure));
   }
-  // Each failure but a failed run's last was followed by a restart.
+  // Each failure but the last was followed by a restart; the last too unless
+  // it is what the run ended with (its root cause).
+  nlohmann::json root = summary.root_cause;
+  int ended_with = root.is_object() ? json_fields::SmallInteger(root, "attempt").value_or(-1) : -1;
   for (size_t i = 0; i < summary.failures.size(); ++i) {
-    summary.failures[i].restarted = i + 1 < summary.failures.size() || summary.status == "succeeded";
+    bool last = i + 1 == summary.failures.size();
+    summary.failures[i].restarted = !last || summary.failures[i].attempt != ended_with;
   }
   summary.launch_settings = ReadLaunchSettings(
       dir, {"direct.nnodes", "direct.nproc_per_node", "direct.max_restarts", "direct.hang_timeout"});
@@ -230,7 +235,8 @@ std::string DescribeRootCause(const nlohmann::ordered_json& cause) {
 
 std::string DescribeRunRootCause(const RunSummary& s) {
   if (s.root_cause.is_object() || s.failures.empty()) return DescribeRootCause(s.root_cause);
-  return fmt::format("none: the run recovered from {} failure(s)", s.failures.size());
+  if (s.status == "succeeded") return fmt::format("none: the run recovered from {} failure(s)", s.failures.size());
+  return fmt::format("none recorded for its end ({}); {} earlier failure(s) restarted", s.status, s.failures.size());
 }
 
 std::string DescribeAttemptFailure(const AttemptFailure& failure) {

@@ -25,10 +25,10 @@ const std::vector<OptionSpec>& CommOptions() {
   static const std::vector<OptionSpec> table = {
       {{"--op"}, K::kValue, "OP[,OP]", "",
        "allreduce|allgather|reducescatter|alltoall|broadcast|sendrecv, a comma list, or all (default allreduce)"},
-      {{"--sizes"}, K::kValue, "SIZE,SIZE", "", "exactly these sizes (K/M/G), instead of -b/-e/-f/-i"},
+      {{"--sizes"}, K::kValue, "SIZE,SIZE", "", "exactly these sizes (K/M/G), instead of a --min-bytes to --max-bytes range"},
       {{"--min-bytes", "-b", "--minbytes"}, K::kValue, "SIZE", "", "smallest size, bytes with K/M/G (default 32M)"},
       {{"--max-bytes", "-e", "--maxbytes"}, K::kValue, "SIZE", "", "largest size (default 32M)"},
-      {{"--step-factor", "-f", "--stepfactor"}, K::kValue, "FACTOR", "", "multiply the size by this between rows (default 1: add -i)"},
+      {{"--step-factor", "-f", "--stepfactor"}, K::kValue, "FACTOR", "", "multiply the size by this between rows (default 1: add --step-bytes)"},
       {{"--step-bytes", "-i", "--stepbytes"}, K::kValue, "SIZE", "", "add this between rows when -f is 1 (default 1M)"},
       {{"--iters", "-n"}, K::kValue, "N", "", "timed iterations per row (default 20)"},
       {{"--warmup", "-w", "--warmup-iters"}, K::kValue, "N", "", "warm-up iterations (default 5)"},
@@ -71,6 +71,7 @@ Result<CommRequest> ParseCommRequest(const std::vector<std::string>& args) {
   CommRequest request;
   bool sizes_given = false;
   std::string range_given_with;  // -b, -e, -f or -i as written
+  std::string output_written;    // --output or --output-file
   auto size_option = [](const ParsedOption& option) -> Result<size_t> {
     auto value = ParseByteSize(option.value);
     if (!value) {
@@ -129,7 +130,7 @@ Result<CommRequest> ParseCommRequest(const std::vector<std::string>& args) {
     } else if (name == "--dtype") {
       auto type = ParseDataType(option.value);
       if (!type) {
-        return UsageError("unknown -d/--datatype '" + option.value + "'" + DidYouMean(ToLower(option.value), DataTypeNames()),
+        return UsageError("unknown " + option.written + " '" + option.value + "'" + DidYouMean(ToLower(option.value), DataTypeNames()),
                           "choose one of " + Join(DataTypeNames(), ", "));
       }
       request.type = *type;
@@ -145,9 +146,8 @@ Result<CommRequest> ParseCommRequest(const std::vector<std::string>& args) {
       if (Status status = CheckSvgPlotPath(option.value, "--plot busbw.svg"); !status) return status.error();
       request.plot = option.value;
     } else if (name == "--output") {
-      auto format = ReportFileFormatFor(option.value, false, option.written);
-      if (!format.ok()) return format.error();
       request.output_file = option.value;
+      output_written = option.written;
     } else if (name == "--append") {
       request.append = option.value == "true";
     } else if (name == "--device") {
@@ -165,6 +165,10 @@ Result<CommRequest> ParseCommRequest(const std::vector<std::string>& args) {
   }
   if (request.append && request.output_file.empty()) {
     return UsageError("--append needs --output FILE", "write --output comm.csv --append");
+  }
+  if (!request.output_file.empty()) {  // before anything runs: a .json cannot be appended to
+    auto format = ReportFileFormatFor(request.output_file, request.append, output_written);
+    if (!format.ok()) return format.error();
   }
   if (sizes_given && !range_given_with.empty()) {
     return UsageError("--sizes lists the sizes: " + range_given_with + " cannot be given with it",

@@ -35,8 +35,8 @@ std::vector<SlowestDevice> FindSlowestDevices(const std::vector<GemmResult>& res
 std::string FormatGemmTable(const std::vector<GemmResult>& results);
 std::string FormatGemmCsv(const std::vector<GemmResult>& results);
 nlohmann::ordered_json GemmReportJson(const std::vector<GemmResult>& results);
-// --output-file's content: one row per shape and device, Primus's columns
-// (avg_time_ms, tflop, tflops, bandwidth_gbps, arith_intensity) among ours.
+// --output's content: one row per shape and device, the columns of --csv,
+// named as the JSON's fields (mean_ms, tflops, bandwidth_gbs, ...).
 ReportDocument GemmReportDocument(const std::vector<GemmResult>& results, const std::string& title,
                                   const std::vector<std::string>& settings);
 PlotSpec GemmPlot(const std::vector<GemmResult>& results);

@@ -1,6 +1,7 @@
 #include "benchmark/report_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -93,8 +94,15 @@ Status WriteReportFile(const std::string& path, const ReportDocument& document, 
   bool continuing = existing.ok() && !existing->empty();
   std::string text = FormatReportDocument(document, format, continuing);
   if (continuing && format == ReportFileFormat::kMarkdown && !existing->ends_with("\n")) text = "\n" + text;
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  // Never through a link planted in the file's place, never into something
+  // that is not a regular file.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) return UnavailableError("cannot append to " + path + ": " + std::strerror(errno));
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return UnavailableError("cannot append to " + path + ": not a regular file");
+  }
   size_t done = 0;
   while (done < text.size()) {
     ssize_t written = ::write(fd, text.data() + done, text.size() - done);

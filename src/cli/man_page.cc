@@ -150,6 +150,11 @@ std::string ModePage(const runtime::Runtime& mode) {
   }
   out += ".SH OPTIONS\n" + Options(mode.options()) + ".SS Global options (accepted here too)\n" +
          Options(runtime::GlobalOptions());
+  if (!mode.examples().empty()) {
+    out += ".SH EXAMPLES\n.nf\n";
+    for (const std::string& example : mode.examples()) out += Escape(example) + "\n";
+    out += ".fi\n";
+  }
   return out + SeeAlso(name);
 }
 

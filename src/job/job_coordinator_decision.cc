@@ -38,16 +38,10 @@ JobDecision JobCoordinator::EndGeneration(const NodeOutcome& outcome) {
     }
     return slots;
   };
-  // A stopping node may need its whole SIGTERM grace before it can report;
-  // a node whose worker is stuck at exit reports once its exit grace and
-  // that SIGTERM grace have passed (a node that died is lost sooner, by its
-  // heartbeat, and not waited for).
+  // A stopping node may need its whole SIGTERM grace before it can report.
   const SteadyTime barrier_start = SteadyClock::now();
   auto barrier_end = [this, start = barrier_start] {
     double seconds = settings_.exit_barrier_timeout_s + (stop_reason_ ? settings_.term_timeout_s : 0);
-    if (!stop_reason_ && settings_.exit_grace_s > 0) {
-      seconds = std::max(seconds, settings_.exit_grace_s + settings_.term_timeout_s + 5);
-    }
     return start + Seconds(seconds);
   };
   while (!unreported().empty() && SteadyClock::now() < barrier_end()) {

@@ -38,10 +38,6 @@ struct JobLinkSettings {
   double heartbeat_interval_s = 1;
   double heartbeat_timeout_s = 10;
   double term_timeout_s = 30;  // how long a stopping node may take, on top of the exit barrier
-  // How long a node lets a worker stay after another exited 0 before it
-  // stops it as stuck at exit (0: forever): such a node reports its end that
-  // much later, and the exit barrier waits for it.
-  double exit_grace_s = 60;
   int max_restarts = 0;
   bool exclude_bad_nodes = false;  // LaunchSpec::exclude_bad_nodes
   int spare_nodes = 0;             // nodes the launcher above can start this job on instead of a bad one

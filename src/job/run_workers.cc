@@ -195,7 +195,6 @@ JobLinkSettings LinkSettings(const LaunchPlan& plan) {
   settings.heartbeat_interval_s = spec.heartbeat_interval_s;
   settings.heartbeat_timeout_s = spec.heartbeat_timeout_s;
   settings.term_timeout_s = spec.term_timeout_s;
-  settings.exit_grace_s = spec.exit_grace_s;
   settings.max_restarts = spec.max_restarts;
   settings.exclude_bad_nodes = spec.exclude_bad_nodes;
   settings.spare_nodes = spec.spare_nodes;

@@ -200,14 +200,16 @@ Result<int> AnalyzeTopology(const AnalyzeArgs& args) {
       return written.error();
     }
     if (!args.json) std::cout << "\nwritten: " << args.output << "\n";
-    return 0;
+    if (!args.visualize) return 0;
   }
   if (!args.visualize) return 0;
-  std::string output = args.output.empty() ? "topology.svg" : args.output;
+  std::string output = args.output.empty() || args.output.ends_with(".json") ? "topology.svg" : args.output;
   std::string dot_file = output.ends_with(".dot") ? output : output.substr(0, output.size() - 4) + ".dot";
   if (Status written = WriteFileAtomic(dot_file, analyze::TopologyDot(topology), kUserOutputMode); !written) return written.error();
+  // Where the files went: on stderr under --json, whose stdout is the JSON alone.
+  std::ostream& said = args.json ? std::cerr : std::cout;
   if (output == dot_file) {
-    std::cout << "\ngraph: " << dot_file << "\n";
+    said << "\ngraph: " << dot_file << "\n";
     return 0;
   }
   std::string format = output.substr(output.size() - 3);
@@ -220,7 +222,7 @@ Result<int> AnalyzeTopology(const AnalyzeArgs& args) {
   if (rendered->exit_code != 0) {
     return TaskError("dot failed drawing " + output + ": " + rendered->Tail(5), "the graph is in " + dot_file);
   }
-  std::cout << "\npicture: " << output << " (graph: " << dot_file << ")\n";
+  said << "\npicture: " << output << " (graph: " << dot_file << ")\n";
   return 0;
 }
 

@@ -170,25 +170,28 @@ class InitTask : public Task {
       if (lstat(path.c_str(), &existing) == 0 && !args->force) {
         return UsageError("init: " + path + " exists", "--force replaces it; --output FILE writes elsewhere");
       }
-      if (context.dry_run) {
+      if (context.dry_run && !args->json) {
         std::cout << "would write " << path << ": " << rendered->summary << "\n";
         return 0;
       }
-      if (Status written = WriteFileAtomic(path, rendered->yaml, kUserOutputMode); !written.ok()) {
-        return written.error();
+      if (!context.dry_run) {
+        if (Status written = WriteFileAtomic(path, rendered->yaml, kUserOutputMode); !written.ok()) {
+          return written.error();
+        }
       }
     }
     if (args->json) {
       const train::TemplateLayout& l = rendered->layout;
       nlohmann::ordered_json out = {
-          {"file", path},          {"model", rendered->model},   {"backend", rendered->backend},
+          {"file", path},          {"written", path != "-" && !context.dry_run},
+          {"model", rendered->model},   {"backend", rendered->backend},
           {"gpus_per_node", request.gpus_per_node},                {"gpus_from", gpus_from},
           {"nodes", request.nodes}, {"nproc_per_node", l.nproc_per_node},
           {"layout", {{"tensor", l.tensor}, {"pipeline", l.pipeline}, {"expert", l.expert},
                       {"data_parallel", l.data_parallel}, {"micro_batch", l.micro_batch},
                       {"global_batch", l.global_batch}, {"seq_len", l.seq_len}}}};
       if (path == "-") out["yaml"] = rendered->yaml;
-      std::cout << out.dump(2) << "\n";
+      std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
       return 0;
     }
     if (path == "-") {

@@ -56,6 +56,8 @@ const std::vector<OptionSpec>& PreflightOptionsTable() {
       {{"--expect-model"}, K::kValue, "M", "", "the GPU model every node must have (MI300X, H100, ...)"},
       {{"--json"}, K::kFlag, "", "", "the results as JSON on standard output instead of text (node 0: every node's)"},
       {{"--output"}, K::kValue, "FILE.json", "", "write every node's results as JSON to FILE (node 0 in a multi-node job)"},
+      // The old `--json FILE`, as UpdateOldJsonSpelling rewrites it: JSON to FILE, whatever its name.
+      {{"--json-file"}, K::kValue, "FILE", "", "not here: the old --json FILE", false, false, false, true},
       {{"--report"}, K::kValue, "DIR", "", "where passing_nodes.txt and failing_nodes.txt go (default: here)"},
       {{"--config"}, K::kValue, "FILE", "", "an experiment file: its python.interpreter and workspace are checked"},
       {{"--python"}, K::kValue, "PATH", "", "the training interpreter (default: the experiment's, else python3 on PATH)"},
@@ -81,11 +83,11 @@ std::vector<std::string> UpdateOldJsonSpelling(std::vector<std::string> args, si
   for (size_t i = start; i < args.size(); ++i) {
     if (args[i] == "--") break;
     if (args[i] == "--json" && i + 1 < args.size() && !args[i + 1].empty() && args[i + 1][0] != '-') {
-      args[i] = "--output";
+      args[i] = "--json-file";
       warnings->push_back(note);
       ++i;
     } else if (args[i].starts_with("--json=") && !ParseBool(args[i].substr(7))) {
-      args[i] = "--output=" + args[i].substr(7);
+      args[i] = "--json-file=" + args[i].substr(7);
       warnings->push_back(note);
     }
   }
@@ -170,6 +172,7 @@ Result<PreflightArgs> ParsePreflightArgs(const std::vector<std::string>& given) 
       options.expect.count = static_cast<int>(*value);
     } else if (name == "--expect-model") options.expect.model = option.value;
     else if (name == "--json") options.json = option.value == "true";
+    else if (name == "--json-file") options.output_file = option.value;
     else if (name == "--output") {
       // The format follows the name, as everywhere (docs/cli.md): preflight's results are JSON.
       if (!ToLower(option.value).ends_with(".json")) {

@@ -197,7 +197,7 @@ class PsTask : public Task {
     }
     static const std::vector<Column> table = {{"RUN ID", 26},          {"STATE", 10},
                                               {"WHAT", 24, false, 2},  {"NODESxW", 7, true, 3},
-                                              {"HOSTS", 16, false, 5}, {"STEP", 13, true, 1},
+                                              {"HOSTS", 16, false, 5}, {"STEP", 16, true, 1},
                                               {"STARTED", 16, false, 4}, {"DIRECTORY", 0}};
     std::vector<std::vector<std::string>> rows;
     for (const monitor::JobEntry* job : shown) {

@@ -69,10 +69,20 @@ std::string DescribeLaunchSettings(const config::LauncherConfig& launcher) {
   return "  launch settings: " + Join(settings, ", ") + "\n";
 }
 
+// The environment the workers will start with, as far as it is known before
+// the hooks run: the user's, the plan's (profiles, network, the experiment's
+// env:), then --env.
+Environment WorkersEnvironment(const TrainLaunch& launch) {
+  Environment workers = launch.workers.setup.plan.ApplyTo(launch.process_env);
+  for (const auto* values : {&launch.workers.spec.env, &launch.workers.spec.env_overrides}) {
+    for (const auto& [name, value] : *values) workers[name] = value;
+  }
+  return workers;
+}
+
 // The GPU-visibility variables the workers will start with, as set: what
 // hid GPUs when fewer are visible than the host has.
-std::string VisibilitySetting(const TrainLaunch& launch) {
-  Environment workers = launch.workers.setup.plan.ApplyTo(launch.process_env);
+std::string VisibilitySetting(const Environment& workers) {
   std::vector<std::string> set;
   for (const char* name : {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}) {
     if (auto value = Lookup(workers, name)) set.push_back(std::string(name) + "=" + *value);
@@ -84,18 +94,18 @@ std::string VisibilitySetting(const TrainLaunch& launch) {
 // them (train/framework_needs.h).
 Status CheckGpusFitHost(const TrainLaunch& launch) {
   const platform::HostInfo& host = launch.workers.setup.host;
-  int visible = platform::CountVisibleGpus(host, launch.workers.setup.plan.ApplyTo(launch.process_env));
+  Environment workers = WorkersEnvironment(launch);
+  int visible = platform::CountVisibleGpus(host, workers);
   train::FrameworkNeeds needs = train::NeedsOf(launch.experiment, visible);
   return train::CheckGpusFit(needs, launch.workers.spec.nproc_per_node, visible,
-                             host.hostname.empty() ? log::HostName() : host.hostname, VisibilitySetting(launch));
+                             host.hostname.empty() ? log::HostName() : host.hostname, VisibilitySetting(workers));
 }
 
 // Whether the workers' interpreter finds the modules the backend imports.
 Status CheckInterpreterHasFramework(const TrainLaunch& launch) {
   const train::ExperimentConfig& experiment = launch.experiment;
-  int visible = platform::CountVisibleGpus(launch.workers.setup.host,
-                                           launch.workers.setup.plan.ApplyTo(launch.process_env));
-  train::FrameworkNeeds needs = train::NeedsOf(experiment, visible);
+  Environment workers = WorkersEnvironment(launch);
+  train::FrameworkNeeds needs = train::NeedsOf(experiment, platform::CountVisibleGpus(launch.workers.setup.host, workers));
   if (needs.modules.empty()) return Status::Ok();
   if (!experiment.conda_env.empty()) {
     log::Debug("the conda environment {} is not probed for {} (conda run takes seconds)", experiment.conda_env,
@@ -105,7 +115,18 @@ Status CheckInterpreterHasFramework(const TrainLaunch& launch) {
   std::string interpreter = experiment.interpreter.empty() ? "python3" : experiment.interpreter;
   std::vector<std::string> argv = {interpreter};
   for (const std::string& arg : train::FindModulesArgs(needs)) argv.push_back(arg);
-  auto probe = RunCommand(argv, {.timeout_s = 30});
+  // In the workers' environment (a PYTHONPATH or PATH the profiles or the
+  // experiment set counts), from the directory they start in.
+  CommandOptions options;
+  options.clear_env = true;
+  for (const auto& [name, value] : workers) options.env[name] = value;
+  options.timeout_s = 30;
+  auto probe = RunCommand(argv, options);
+  if (probe.ok() && probe->timed_out) {
+    log::Warn("{} did not answer within 30 s whether it has {}; the launch goes on without knowing", interpreter,
+              Join(needs.modules, " and "));
+    return Status::Ok();
+  }
   if (!probe.ok()) {
     return UnavailableError("the workers' interpreter " + interpreter + " cannot be started: " + probe.error().message,
                             "install it, or name another: python.interpreter or python.venv in the experiment");

@@ -1,6 +1,7 @@
 #include "train/model_templates.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <utility>
@@ -204,8 +205,7 @@ std::string Header(const ModelSpec& spec, const std::string& what, const Templat
                           : fmt::format("{} node(s) x {} CPU worker(s)", request.nodes, out.layout.nproc_per_node);
   std::string text = fmt::format("# {} {}, sized for {}.\n", spec.about.title, what, scale);
   text += fmt::format("# Written by primus-cli init {} --backend {}{}{}: a starting point, not a tuned\n",
-                      spec.about.name, out.backend,
-                      request.gpus_per_node > 0 ? fmt::format(" --gpus {}", request.gpus_per_node) : "",
+                      spec.about.name, out.backend, fmt::format(" --gpus {}", request.gpus_per_node),
                       request.nodes > 1 ? fmt::format(" --nodes {}", request.nodes) : "");
   text += "# recipe (memory is not modelled). Run init again for another size.\n";
   text += "#   primus-cli --dry-run direct -- train pretrain --config " + out.exp_name + ".yaml   # the plan\n";
@@ -294,7 +294,8 @@ void RenderExampleTrainer(const ModelSpec& spec, const TemplateRequest& request,
          spec.about.backends.front() + ".\n";
   }
   y += "exp_name: " + out->exp_name + "\nbackend: torch\n";
-  y += "torch: {script: " + request.trainer_script + "}\n";
+  // Quoted: the path is whatever the installation's is.
+  y += "torch: {script: " + nlohmann::json(request.trainer_script).dump() + "}\n";
   y += "model: {name: " + model + "}\n";
   y += fmt::format("training: {{steps: {}, seq_len: {}, lr: {}, warmup: {}, dtype: {}, device: {}, log_interval: 10}}\n",
                    cpu ? 200 : 2000, layout.seq_len, cpu ? "2.0e-3" : Number(gpt2 ? 6.0e-4 : 1.0e-3), cpu ? 10 : 100,

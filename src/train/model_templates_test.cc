@@ -52,7 +52,8 @@ TEST(ModelTemplatesTest, WithoutGpusTheExampleTrainerRunsOnTheCpu) {
   ASSERT_TRUE(cpu.ok()) << cpu.error().message;
   EXPECT_EQ(cpu->backend, "torch");
   EXPECT_NE(cpu->yaml.find("device: cpu"), std::string::npos) << cpu->yaml;
-  EXPECT_NE(cpu->yaml.find("torch: {script: /opt/primus/examples/gpt/train.py}"), std::string::npos);
+  EXPECT_NE(cpu->yaml.find("torch: {script: \"/opt/primus/examples/gpt/train.py\"}"), std::string::npos);
+  EXPECT_NE(cpu->yaml.find("--gpus 0"), std::string::npos) << "run again, it writes the same";
   EXPECT_NE(cpu->yaml.find("a stand-in for Qwen3-8B"), std::string::npos);
   auto megatron = Render("qwen3-8b", "megatron", 0);
   ASSERT_FALSE(megatron.ok());

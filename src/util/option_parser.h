@@ -31,7 +31,8 @@ struct OptionSpec {
   // mode, another node or a pod (--log-file: one process writes the file).
   bool outermost_only = false;
   // Accepted only to be refused with what to write instead (Primus's flags
-  // we do not have): left out of help, man pages and completion.
+  // we do not have), or an old spelling a command rewrites into it: left
+  // out of help, man pages and completion.
   bool hidden = false;
 };
 

@@ -24,16 +24,17 @@ bool Has(const std::string& text, const std::string& part) { return text.find(pa
 class FirstContactTest : public ::testing::Test {
  protected:
   void SetUp() override { fs::create_directories(dir_.path() + "/megatron"); }
-  // A user in an empty directory; Megatron-LM's checkout is only named (the compiled table checks).
-  ProcessOptions User() const {
+  // A user in an empty directory on a host without GPUs (the cpu-only
+  // fixture, so that a GPU machine running the suite sees the same);
+  // Megatron-LM's checkout is only named (the compiled table checks).
+  ProcessOptions User() const { return OnHost("cpu-only", ""); }
+  ProcessOptions OnGpuFixture(const std::string& visible) const { return OnHost("h100-8", visible); }
+  ProcessOptions OnHost(const std::string& fixture_name, const std::string& visible) const {
     ProcessOptions options = IsolatedOptions(dir_.path(), {"MEGATRON_PATH", "TORCHTITAN_PATH", "CUDA_VISIBLE_DEVICES",
-                                                           "PRIMUS_SYSFS_ROOT", "PRIMUS_DIRECT_NPROC_PER_NODE"});
+                                                           "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+                                                           "PRIMUS_DIRECT_NPROC_PER_NODE"});
     options.env["MEGATRON_PATH"] = dir_.path() + "/megatron";
-    return options;
-  }
-  ProcessOptions OnGpuFixture(const std::string& visible) const {
-    ProcessOptions options = User();
-    std::string fixture = std::string(PRIMUS_SOURCE_DIR) + "/tests/fixtures/hosts/h100-8";
+    std::string fixture = std::string(PRIMUS_SOURCE_DIR) + "/tests/fixtures/hosts/" + fixture_name;
     options.env["PRIMUS_SYSFS_ROOT"] = fixture + "/sys";
     options.env["PRIMUS_PROCFS_ROOT"] = fixture + "/proc";
     options.env["PRIMUS_ETC_ROOT"] = fixture + "/etc";
@@ -93,7 +94,7 @@ TEST_F(FirstContactTest, WithoutGpusInitWritesTheExampleTrainerOnTheCpuAndNeverO
   EXPECT_TRUE(Has(init.out, "primus-cli --dry-run direct -- train pretrain --config llama3-8b-torch.yaml")) << init.out;
   std::string yaml = Slurp(dir_.path() + "/llama3-8b-torch.yaml");
   EXPECT_TRUE(Has(yaml, "device: cpu")) << yaml;
-  EXPECT_TRUE(Has(yaml, "torch: {script: " + std::string(PRIMUS_SOURCE_DIR) + "/examples/gpt/train.py}")) << yaml;
+  EXPECT_TRUE(Has(yaml, "torch: {script: \"" + std::string(PRIMUS_SOURCE_DIR) + "/examples/gpt/train.py\"}")) << yaml;
   ProcessResult plan = RunPrimus({"--dry-run", "direct", "--", "train", "pretrain", "--config", "llama3-8b-torch.yaml"},
                                  User());
   EXPECT_EQ(plan.exit_code, 0) << plan.all();
@@ -208,14 +209,21 @@ TEST_F(FirstContactTest, AnInterpreterWithoutTheFrameworkIsRefusedBeforeAnything
   // TorchTitan needs its own module too, found from the directory the job runs in.
   dir_.Write("tt.yaml", "backend: torchtitan\nmodel: {name: llama3, flavor: debugmodel}\nworkspace: out\n"
                         "python: {interpreter: /usr/bin/python3}\n");
-  ProcessResult titan = RunPrimus({"direct", "--", "train", "pretrain", "--config", "tt.yaml"}, OnGpuFixture("0"));
-  EXPECT_EQ(titan.exit_code, 4) << titan.all();
-  EXPECT_TRUE(Has(titan.err, "the torchtitan backend's workers need torchtitan, which /usr/bin/python3 cannot import"))
-      << titan.err;
+  ProcessResult probe = RunProcess({"/usr/bin/python3", "-c", "import importlib.util as u, sys; "
+                                    "sys.exit(0 if u.find_spec('torch') and not u.find_spec('torchtitan') else 1)"});
+  if (probe.exit_code == 0) {  // Debian's python3 has torch and not TorchTitan, as scripts/setup.sh installs it
+    ProcessResult titan = RunPrimus({"direct", "--", "train", "pretrain", "--config", "tt.yaml"}, OnGpuFixture("0"));
+    EXPECT_EQ(titan.exit_code, 4) << titan.all();
+    EXPECT_TRUE(Has(titan.err, "the torchtitan backend's workers need torchtitan, which /usr/bin/python3 cannot import"))
+        << titan.err;
+  } else {
+    ADD_FAILURE() << "/usr/bin/python3 should have torch and not torchtitan here (scripts/setup.sh)";
+  }
   // --no-preflight skips the checks.
   ProcessResult skipped =
       RunPrimus({"direct", "--", "train", "pretrain", "--config", "exp.yaml", "--no-preflight"}, User());
   EXPECT_FALSE(Has(skipped.err, "cannot import")) << skipped.all();
+  EXPECT_TRUE(Has(skipped.all(), "never started")) << "the worker ran (python -S runs a plain script)\n" << skipped.all();
 }
 
 }  // namespace

@@ -418,12 +418,19 @@ class TorchrunTorchTest : public TorchrunTest {
 };
 
 // The worker's own lines (torchrun prints them bare, we behind "[host:rank] ").
+// Every worker line, wherever it starts: torchrun passes the workers' output
+// through unbuffered, so two lines written at once can share one line of its
+// output ("...'0']worker rank 0 ..."); each starts at its own marker.
 std::multiset<std::string> WorkerLines(const std::string& out) {
   std::multiset<std::string> lines;
   for (const std::string& line : Split(out, '\n')) {
     for (const char* start : {"worker rank ", "worker stderr rank "}) {
-      size_t at = line.find(start);
-      if (at != std::string::npos) lines.insert(line.substr(at));
+      std::vector<size_t> starts;
+      for (size_t at = line.find(start); at != std::string::npos; at = line.find(start, at + 1)) starts.push_back(at);
+      for (size_t i = 0; i < starts.size(); ++i) {
+        size_t end = i + 1 < starts.size() ? starts[i + 1] : line.size();
+        lines.insert(line.substr(starts[i], end - starts[i]));
+      }
     }
   }
   return lines;

@@ -24,6 +24,9 @@
 #include "util/svg_chart.h"
 #include "platform/host_detect.h"
 #include "tasks/task.h"
+#include "util/log.h"
+#include "util/clock.h"
+#include "monitor/job_list.h"
 #include "util/files.h"
 #include "util/option_parser.h"
 #include "util/progress_line.h"
@@ -60,6 +63,29 @@ struct AnalyzeArgs {
   std::string output;
   std::optional<int> attempt;
 };
+
+// What `analyze logs|run|hang` reads when no path is given: the log
+// directory of this user's job started from here (the running one, else the
+// latest; monitor/job_list.h), and for `run` the experiment directory around
+// it (the one holding metadata.json: a train run's).
+Result<std::string> DefaultAnalyzePath(const std::string& subtask) {
+  auto job = monitor::ChooseJob(monitor::ListJobs(monitor::SearchPlaces::FromEnvironment(), WallSeconds()), CurrentDir(),
+                                monitor::JobChoice::kRunningOrLatest);
+  if (!job.ok()) {
+    return Error{job.error().code, "analyze " + subtask + " without a path: " + job.error().message,
+                 "name one: primus-cli analyze " + subtask + " output/exp_20261124_091927"};
+  }
+  log::Info("analyze {}: job {} ({})", subtask, job->run_id, job->log_dir);
+  if (subtask != "run") return job->log_dir;
+  // The log directory is <exp>/logs, or a fresh run directory inside it (a requeued job's).
+  std::string logs = job->log_dir;
+  for (std::string dir : {DirName(logs), DirName(DirName(logs))}) {
+    if (logs.starts_with(dir + "/logs") && PathExists(JoinPath(dir, "metadata.json"))) return dir;
+  }
+  return UnavailableError("job " + job->run_id + " has no experiment directory (metadata.json): analyze run reads a "
+                              "train run's; its logs are in " + job->log_dir,
+                          "primus-cli analyze logs " + job->log_dir);
+}
 
 // Flags may come before, between or after the paths.
 Result<AnalyzeArgs> ParseAnalyzeArgs(const std::vector<std::string>& args) {
@@ -111,9 +137,11 @@ Result<AnalyzeArgs> ParseAnalyzeArgs(const std::vector<std::string>& args) {
                         only_for(parsed.attempt.has_value(), "--attempt", "hang")}) {
     if (!status) return status.error();
   }
-  if (parsed.subtask == "logs" && parsed.paths.empty()) {
-    return UsageError("analyze logs needs an experiment directory, a log directory or log files",
-                      "e.g. primus-cli analyze logs output/exp_20261124_091927");
+  if (parsed.subtask != "topology" && parsed.paths.empty()) {
+    // None named: this user's job started from here, running or the latest.
+    auto path = DefaultAnalyzePath(parsed.subtask);
+    if (!path.ok()) return path.error();
+    parsed.paths.push_back(*path);
   }
   if (parsed.subtask == "run" && parsed.paths.size() != 1) {
     return UsageError("analyze run takes one experiment directory", "e.g. primus-cli analyze run output/exp_20261124_091927");
@@ -242,13 +270,13 @@ struct AnalyzePage {
 
 const std::vector<AnalyzePage>& AnalyzePages() {
   static const std::vector<AnalyzePage> pages = {
-      {"logs", "<experiment-dir | log-dir | files...> [--json] [--signatures FILE]",
+      {"logs", "[experiment-dir | log-dir | files...] [--json] [--signatures FILE]",
        "every known failure in the logs (data/signatures.yaml: pattern, meaning, fix), its first occurrence "
        "(file, line, host, rank, time), repeats grouped, the first failing rank of each attempt by timestamp "
        "across all files, and error-looking lines no signature explains",
        {"--json", "--signatures"},
        "primus-cli analyze logs output/exp_20261124_091927"},
-      {"run", "<experiment-dir> [--json] [--plot FILE.svg] [--html FILE.html]",
+      {"run", "[experiment-dir] [--json] [--plot FILE.svg] [--html FILE.html]",
        "a train run's summary (duration, restarts and the failure behind each, root cause, the launch settings "
        "and where they came from, steps/s, tokens/s, loss) and a plot of loss and tokens/s over time (SVG, "
        "<dir>/run.svg unless --plot); --html writes the run report: curves, step time per rank, GPU/CPU per "
@@ -256,7 +284,7 @@ const std::vector<AnalyzePage>& AnalyzePages() {
        "page that needs no network",
        {"--json", "--plot", "--html"},
        "primus-cli analyze run output/exp_20261124_091927 --html report.html"},
-      {"hang", "<experiment-dir | log-dir | attempt-dir> [--json] [--attempt N]",
+      {"hang", "[experiment-dir | log-dir | attempt-dir] [--json] [--attempt N]",
        "which rank a hung run's ranks wait for, from the stacks the agent took and the NCCL flight recorder's "
        "dumps of every host in the attempt's directory: the rank outside the collective the others are in, "
        "behind in a group's sequence, or in another collective",
@@ -279,7 +307,9 @@ class AnalyzeTask : public Task {
   std::vector<const std::vector<OptionSpec>*> options(const std::string&) const override { return {&AnalyzeOptions()}; }
   std::string help() const override {
     std::string out = "usage: primus-cli [direct --] analyze logs|run|hang|topology [args]\n"
-                      "       primus-cli analyze SUBTASK --help     (that subtask's page)\n\n";
+                      "       primus-cli analyze SUBTASK --help     (that subtask's page)\n\n"
+                      "Without a path, logs, run and hang read your job started from this directory: the running\n"
+                      "one, else the latest (primus-cli ps lists them).\n\n";
     for (const AnalyzePage& page : AnalyzePages()) {
       out += WrapText(std::string(page.name) + ": " + page.about, 2, 0, kHelpWidth) + "\n";
     }

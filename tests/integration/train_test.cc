@@ -153,6 +153,12 @@ TEST_F(TrainTest, AnInitTemplateTrainsOnTheCpu) {
   ASSERT_FALSE(metrics.empty()) << result.all();
   EXPECT_EQ(metrics.back()["step"], 10);
   EXPECT_EQ(metrics.back()["world_size"], 2);
+  // analyze without a path reads the job just run from here.
+  ProcessResult analyzed = RunPrimus({"analyze", "run"}, options);
+  ASSERT_EQ(analyzed.exit_code, 0) << analyzed.all();
+  EXPECT_NE(analyzed.out.find("run " + runs.front().string() + "\n"), std::string::npos) << analyzed.out;
+  EXPECT_NE(analyzed.out.find("status:     succeeded"), std::string::npos) << analyzed.out;
+  EXPECT_EQ(RunPrimus({"analyze", "logs"}, options).exit_code, 0);
 }
 
 TEST_F(TrainTest, AKilledWorkerRestartsAndContinuesFromTheCheckpoint) {

@@ -351,7 +351,12 @@ _primus_cli() {
     local -a candidates
     candidates=("${(@)reply[2,-1]}")
     candidates=(${candidates:#})
+    # KEY= (--set's keys): no space after the "=", the value comes next.
+    local -a with_value
+    with_value=(${(M)candidates:#*=})
+    candidates=(${candidates:#*=})
     (( ${#candidates} )) && compadd -Q -a candidates
+    (( ${#with_value} )) && compadd -Q -S '' -a with_value
     case $kind in
         files) _files ;;
         dirs) _files -/ ;;

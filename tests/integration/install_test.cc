@@ -88,6 +88,28 @@ TEST_F(CompletionTest, BashCompletesExperimentFilesForConfig) {
   EXPECT_EQ(Tab("primus-cli direct --log-dir "), std::vector<std::string>{"configs"});
 }
 
+// The places completion reached this turn, through real bash: --set's keys
+// (no space after the "="), init's models, and the torchrun link beside
+// primus-cli, which the script registers because it is primus-cli's.
+TEST_F(CompletionTest, BashCompletesSetKeysInitModelsAndTheTorchrunLink) {
+  EXPECT_EQ(Tab("primus-cli --set direct.max_re"), std::vector<std::string>{"direct.max_restarts="});
+  EXPECT_EQ(Tab("primus-cli init qw"), std::vector<std::string>{"qwen3-8b"});
+  EXPECT_EQ(Tab("primus-cli init llama3-8b --backend torcht"), std::vector<std::string>{"torchtitan"});
+  ASSERT_TRUE(fs::exists(BinaryDir() + "/torchrun")) << "the build makes the torchrun link";
+  EXPECT_EQ(Tab("torchrun --rdzv-backend c"), std::vector<std::string>{"c10d"});
+  EXPECT_EQ(Tab("torchrun --nproc-per"), std::vector<std::string>{"--nproc-per-node"});
+  // Registered for torchrun where that is primus-cli's link; python3-torch's alone is left alone.
+  ProcessOptions options;
+  options.env["PATH"] = BinaryDir() + ":" + std::string(getenv("PATH"));
+  ProcessResult ours = RunProcess({"bash", "--norc", "--noprofile", "-c", "source " + script_ + "; complete -p torchrun"}, options);
+  EXPECT_NE(ours.out.find("_primus_cli torchrun"), std::string::npos) << ours.all();
+  dir_.Write("other/torchrun", "#!/bin/sh\n");
+  ASSERT_EQ(chmod((dir_.path() + "/other/torchrun").c_str(), 0755), 0);
+  options.env["PATH"] = dir_.path() + "/other:" + BinaryDir() + ":" + std::string(getenv("PATH"));
+  ProcessResult theirs = RunProcess({"bash", "--norc", "--noprofile", "-c", "source " + script_ + "; complete -p torchrun"}, options);
+  EXPECT_EQ(theirs.out.find("_primus_cli"), std::string::npos) << theirs.all();
+}
+
 TEST_F(CompletionTest, ZshLoadsItsScript) {
   if (!Installed("zsh")) GTEST_SKIP() << "zsh is not installed (scripts/setup.sh --all installs it)";
   ProcessResult script = RunPrimus({"completion", "zsh"});

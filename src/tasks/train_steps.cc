@@ -80,12 +80,21 @@ Environment WorkersEnvironment(const TrainLaunch& launch) {
   return workers;
 }
 
-// The GPU-visibility variables the workers will start with, as set: what
-// hid GPUs when fewer are visible than the host has.
-std::string VisibilitySetting(const Environment& workers) {
+// The GPU-visibility variables the workers will start with that the host's
+// runtime reads (platform/visible_devices.h): what hid GPUs when fewer are
+// visible than the host has. NVIDIA: CUDA_VISIBLE_DEVICES; AMD:
+// ROCR_VISIBLE_DEVICES, then HIP_VISIBLE_DEVICES or else CUDA_VISIBLE_DEVICES.
+std::string VisibilitySetting(const platform::HostInfo& host, const Environment& workers) {
   std::vector<std::string> set;
-  for (const char* name : {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}) {
+  auto add = [&](const char* name) {
     if (auto value = Lookup(workers, name)) set.push_back(std::string(name) + "=" + *value);
+    return Lookup(workers, name).has_value();
+  };
+  if (!host.gpus.empty() && host.gpus.front().vendor == "amd") {
+    add("ROCR_VISIBLE_DEVICES");
+    if (!add("HIP_VISIBLE_DEVICES")) add("CUDA_VISIBLE_DEVICES");
+  } else {
+    add("CUDA_VISIBLE_DEVICES");
   }
   return Join(set, ", ");
 }
@@ -98,7 +107,7 @@ Status CheckGpusFitHost(const TrainLaunch& launch) {
   int visible = platform::CountVisibleGpus(host, workers);
   train::FrameworkNeeds needs = train::NeedsOf(launch.experiment, visible);
   return train::CheckGpusFit(needs, launch.workers.spec.nproc_per_node, visible,
-                             host.hostname.empty() ? log::HostName() : host.hostname, VisibilitySetting(workers));
+                             host.hostname.empty() ? log::HostName() : host.hostname, VisibilitySetting(host, workers));
 }
 
 // Whether the workers' interpreter finds the modules the backend imports.

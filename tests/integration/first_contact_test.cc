@@ -180,6 +180,12 @@ TEST_F(FirstContactTest, MoreWorkersThanVisibleGpusAreRefusedBeforeAnythingIsCre
   EXPECT_TRUE(Has(refused.err, "hint: give --nproc-per-node 2")) << refused.err;
   EXPECT_FALSE(fs::exists(dir_.path() + "/out")) << "refused before the experiment directory exists";
   EXPECT_FALSE(Has(refused.all(), "never started"));
+  // AMD: HIP_VISIBLE_DEVICES is what the runtime read, not the CUDA_VISIBLE_DEVICES beside it.
+  ProcessOptions amd = OnHost("mi300x-8", "0");
+  amd.env["HIP_VISIBLE_DEVICES"] = "0,1";
+  ProcessResult on_amd = RunPrimus(argv, amd);
+  EXPECT_EQ(on_amd.exit_code, 4) << on_amd.all();
+  EXPECT_TRUE(Has(on_amd.err, "2 GPU(s) are visible (HIP_VISIBLE_DEVICES=0,1)\n")) << on_amd.err;
   // The same on a host without GPUs; a CPU run there is fine.
   ProcessResult none = RunPrimus(argv, User());
   EXPECT_EQ(none.exit_code, 4);

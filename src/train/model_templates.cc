@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <numeric>
 #include <utility>
 
 #include "util/strings.h"
@@ -176,19 +177,17 @@ int LargestDivisorUpTo(int of, int limit) {
 // `wanted` rounded up to a multiple of `step` (at least one step).
 int RoundUpTo(int wanted, int step) { return std::max(step, (wanted + step - 1) / step * step); }
 
-TemplateLayout SizeFramework(const ModelSpec& spec, int gpus, int nodes) {
+// `max_tensor`: the tensor parallel size the backend allows (1 where FSDP
+// shards the model over every rank instead).
+TemplateLayout SizeFramework(const ModelSpec& spec, int gpus, int nodes, int max_tensor) {
   TemplateLayout layout;
   layout.nproc_per_node = gpus;
-  layout.tensor = LargestDivisorUpTo(gpus, spec.tensor);  // tensor parallelism stays within a node
+  // Tensor parallelism stays within a node.
+  layout.tensor = LargestDivisorUpTo(gpus, std::min(spec.tensor, max_tensor));
   layout.data_parallel = gpus * nodes / layout.tensor;
+  // Expert parallelism divides both the data-parallel size and the experts.
   if (spec.num_experts > 0) {
-    layout.expert = 1;
-    for (int e = std::min(spec.expert, layout.data_parallel); e > 1; --e) {
-      if (layout.data_parallel % e == 0 && spec.num_experts % e == 0) {
-        layout.expert = e;
-        break;
-      }
-    }
+    layout.expert = LargestDivisorUpTo(std::gcd(layout.data_parallel, spec.num_experts), spec.expert);
   }
   layout.micro_batch = spec.micro_batch;
   layout.seq_len = spec.seq_len;
@@ -198,12 +197,17 @@ TemplateLayout SizeFramework(const ModelSpec& spec, int gpus, int nodes) {
 
 std::string Number(double value) { return fmt::format("{:.1e}", value); }
 
+// "2 node(s) x 8 GPU(s)", or CPU workers.
+std::string Scale(const TemplateRequest& request, const TemplateLayout& layout) {
+  return request.gpus_per_node > 0
+             ? fmt::format("{} node(s) x {} GPU(s)", request.nodes, request.gpus_per_node)
+             : fmt::format("{} node(s) x {} CPU worker(s)", request.nodes, layout.nproc_per_node);
+}
+
 std::string Header(const ModelSpec& spec, const std::string& what, const TemplateRequest& request,
                    const RenderedTemplate& out) {
-  std::string scale = request.gpus_per_node > 0
-                          ? fmt::format("{} node(s) x {} GPU(s)", request.nodes, request.gpus_per_node)
-                          : fmt::format("{} node(s) x {} CPU worker(s)", request.nodes, out.layout.nproc_per_node);
-  std::string text = fmt::format("# {} {}, sized for {}.\n", spec.about.title, what, scale);
+  std::string text =
+      fmt::format("# {} {}, sized for {}.\n", spec.about.title, what, Scale(request, out.layout));
   text += fmt::format("# Written by primus-cli init {} --backend {}{}{}: a starting point, not a tuned\n",
                       spec.about.name, out.backend, fmt::format(" --gpus {}", request.gpus_per_node),
                       request.nodes > 1 ? fmt::format(" --nodes {}", request.nodes) : "");
@@ -224,7 +228,7 @@ std::string Distributed(const TemplateLayout& layout, int nodes) {
 }
 
 void RenderMegatron(const ModelSpec& spec, const TemplateRequest& request, RenderedTemplate* out) {
-  out->layout = SizeFramework(spec, request.gpus_per_node, request.nodes);
+  out->layout = SizeFramework(spec, request.gpus_per_node, request.nodes, spec.tensor);
   const TemplateLayout& layout = out->layout;
   std::string& y = out->yaml;
   y = Header(spec, "pretraining on Megatron-LM with mock data", request, *out);
@@ -254,10 +258,7 @@ void RenderMegatron(const ModelSpec& spec, const TemplateRequest& request, Rende
 }
 
 void RenderTorchTitan(const ModelSpec& spec, const TemplateRequest& request, RenderedTemplate* out) {
-  out->layout = SizeFramework(spec, request.gpus_per_node, request.nodes);
-  out->layout.tensor = 1;  // FSDP shards the model over the data-parallel ranks
-  out->layout.data_parallel = request.gpus_per_node * request.nodes;
-  out->layout.global_batch = RoundUpTo(spec.global_batch, out->layout.micro_batch * out->layout.data_parallel);
+  out->layout = SizeFramework(spec, request.gpus_per_node, request.nodes, /*max_tensor=*/1);  // FSDP over every rank
   const TemplateLayout& layout = out->layout;
   std::string& y = out->yaml;
   y = Header(spec, "pretraining on TorchTitan (FSDP)", request, *out);
@@ -337,9 +338,11 @@ const ModelSpec* FindSpec(const std::string& name) {
 }
 
 Result<RenderedTemplate> RenderTemplate(const TemplateRequest& request) {
-  const ModelSpec* found = FindSpec(request.model);
-  auto spec = found ? Specs().begin() + (found - Specs().data()) : Specs().end();
-  if (spec == Specs().end()) {
+  if (request.gpus_per_node < 0 || request.nodes < 1) {
+    return UsageError("init: --gpus is 0 or more and --nodes 1 or more");
+  }
+  const ModelSpec* spec = FindSpec(request.model);
+  if (spec == nullptr) {
     return UsageError("init: no template for '" + request.model + "'" + DidYouMean(request.model, ModelNames()),
                       "the templates: " + Join(ModelNames(), ", ") + " (primus-cli init --list)");
   }
@@ -361,9 +364,6 @@ Result<RenderedTemplate> RenderTemplate(const TemplateRequest& request) {
     return UsageError("init: the " + out.backend + " backend runs on GPUs, and no GPU was found or given",
                       "give the GPUs per node where it will run: --gpus 8");
   }
-  if (request.gpus_per_node < 0 || request.nodes < 1) {
-    return UsageError("init: --gpus is 0 or more and --nodes 1 or more");
-  }
   out.exp_name = spec->about.name + "-" + out.backend;
   if (out.backend == "megatron") {
     RenderMegatron(*spec, request, &out);
@@ -373,16 +373,13 @@ Result<RenderedTemplate> RenderTemplate(const TemplateRequest& request) {
     RenderExampleTrainer(*spec, request, &out);
   }
   const TemplateLayout& l = out.layout;
-  std::string where = request.gpus_per_node > 0
-                          ? fmt::format("{} node(s) x {} GPU(s)", request.nodes, request.gpus_per_node)
-                          : fmt::format("{} node(s) x {} CPU worker(s)", request.nodes, l.nproc_per_node);
   std::string batch = l.global_batch > 0 ? fmt::format("global batch {} x {} tokens", l.global_batch, l.seq_len)
                                          : fmt::format("global batch {} x workers x {} tokens", l.micro_batch, l.seq_len);
   out.summary = fmt::format("{} on {}, {}: TP {} PP {} EP {} DP {}, {}", spec->about.title,
                             out.backend == "megatron"     ? "Megatron-LM"
                             : out.backend == "torchtitan" ? "TorchTitan"
                                                           : "the example trainer",
-                            where, l.tensor, l.pipeline, l.expert, l.data_parallel, batch);
+                            Scale(request, l), l.tensor, l.pipeline, l.expert, l.data_parallel, batch);
   return out;
 }
 

@@ -48,6 +48,23 @@ std::vector<int> ApplyVisibilityList(const HostInfo& host, const std::vector<int
 
 }  // namespace
 
+std::vector<std::string> AppliedVisibilityVariables(const HostInfo& host, const Environment& environment) {
+  std::vector<std::string> applied;
+  if (host.gpus.empty()) return applied;
+  auto set = [&](const char* name) { return Lookup(environment, name).has_value(); };
+  if (host.gpus.front().vendor == "amd") {
+    if (set("ROCR_VISIBLE_DEVICES")) applied.push_back("ROCR_VISIBLE_DEVICES");
+    if (set("HIP_VISIBLE_DEVICES")) {
+      applied.push_back("HIP_VISIBLE_DEVICES");
+    } else if (set("CUDA_VISIBLE_DEVICES")) {
+      applied.push_back("CUDA_VISIBLE_DEVICES");
+    }
+  } else if (set("CUDA_VISIBLE_DEVICES")) {
+    applied.push_back("CUDA_VISIBLE_DEVICES");
+  }
+  return applied;
+}
+
 std::vector<int> VisibleGpuIndices(const HostInfo& host, const Environment& environment) {
   std::vector<int> visible;
   if (host.gpus.empty()) return visible;
@@ -55,17 +72,8 @@ std::vector<int> VisibleGpuIndices(const HostInfo& host, const Environment& envi
   for (const GpuInfo& gpu : host.gpus) {
     if (gpu.vendor == vendor) visible.push_back(gpu.index);
   }
-  if (vendor == "amd") {
-    if (auto rocr = Lookup(environment, "ROCR_VISIBLE_DEVICES")) {
-      visible = ApplyVisibilityList(host, visible, "ROCR_VISIBLE_DEVICES", *rocr);
-    }
-    if (auto hip = Lookup(environment, "HIP_VISIBLE_DEVICES")) {
-      visible = ApplyVisibilityList(host, visible, "HIP_VISIBLE_DEVICES", *hip);
-    } else if (auto cuda = Lookup(environment, "CUDA_VISIBLE_DEVICES")) {
-      visible = ApplyVisibilityList(host, visible, "CUDA_VISIBLE_DEVICES", *cuda);
-    }
-  } else if (auto cuda = Lookup(environment, "CUDA_VISIBLE_DEVICES")) {
-    visible = ApplyVisibilityList(host, visible, "CUDA_VISIBLE_DEVICES", *cuda);
+  for (const std::string& name : AppliedVisibilityVariables(host, environment)) {
+    visible = ApplyVisibilityList(host, visible, name, *Lookup(environment, name));
   }
   return visible;
 }

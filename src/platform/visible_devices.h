@@ -22,6 +22,11 @@ namespace primus::platform {
 // that names no GPU (with a warning); an empty value hides every GPU.
 std::vector<int> VisibleGpuIndices(const HostInfo& host, const Environment& environment);
 
+// The variables of `environment` that VisibleGpuIndices applies, in its
+// order (AMD: ROCR_, then HIP_ or else CUDA_; NVIDIA: CUDA_): what hid GPUs,
+// for a message that names only what had an effect.
+std::vector<std::string> AppliedVisibilityVariables(const HostInfo& host, const Environment& environment);
+
 int CountVisibleGpus(const HostInfo& host, const Environment& environment);
 
 // The GPU a worker of `local_rank` uses (its device `local_rank` among the

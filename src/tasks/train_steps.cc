@@ -80,41 +80,44 @@ Environment WorkersEnvironment(const TrainLaunch& launch) {
   return workers;
 }
 
-// The GPU-visibility variables the workers will start with that the host's
-// runtime reads (platform/visible_devices.h): what hid GPUs when fewer are
-// visible than the host has. NVIDIA: CUDA_VISIBLE_DEVICES; AMD:
-// ROCR_VISIBLE_DEVICES, then HIP_VISIBLE_DEVICES or else CUDA_VISIBLE_DEVICES.
+// The GPU-visibility variables the host's runtime reads from the workers'
+// environment, as set: what hid GPUs when fewer are visible than the host has.
 std::string VisibilitySetting(const platform::HostInfo& host, const Environment& workers) {
   std::vector<std::string> set;
-  auto add = [&](const char* name) {
-    if (auto value = Lookup(workers, name)) set.push_back(std::string(name) + "=" + *value);
-    return Lookup(workers, name).has_value();
-  };
-  if (!host.gpus.empty() && host.gpus.front().vendor == "amd") {
-    add("ROCR_VISIBLE_DEVICES");
-    if (!add("HIP_VISIBLE_DEVICES")) add("CUDA_VISIBLE_DEVICES");
-  } else {
-    add("CUDA_VISIBLE_DEVICES");
+  for (const std::string& name : platform::AppliedVisibilityVariables(host, workers)) {
+    set.push_back(name + "=" + *Lookup(workers, name));
   }
   return Join(set, ", ");
 }
 
-// Whether this host's visible GPUs can take the workers the backend puts on
-// them (train/framework_needs.h).
-Status CheckGpusFitHost(const TrainLaunch& launch) {
+// What the backend's workers need and what this host gives them
+// (train/framework_needs.h), worked out once for both checks below.
+struct HostFit {
+  Environment workers;  // WorkersEnvironment
+  int visible_gpus = 0;
+  train::FrameworkNeeds needs;
+};
+
+HostFit FitOf(const TrainLaunch& launch) {
+  HostFit fit;
+  fit.workers = WorkersEnvironment(launch);
+  fit.visible_gpus = platform::CountVisibleGpus(launch.workers.setup.host, fit.workers);
+  fit.needs = train::NeedsOf(launch.experiment, fit.visible_gpus);
+  return fit;
+}
+
+// Whether this host's visible GPUs can take the workers the backend puts on them.
+Status CheckGpusFitHost(const TrainLaunch& launch, const HostFit& fit) {
   const platform::HostInfo& host = launch.workers.setup.host;
-  Environment workers = WorkersEnvironment(launch);
-  int visible = platform::CountVisibleGpus(host, workers);
-  train::FrameworkNeeds needs = train::NeedsOf(launch.experiment, visible);
-  return train::CheckGpusFit(needs, launch.workers.spec.nproc_per_node, visible,
-                             host.hostname.empty() ? log::HostName() : host.hostname, VisibilitySetting(host, workers));
+  return train::CheckGpusFit(fit.needs, launch.workers.spec.nproc_per_node, fit.visible_gpus,
+                             host.hostname.empty() ? log::HostName() : host.hostname,
+                             VisibilitySetting(host, fit.workers));
 }
 
 // Whether the workers' interpreter finds the modules the backend imports.
-Status CheckInterpreterHasFramework(const TrainLaunch& launch) {
+Status CheckInterpreterHasFramework(const TrainLaunch& launch, const HostFit& fit) {
   const train::ExperimentConfig& experiment = launch.experiment;
-  Environment workers = WorkersEnvironment(launch);
-  train::FrameworkNeeds needs = train::NeedsOf(experiment, platform::CountVisibleGpus(launch.workers.setup.host, workers));
+  const train::FrameworkNeeds& needs = fit.needs;
   if (needs.modules.empty()) return Status::Ok();
   if (!experiment.conda_env.empty()) {
     log::Debug("the conda environment {} is not probed for {} (conda run takes seconds)", experiment.conda_env,
@@ -128,7 +131,7 @@ Status CheckInterpreterHasFramework(const TrainLaunch& launch) {
   // experiment set counts), from the directory they start in.
   CommandOptions options;
   options.clear_env = true;
-  for (const auto& [name, value] : workers) options.env[name] = value;
+  for (const auto& [name, value] : fit.workers) options.env[name] = value;
   options.timeout_s = 30;
   auto probe = RunCommand(argv, options);
   if (probe.ok() && probe->timed_out) {
@@ -560,7 +563,7 @@ Result<int> PrintDryRun(const TrainLaunch& launch) {
                 : launch.run_preflight ? "preflight: the fast checks would run before the launch (--no-preflight skips them)\n"
                                        : "preflight: off\n");
   // Planned elsewhere (init --gpus 8 on a laptop) is fine; said, not refused.
-  if (Status fit = CheckGpusFitHost(launch); !fit.ok()) {
+  if (Status fit = CheckGpusFitHost(launch, FitOf(launch)); !fit.ok()) {
     std::cout << "note: on this host the launch would stop: " << fit.error().message << "\n";
   }
   if (launch.replay) {
@@ -639,8 +642,9 @@ Status RunFullPreflight(const TrainLaunch& launch) {
 Status RunPreflight(const TrainLaunch& launch) {
   if (!launch.args.full_preflight && !launch.run_preflight) return Status::Ok();
   // Before any worker starts: a GPU for each, and the framework importable.
-  if (Status fit = CheckGpusFitHost(launch); !fit.ok()) return fit;
-  if (Status found = CheckInterpreterHasFramework(launch); !found.ok()) return found;
+  HostFit fit = FitOf(launch);
+  if (Status fits = CheckGpusFitHost(launch, fit); !fits.ok()) return fits;
+  if (Status found = CheckInterpreterHasFramework(launch, fit); !found.ok()) return found;
   if (launch.args.full_preflight) return RunFullPreflight(launch);
   const agent::LaunchSpec& spec = launch.workers.spec;
   preflight::JobPlacement placement{spec.nnodes, spec.node_rank, spec.master_addr, spec.master_port, {}};

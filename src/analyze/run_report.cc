@@ -193,8 +193,6 @@ Result<std::vector<std::pair<std::string, std::string>>> FlattenFile(const std::
   return leaves;
 }
 
-// resolved.yaml's leaves, each with where its value came from: a `key=value`
-// of the command line, the experiment file, a file it extends, or a default.
 // Two renderings of one setting: equal as text, or as numbers (900 and 900.0).
 bool SameValue(const std::string& a, const std::string& b) {
   if (a == b) return true;
@@ -202,6 +200,9 @@ bool SameValue(const std::string& a, const std::string& b) {
   return x && y && *x == *y;
 }
 
+// resolved.yaml's leaves, each with where its value came from: a `key=value`
+// of the command line, the experiment file, a file it extends, or a default;
+// and where a launcher setting overrode an experiment key, what ran.
 void ReadConfig(const std::string& dir, RunReport* report) {
   std::string config_dir = JoinPath(dir, "config"), resolved_path = JoinPath(config_dir, "resolved.yaml");
   if (!PathExists(resolved_path)) return;

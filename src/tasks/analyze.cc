@@ -259,42 +259,40 @@ constexpr const char* kAnalyzeExitCodes =
     "4 a path that cannot be read, a run with no stacks (hang) or Graphviz missing. docs/analyze.md has\n"
     "the details.\n";
 
-// One subtask's page of help: `analyze SUBTASK --help`.
+// One page per subtask: `analyze SUBTASK --help`, with the canonical names
+// of AnalyzeOptions() it takes.
 struct AnalyzePage {
-  const char* name;
-  const char* usage;
-  const char* about;
-  std::vector<std::string> options;  // the canonical names of AnalyzeOptions() it takes
-  const char* example;
+  SubtaskPage page;
+  std::vector<std::string> options;
 };
 
 const std::vector<AnalyzePage>& AnalyzePages() {
   static const std::vector<AnalyzePage> pages = {
-      {"logs", "[experiment-dir | log-dir | files...] [--json] [--signatures FILE]",
+      {{"logs", "[experiment-dir | log-dir | files...] [--json] [--signatures FILE]",
        "every known failure in the logs (data/signatures.yaml: pattern, meaning, fix), its first occurrence "
        "(file, line, host, rank, time), repeats grouped, the first failing rank of each attempt by timestamp "
        "across all files, and error-looking lines no signature explains",
-       {"--json", "--signatures"},
-       "primus-cli analyze logs output/exp_20261124_091927"},
-      {"run", "[experiment-dir] [--json] [--plot FILE.svg] [--html FILE.html]",
+       {"primus-cli analyze logs output/exp_20261124_091927"}},
+       {"--json", "--signatures"}},
+      {{"run", "[experiment-dir] [--json] [--plot FILE.svg] [--html FILE.html]",
        "a train run's summary (duration, restarts and the failure behind each, root cause, the launch settings "
        "and where they came from, steps/s, tokens/s, loss) and a plot of loss and tokens/s over time (SVG, "
        "<dir>/run.svg unless --plot); --html writes the run report: curves, step time per rank, GPU/CPU per "
        "node, restarts and failures on a timeline, configuration and environment with their origins, in one "
        "page that needs no network",
-       {"--json", "--plot", "--html"},
-       "primus-cli analyze run output/exp_20261124_091927 --html report.html"},
-      {"hang", "[experiment-dir | log-dir | attempt-dir] [--json] [--attempt N]",
+       {"primus-cli analyze run output/exp_20261124_091927 --html report.html"}},
+       {"--json", "--plot", "--html"}},
+      {{"hang", "[experiment-dir | log-dir | attempt-dir] [--json] [--attempt N]",
        "which rank a hung run's ranks wait for, from the stacks the agent took and the NCCL flight recorder's "
        "dumps of every host in the attempt's directory: the rank outside the collective the others are in, "
        "behind in a group's sequence, or in another collective",
-       {"--json", "--attempt"},
-       "primus-cli analyze hang output/exp_20261124_091927"},
-      {"topology", "[--json] [--visualize] [--output FILE.json|.svg|.png|.dot]",
+       {"primus-cli analyze hang output/exp_20261124_091927"}},
+       {"--json", "--attempt"}},
+      {{"topology", "[--json] [--visualize] [--output FILE.json|.svg|.png|.dot]",
        "GPUs, NICs, NUMA and PCIe links as a matrix (nvidia-smi topo -m notation); --json gives it as JSON, "
        "--visualize draws it with Graphviz",
-       {"--json", "--visualize", "--output"},
-       "primus-cli analyze topology --output topology.svg"},
+       {"primus-cli analyze topology --output topology.svg"}},
+       {"--json", "--visualize", "--output"}},
   };
   return pages;
 }
@@ -306,30 +304,24 @@ class AnalyzeTask : public Task {
   std::vector<std::string> subtasks() const override { return {"logs", "run", "hang", "topology"}; }
   std::vector<const std::vector<OptionSpec>*> options(const std::string&) const override { return {&AnalyzeOptions()}; }
   std::string help() const override {
-    std::string out = "usage: primus-cli [direct --] analyze logs|run|hang|topology [args]\n"
-                      "       primus-cli analyze SUBTASK --help     (that subtask's page)\n\n"
-                      "Without a path, logs, run and hang read your job started from this directory: the running\n"
-                      "one, else the latest (primus-cli ps lists them).\n\n";
-    for (const AnalyzePage& page : AnalyzePages()) {
-      out += WrapText(std::string(page.name) + ": " + page.about, 2, 0, kHelpWidth) + "\n";
-    }
-    out += "\n" + FormatOptionHelp(AnalyzeOptions()) + "\nExamples:\n";
-    for (const AnalyzePage& page : AnalyzePages()) out += "  " + std::string(page.example) + "\n";
-    return out + kAnalyzeExitCodes;
+    std::vector<SubtaskPage> pages;
+    for (const AnalyzePage& page : AnalyzePages()) pages.push_back(page.page);
+    return "usage: primus-cli [direct --] analyze logs|run|hang|topology [args]\n"
+           "       primus-cli analyze SUBTASK --help     (that subtask's page)\n\n"
+           "Without a path, logs, run and hang read your job started from this directory: the running\n"
+           "one, else the latest (primus-cli ps lists them).\n\n" +
+           FormatSubtaskOverview(pages) + "\n" + FormatOptionHelp(AnalyzeOptions()) + "\n" + kAnalyzeExitCodes;
   }
   std::string subtask_help(const std::string& subtask) const override {
     for (const AnalyzePage& page : AnalyzePages()) {
-      if (subtask != page.name) continue;
+      if (subtask != page.page.name) continue;
       std::vector<OptionSpec> own;
       for (const OptionSpec& spec : AnalyzeOptions()) {
         if (std::find(page.options.begin(), page.options.end(), spec.names.front()) != page.options.end()) {
           own.push_back(spec);
         }
       }
-      return WrapText("usage: primus-cli [direct --] analyze " + std::string(page.name) + " " + page.usage, 9, 0,
-                      kHelpWidth) +
-             "\n\n" + WrapText(page.about, 0, 0, kHelpWidth) + "\n\n" + subtask + " options:\n" +
-             FormatOptionHelp(own) + "\nExample:\n  " + page.example + "\n\n" + kAnalyzeExitCodes;
+      return FormatSubtaskPage("primus-cli [direct --] analyze", page.page, own, kAnalyzeExitCodes);
     }
     return "";
   }

@@ -99,57 +99,46 @@ Result<int> RunBenchmark(const TaskContext& context, const BenchmarkRequest& req
   return *verdict;
 }
 
-// One subtask's page of help: `benchmark SUBTASK --help`.
-struct BenchmarkPage {
-  const char* name;
-  const char* usage;     // after "benchmark NAME"
-  const char* about;
-  const char* examples;  // one command per line; the first is the overview's
-};
-
-const std::vector<BenchmarkPage>& Pages() {
-  static const std::vector<BenchmarkPage> pages = {
+// One page per subtask: `benchmark SUBTASK --help`.
+const std::vector<SubtaskPage>& Pages() {
+  static const std::vector<SubtaskPage> pages = {
       {"gemm", "[-M M] [-N N] [-K K] [--dtype T] [--iters N | --duration S] [--json | --csv] [--output FILE]",
        "cuBLASLt (NVIDIA) or hipBLASLt (AMD) on every local GPU at once, OpenBLAS on the CPU (fp32, whatever "
        "--dtype asks: the report says so). N and K default to M. Reports time, TFLOPS, percent of the device's "
        "peak, bandwidth and arithmetic intensity, checks the result, and names the slowest GPU.",
-       "primus-cli direct -- benchmark gemm -M 8192 --dtype bf16\n"
-       "primus-cli direct -- benchmark gemm --sweep --json > gemm.json\n"
-       "primus-cli slurm srun -N 2 -- benchmark gemm -M 4096 --output gemm.csv\n"},
+       {"primus-cli direct -- benchmark gemm -M 8192 --dtype bf16",
+        "primus-cli direct -- benchmark gemm --sweep --json > gemm.json",
+        "primus-cli slurm srun -N 2 -- benchmark gemm -M 4096 --output gemm.csv"}},
       {"gemm-dense", "[--model NAME] [dimensions] [--mbs N] [--dtype T] [--output FILE]",
        "one dense transformer layer's GEMMs (fwd, wgrad, dgrad of each linear layer) from a model's dimensions, "
        "run by gemm.",
-       "primus-cli direct -- benchmark gemm-dense --model Llama3.1_8B --output dense.md\n"},
+       {"primus-cli direct -- benchmark gemm-dense --model Llama3.1_8B --output dense.md"}},
       {"gemm-deepseek", "[--model NAME] [dimensions] [--mbs N] [--dtype T] [--output FILE]",
        "one DeepSeek (MLA and MoE) layer's GEMMs from a model's dimensions, run by gemm.",
-       "primus-cli direct -- benchmark gemm-deepseek --model deepseek_v3 --json\n"},
-      {"comm", "[--op OP[,OP]|all] [--min-bytes B --max-bytes B --step-factor F | --sizes LIST] [--dtype T] "
-               "[--iters N] [--warmup N] [--json] [--output FILE]",
+       {"primus-cli direct -- benchmark gemm-deepseek --model deepseek_v3 --json"}},
+      {"comm",
+       "[--op OP[,OP]|all] [--min-bytes B --max-bytes B --step-factor F | --sizes LIST] [--dtype T] "
+       "[--iters N] [--warmup N] [--json] [--output FILE]",
        "NCCL/RCCL on GPUs (one rank per GPU), gloo over TCP on CPUs (one rank per process: --nproc-per-node). "
        "Output in the nccl-tests layout (its -b/-e/-f/-n/-w/-d/-c spellings are taken too); the results are "
        "checked for real: exit status 1 when an element is wrong. Across nodes, start it on every node as any "
        "multi-node job.",
-       "primus-cli direct --nproc-per-node 8 -- benchmark comm --max-bytes 1G --step-factor 2\n"
-       "primus-cli direct --nproc-per-node 2 -- benchmark comm --device cpu --sizes 1M,16M --json\n"},
+       {"primus-cli direct --nproc-per-node 8 -- benchmark comm --max-bytes 1G --step-factor 2",
+        "primus-cli direct --nproc-per-node 2 -- benchmark comm --device cpu --sizes 1M,16M --json"}},
       {"rccl", "[--op OP...] [--sizes LIST | --min-bytes B --max-bytes B] [--dtype T] [--output FILE]",
        "Primus's collective benchmark, run by comm (--dry-run shows the comm arguments); Primus's flags that "
        "have no equivalent here are refused with what to write instead.",
-       "primus-cli direct --nproc-per-node 8 -- benchmark rccl --op all_reduce all_gather --output rccl.md\n"},
+       {"primus-cli direct --nproc-per-node 8 -- benchmark rccl --op all_reduce all_gather --output rccl.md"}},
       {"strided-allgather", "[--sizes-mb LIST] [--stride N] [--parallel] [--dtype T]",
        "Primus's strided all-gather: all-gather in groups of every Nth rank, run by comm --stride (one table "
        "per group, so no --json or --output).",
-       "primus-cli direct --nproc-per-node 16 -- benchmark strided-allgather --stride 8\n"},
+       {"primus-cli direct --nproc-per-node 16 -- benchmark strided-allgather --stride 8"}},
   };
   return pages;
 }
 
-std::string Indented(const std::string& lines) {
-  std::string out;
-  for (const std::string& line : Split(lines, '\n')) {
-    if (!line.empty()) out += "  " + line + "\n";
-  }
-  return out;
-}
+constexpr const char* kBenchmarkExitCodes =
+    "Exit codes: 0 measured and checked, 1 a result was wrong, 2 bad arguments, 4 no device or library.\n";
 
 class BenchmarkTask : public Task {
  public:
@@ -164,28 +153,21 @@ class BenchmarkTask : public Task {
     return {table};
   }
   std::string help() const override {
-    std::string out = "usage: primus-cli <mode> ... -- benchmark SUBTASK [options]\n"
-                      "       primus-cli <mode> ... -- benchmark SUBTASK --help     (that subtask's options)\n"
-                      "\n";
-    for (const BenchmarkPage& page : Pages()) out += WrapText(page.name + std::string(": ") + page.about, 2, 0, kHelpWidth) + "\n";
-    out += "\nOne spelling across the family: --dtype, --iters, --warmup, --min-bytes/--max-bytes/--sizes,\n"
+    return "usage: primus-cli <mode> ... -- benchmark SUBTASK [options]\n"
+           "       primus-cli <mode> ... -- benchmark SUBTASK --help     (that subtask's options)\n"
+           "\n" +
+           FormatSubtaskOverview(Pages()) +
+           "\nOne spelling across the family: --dtype, --iters, --warmup, --min-bytes/--max-bytes/--sizes,\n"
            "--json (standard output), --output FILE (the format from its name), --plot FILE.svg\n"
-           "(docs/cli.md). Details: docs/benchmark.md.\n"
-           "\nExamples:\n";
-    for (const BenchmarkPage& page : Pages()) out += "  " + std::string(page.examples).substr(0, std::string(page.examples).find('\n')) + "\n";
-    out += "\nExit codes: 0 measured and checked, 1 a result was wrong, 2 bad arguments, 4 no device or library.\n";
-    return out + benchmark::SubtaskOptionHelp();
+           "(docs/cli.md). Details: docs/benchmark.md.\n\n" +
+           kBenchmarkExitCodes + benchmark::SubtaskOptionHelp();
   }
   std::string subtask_help(const std::string& subtask) const override {
-    for (const BenchmarkPage& page : Pages()) {
+    for (const SubtaskPage& page : Pages()) {
       if (subtask != page.name) continue;
-      return WrapText("usage: primus-cli <mode> ... -- benchmark " + std::string(page.name) + " " + page.usage, 9, 0,
-                      kHelpWidth) +
-             "\n\n" +
-             WrapText(page.about, 0, 0, kHelpWidth) + "\n\n" + subtask + " options:\n" +
-             FormatOptionHelp(*benchmark::SubtaskOptions(subtask)) + "\nExamples:\n" + Indented(page.examples) +
-             "\nExit codes: 0 measured and checked, 1 a result was wrong, 2 bad arguments, 4 no device or library.\n"
-             "All subtasks: primus-cli benchmark --help. Details: docs/benchmark.md.\n";
+      return FormatSubtaskPage("primus-cli <mode> ... -- benchmark", page, *benchmark::SubtaskOptions(subtask),
+                               std::string(kBenchmarkExitCodes) +
+                                   "All subtasks: primus-cli benchmark --help. Details: docs/benchmark.md.\n");
     }
     return "";
   }

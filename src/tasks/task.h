@@ -57,6 +57,24 @@ class Task {
   virtual Result<int> Run(const TaskContext& context) = 0;
 };
 
+// One subtask's page of help (`benchmark gemm --help`), for a task whose
+// subtasks differ enough to want a page each.
+struct SubtaskPage {
+  std::string name;
+  std::string usage;                  // after "<task> <name>"
+  std::string about;                  // a paragraph
+  std::vector<std::string> examples;  // whole command lines; the first is the overview's
+};
+
+// The page: `command` ("primus-cli [direct --] analyze") and its usage,
+// wrapped, the paragraph, "<name> options:" with `options`, the examples,
+// then `footer` (exit codes, where to read more).
+std::string FormatSubtaskPage(const std::string& command, const SubtaskPage& page,
+                              const std::vector<OptionSpec>& options, const std::string& footer);
+// The task's overview of them: one wrapped "name: about" each, then
+// "Examples:" with each page's first example.
+std::string FormatSubtaskOverview(const std::vector<SubtaskPage>& pages);
+
 class TaskRegistry : public Registry<Task> {
  public:
   static TaskRegistry& Global();

@@ -288,8 +288,7 @@ Completion Complete(const std::vector<std::string>& words) {
       // Task arguments: what the task names (init's models, a job's run
       // id), else paths (analyze logs DIR, run's command); or flags.
       completion.words = at.task->positional_words(at.subtask);
-      // A job command's TARGET may be a directory too; init's MODEL is one of its words only.
-      if (completion.words.empty() || at.task->name() != "init") completion.files = Completion::Files::kAny;
+      if (completion.words.empty() || at.task->positional_paths()) completion.files = Completion::Files::kAny;
       if (current.empty()) {
         std::vector<std::string> flags = FlagNames(at.tables);
         completion.words.insert(completion.words.end(), flags.begin(), flags.end());

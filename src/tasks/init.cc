@@ -119,6 +119,7 @@ class InitTask : public Task {
   std::string name() const override { return "init"; }
   std::string summary() const override { return "write an experiment from a built-in template, sized for your GPUs"; }
   std::vector<const std::vector<OptionSpec>*> options(const std::string&) const override { return {&InitOptions()}; }
+  bool positional_paths() const override { return false; }  // MODEL is one of the templates
   std::vector<std::string> positional_words(const std::string&) const override {
     std::vector<std::string> names;
     for (const train::ModelTemplate& model : train::ModelTemplates()) names.push_back(model.name);

@@ -43,8 +43,10 @@ class Task {
   // unread (run's command).
   virtual std::vector<const std::vector<OptionSpec>*> options(const std::string& subtask) const { return {}; }
   // The words shell completion offers for a positional argument (init's
-  // models, a job command's run ids); empty: file names.
+  // models, a job command's run ids), and whether paths are offered too
+  // (always when there are no words).
   virtual std::vector<std::string> positional_words(const std::string& subtask) const { return {}; }
+  virtual bool positional_paths() const { return true; }
   // Whether these task arguments ask for the task's help. By default any
   // --help/-h does; a task that passes arguments on to a command (run)
   // only looks at the first one.

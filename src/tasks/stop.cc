@@ -150,16 +150,22 @@ class StopTask : public Task {
     if (!args->json) {
       std::cout << "stopping job " << run_id << " (SIGTERM to its agent, pid " << agent->pid << ")" << std::endl;
     }
+    // --json: one object, whether the job ended (its final state) or --timeout 0 did not wait.
+    auto print_json = [&](bool ended, const std::string& state) {
+      std::cout << nlohmann::ordered_json({{"run_id", run_id},
+                                           {"agent_pid", agent->pid},
+                                           {"signalled", true},
+                                           {"ended", ended},
+                                           {"state", state.empty() ? nlohmann::ordered_json(nullptr)
+                                                                   : nlohmann::ordered_json(state)}})
+                       .dump()
+                << "\n";
+    };
     auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(args->timeout_s);
     while (CheckAlive(*agent) == Liveness::kAlive) {
       if (std::chrono::steady_clock::now() >= give_up) {
         if (args->timeout_s == 0) {
-          if (args->json) {
-            std::cout << nlohmann::ordered_json({{"run_id", run_id}, {"agent_pid", agent->pid}, {"signalled", true},
-                                                 {"ended", false}, {"state", nullptr}})
-                             .dump()
-                      << "\n";
-          }
+          if (args->json) print_json(false, "");
           return 0;
         }
         return UnavailableError("job " + run_id + " has not ended within " + fmt::format("{:g}", args->timeout_s) +
@@ -171,11 +177,7 @@ class StopTask : public Task {
     std::string ended;
     if (auto after = monitor::ReadJobView(*source, 5); after.ok()) ended = jf::Text(jf::Object(*after, "job"), "state");
     if (args->json) {
-      std::cout << nlohmann::ordered_json({{"run_id", run_id}, {"agent_pid", agent->pid}, {"signalled", true},
-                                           {"ended", true}, {"state", ended.empty() ? nlohmann::ordered_json(nullptr)
-                                                                                    : nlohmann::ordered_json(ended)}})
-                       .dump()
-                << "\n";
+      print_json(true, ended);
       return 0;
     }
     std::cout << "job " << run_id << " ended" << (ended.empty() ? "" : ": " + ended) << "\n";
